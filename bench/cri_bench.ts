@@ -1,0 +1,249 @@
+/**
+ * CRI client benchmark against a real containerd: our fetch-based gRPC client
+ * vs `@grpc/grpc-js` + `@grpc/proto-loader` (the Node reference client), calls
+ * interleaved in one run (the order alternates every iteration).
+ *
+ * (a) `Version` round trip, p50/p99 over many calls; target ratio ours/theirs
+ *     p50 ≤ 0.9.
+ * (b) RunPodSandbox → CreateContainer → StartContainer (host network, busybox
+ *     `sleep`), timed per sequence, cleanup untimed; target p50 ratio ≤ 1.0.
+ *
+ * Needs `KUBELET_TS_CRI_ENDPOINT` (and the images from `scripts/cri_env.sh`);
+ * otherwise prints "skipped". Run: `deno run -A bench/cri_bench.ts [--quick]`.
+ *
+ * @module
+ */
+// deno-lint-ignore-file no-console
+
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import {
+  create,
+  createCriRuntime,
+  type CriRuntime,
+  NamespaceMode,
+  type PodSandboxConfig,
+  PodSandboxConfigSchema,
+} from "../src/runtime/mod.ts";
+
+const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT");
+if (!endpoint) {
+  console.log("cri_bench: skipped: no KUBELET_TS_CRI_ENDPOINT");
+  Deno.exit(0);
+}
+const QUICK = Deno.args.includes("--quick");
+const VERSION_CALLS = QUICK ? 200 : 1000;
+const SEQUENCES = QUICK ? 4 : 12;
+const image = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
+  "kts.local/busybox:latest";
+const PROTO = new URL("../src/runtime/proto/api.proto", import.meta.url)
+  .pathname;
+
+type Callback = (error: grpc.ServiceError | null, value: unknown) => void;
+type UnaryFn = (request: unknown, callback: Callback) => void;
+type GrpcJsClient = grpc.Client & Record<string, UnaryFn>;
+
+function grpcJsClient(): GrpcJsClient {
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: false,
+    longs: String,
+    enums: Number,
+    defaults: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    runtime: { v1: { RuntimeService: grpc.ServiceClientConstructor } };
+  };
+  const Service = loaded.runtime.v1.RuntimeService;
+  return new Service(endpoint!, grpc.credentials.createInsecure(), {
+    "grpc.max_receive_message_length": 16 * 1024 * 1024,
+  }) as unknown as GrpcJsClient;
+}
+
+function theirs(client: GrpcJsClient, method: string, request: unknown) {
+  return new Promise<Record<string, unknown>>((resolve, reject) => {
+    client[method]!.call(client, request, (error, value) => {
+      if (error) reject(error);
+      else resolve(value as Record<string, unknown>);
+    });
+  });
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
+  return sorted[Math.max(0, index)]!;
+}
+
+function report(
+  label: string,
+  ours: number[],
+  other: number[],
+  target: number,
+) {
+  const [o50, o99, t50, t99] = [
+    percentile(ours, 0.5),
+    percentile(ours, 0.99),
+    percentile(other, 0.5),
+    percentile(other, 0.99),
+  ];
+  const ratio = o50 / t50;
+  console.log(
+    `${label}: ours p50 ${o50.toFixed(3)} ms p99 ${o99.toFixed(3)} ms | ` +
+      `grpc-js p50 ${t50.toFixed(3)} ms p99 ${t99.toFixed(3)} ms | ` +
+      `ratio p50 ${ratio.toFixed(2)} (target <= ${target}) ${
+        ratio <= target ? "PASS" : "MISS"
+      } | p99 ratio ${(o99 / t99).toFixed(2)} | n=${ours.length}`,
+  );
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+async function versionBench(ours: CriRuntime, client: GrpcJsClient) {
+  const request = { version: "0.1.0" };
+  for (let i = 0; i < 50; i++) {
+    await ours.version(request);
+    await theirs(client, "version", request);
+  }
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < VERSION_CALLS; i++) {
+    if (i % 2 === 0) {
+      a.push(await time(() => ours.version(request)));
+      b.push(await time(() => theirs(client, "version", request)));
+    } else {
+      b.push(await time(() => theirs(client, "version", request)));
+      a.push(await time(() => ours.version(request)));
+    }
+  }
+  report("Version round trip", a, b, 0.9);
+}
+
+function sandboxConfig(name: string, logDirectory: string): PodSandboxConfig {
+  const uid = crypto.randomUUID();
+  return create(PodSandboxConfigSchema, {
+    metadata: { name, uid, namespace: "kts-cri-bench", attempt: 0 },
+    logDirectory,
+    labels: { "io.kubernetes.pod.uid": uid },
+    linux: {
+      securityContext: {
+        namespaceOptions: {
+          network: NamespaceMode.NODE,
+          pid: NamespaceMode.CONTAINER,
+        },
+      },
+    },
+  });
+}
+
+function containerConfig(name: string) {
+  return {
+    metadata: { name, attempt: 0 },
+    image: { image },
+    command: ["sleep", "3600"],
+    logPath: `${name}.log`,
+    linux: {
+      securityContext: {
+        namespaceOptions: {
+          network: NamespaceMode.NODE,
+          pid: NamespaceMode.CONTAINER,
+        },
+      },
+    },
+  };
+}
+
+/** Ours: run, create, start; returns elapsed ms and IDs to clean up. */
+async function oursSequence(runtime: CriRuntime, logDirectory: string) {
+  const name = `bench-ours-${crypto.randomUUID().slice(0, 8)}`;
+  const config = sandboxConfig(name, logDirectory);
+  const start = performance.now();
+  const { podSandboxId } = await runtime.runPodSandbox({ config });
+  const { containerId } = await runtime.createContainer({
+    podSandboxId,
+    config: containerConfig("c"),
+    sandboxConfig: config,
+  });
+  await runtime.startContainer({ containerId });
+  return { ms: performance.now() - start, podSandboxId };
+}
+
+async function theirsSequence(client: GrpcJsClient, logDirectory: string) {
+  const name = `bench-grpcjs-${crypto.randomUUID().slice(0, 8)}`;
+  const uid = crypto.randomUUID();
+  const nsOptions = { network: 2, pid: 1 };
+  const config = {
+    metadata: { name, uid, namespace: "kts-cri-bench", attempt: 0 },
+    logDirectory,
+    labels: { "io.kubernetes.pod.uid": uid },
+    linux: { securityContext: { namespaceOptions: nsOptions } },
+  };
+  const start = performance.now();
+  const run = await theirs(client, "runPodSandbox", { config });
+  const podSandboxId = run.podSandboxId as string;
+  const created = await theirs(client, "createContainer", {
+    podSandboxId,
+    config: {
+      metadata: { name: "c", attempt: 0 },
+      image: { image },
+      command: ["sleep", "3600"],
+      logPath: "c.log",
+      linux: { securityContext: { namespaceOptions: nsOptions } },
+    },
+    sandboxConfig: config,
+  });
+  await theirs(client, "startContainer", { containerId: created.containerId });
+  return { ms: performance.now() - start, podSandboxId };
+}
+
+async function cleanup(runtime: CriRuntime, podSandboxId: string) {
+  const { containers } = await runtime.listContainers({
+    filter: { podSandboxId },
+  });
+  for (const c of containers) {
+    await runtime.stopContainer({ containerId: c.id, timeout: 0n });
+    await runtime.removeContainer({ containerId: c.id });
+  }
+  await runtime.stopPodSandbox({ podSandboxId });
+  await runtime.removePodSandbox({ podSandboxId });
+}
+
+async function sequenceBench(ours: CriRuntime, client: GrpcJsClient) {
+  const present = await ours.imageStatus({ image: { image } });
+  if (!present.image) {
+    console.log(`sandbox sequence: skipped: image "${image}" is not present`);
+    return;
+  }
+  const logDirectory = await Deno.makeTempDir({ prefix: "kts-cri-bench-" });
+  const a: number[] = [];
+  const b: number[] = [];
+  try {
+    for (let i = 0; i < SEQUENCES; i++) {
+      const order = i % 2 === 0 ? ["ours", "theirs"] : ["theirs", "ours"];
+      for (const who of order) {
+        const result = who === "ours"
+          ? await oursSequence(ours, logDirectory)
+          : await theirsSequence(client, logDirectory);
+        (who === "ours" ? a : b).push(result.ms);
+        await cleanup(ours, result.podSandboxId);
+      }
+    }
+  } finally {
+    await Deno.remove(logDirectory, { recursive: true }).catch(() => {});
+  }
+  report("RunPodSandbox+CreateContainer+StartContainer", a, b, 1.0);
+}
+
+const ours = createCriRuntime({ endpoint });
+const client = grpcJsClient();
+try {
+  console.log(`cri_bench: endpoint ${endpoint}${QUICK ? " (quick)" : ""}`);
+  await versionBench(ours, client);
+  await sequenceBench(ours, client);
+} finally {
+  client.close();
+  await ours.close();
+}

@@ -1,0 +1,101 @@
+/**
+ * Enforces the layout rules of STYLE.md §4.2:
+ * - code in one `src/<area>` imports another area only through a `mod.ts`
+ *   (or `testing.ts`, and that only from tests);
+ * - no import cycles between areas.
+ * Usage: deno run --allow-read scripts/check_imports.ts
+ */
+const ROOT = new URL("..", import.meta.url).pathname;
+const IMPORT_REGEXP =
+  /(?:^|\n)\s*(?:import|export)\s(type\s)?[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+function walk(dir: string, out: string[]): string[] {
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) {
+      if (entry.name === "gen" || entry.name === "testdata") continue;
+      walk(path, out);
+    } else if (entry.name.endsWith(".ts")) {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+function areaOf(path: string): string | undefined {
+  const rel = path.slice(ROOT.length);
+  const m = /^src\/([^/]+)\//.exec(rel);
+  if (m) return m[1];
+  if (rel.startsWith("src/")) return rel.slice(4).replace(/\.ts$/, "");
+  return undefined;
+}
+
+function isTest(path: string): boolean {
+  return path.endsWith("_test.ts") ||
+    path.slice(ROOT.length).startsWith("tests/");
+}
+
+function normalize(path: string): string {
+  const parts: string[] = [];
+  for (const p of path.split("/")) {
+    if (p === "..") parts.pop();
+    else if (p !== "." && p !== "") parts.push(p);
+  }
+  return "/" + parts.join("/");
+}
+
+const problems: string[] = [];
+const edges = new Map<string, Set<string>>();
+const files = [...walk(`${ROOT}src`, []), `${ROOT}main.ts`];
+for (const file of files) {
+  const text = Deno.readTextFileSync(file);
+  const from = areaOf(file);
+  for (const m of text.matchAll(IMPORT_REGEXP)) {
+    // Type-only imports vanish at run time: they may name a `types.ts` and
+    // do not count towards cycles.
+    const typeOnly = m[1] !== undefined;
+    const spec = m[2] ?? m[3] ?? "";
+    if (!spec.startsWith(".")) continue;
+    const target = normalize(file.slice(0, file.lastIndexOf("/")) + "/" + spec);
+    const to = areaOf(target);
+    if (!to || to === from) continue;
+    const base = target.slice(target.lastIndexOf("/") + 1);
+    const rel = file.slice(ROOT.length);
+    if (base === "testing.ts" && !isTest(file)) {
+      problems.push(`${rel}: imports test doubles "${spec}" outside a test`);
+    } else if (
+      base !== "mod.ts" && base !== "testing.ts" && from !== undefined &&
+      !(typeOnly && base === "types.ts")
+    ) {
+      problems.push(`${rel}: imports "${spec}"; use that area's mod.ts`);
+    }
+    if (from && !isTest(file) && !typeOnly) {
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)!.add(to);
+    }
+  }
+}
+
+// Area-level cycle detection (depth-first, reporting each cycle once).
+const state = new Map<string, "visiting" | "done">();
+function visit(area: string, stack: string[]): void {
+  state.set(area, "visiting");
+  for (const next of edges.get(area) ?? []) {
+    if (state.get(next) === "visiting") {
+      const cycle = [...stack.slice(stack.indexOf(next)), next];
+      problems.push(`import cycle between areas: ${cycle.join(" -> ")}`);
+    } else if (!state.has(next)) {
+      visit(next, [...stack, next]);
+    }
+  }
+  state.set(area, "done");
+}
+for (const area of edges.keys()) if (!state.has(area)) visit(area, [area]);
+
+if (problems.length > 0) {
+  // deno-lint-ignore no-console
+  console.error(problems.join("\n"));
+  Deno.exit(1);
+}
+// deno-lint-ignore no-console
+console.log(`imports ok: ${files.length} files, ${edges.size} areas`);

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Real-containerd test environment as code, for kubelet.ts CRI tests.
+#
+#   scripts/cri_env.sh up     install packages if missing, start our own containerd and two
+#                             local registries, import/push the test images, print the env
+#   scripts/cri_env.sh env    print the KEY=VALUE lines only (no changes)
+#   scripts/cri_env.sh down   stop what `up` started, unmount leftovers, delete the root
+#
+# Runs as root. Never touches a system containerd: everything lives under $KTS_CRI_ROOT
+# (default /tmp/kts-cri) with its own root, state, sockets and CNI config. Idempotent:
+# a second `up` only checks that everything is still there.
+#
+# Use in CI:   set -a; eval "$(bash scripts/cri_env.sh up)"; set +a
+set -euo pipefail
+
+KTS_ROOT=${KTS_CRI_ROOT:-/tmp/kts-cri}
+KTS_SOCK=$KTS_ROOT/containerd.sock
+KTS_IMAGE=kts.local/busybox:latest
+KTS_PAUSE_IMAGE=kts.local/pause:3.9
+KTS_REGISTRY=127.0.0.1:5000
+KTS_AUTH_REGISTRY=127.0.0.1:5001
+KTS_REGISTRY_IMAGE=$KTS_REGISTRY/kts/busybox:latest
+KTS_AUTH_REGISTRY_IMAGE=$KTS_AUTH_REGISTRY/kts/private:latest
+KTS_AUTH_USER=kts
+KTS_AUTH_PASSWORD=kts-secret
+KTS_SUBNET=10.88.0.0/16
+KTS_BRIDGE=kts0
+
+KTS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cri_env
+
+kts_log() { printf 'cri_env: %s\n' "$*" >&2; }
+kts_die() {
+  printf 'cri_env: error: %s\n' "$*" >&2
+  exit 1
+}
+
+# shellcheck source=cri_env/install.sh
+. "$KTS_LIB_DIR/install.sh"
+# shellcheck source=cri_env/build_image.sh
+. "$KTS_LIB_DIR/build_image.sh"
+# shellcheck source=cri_env/daemons.sh
+. "$KTS_LIB_DIR/daemons.sh"
+
+kts_print_env() {
+  cat <<ENV
+KUBELET_TS_CRI_ENDPOINT=unix://$KTS_SOCK
+KUBELET_TS_CRI_ROOT=$KTS_ROOT
+KUBELET_TS_CRI_IMAGE=$KTS_IMAGE
+KUBELET_TS_CRI_PAUSE_IMAGE=$KTS_PAUSE_IMAGE
+KUBELET_TS_CRI_REGISTRY_IMAGE=$KTS_REGISTRY_IMAGE
+KUBELET_TS_CRI_AUTH_REGISTRY_IMAGE=$KTS_AUTH_REGISTRY_IMAGE
+KUBELET_TS_CRI_AUTH_USER=$KTS_AUTH_USER
+KUBELET_TS_CRI_AUTH_PASSWORD=$KTS_AUTH_PASSWORD
+ENV
+}
+
+kts_up() {
+  [ "$(id -u)" -eq 0 ] || kts_die "must run as root (containerd needs it); try: sudo $0 up"
+  mkdir -p "$KTS_ROOT/logs" "$KTS_ROOT/run"
+  kts_install_packages
+  kts_write_containerd_config
+  kts_start_containerd
+  kts_import_images
+  kts_start_registries
+  kts_push_images
+  kts_log "ready (logs in $KTS_ROOT/logs)"
+  kts_print_env
+}
+
+case "${1:-}" in
+up) kts_up ;;
+down) kts_down ;;
+env) kts_print_env ;;
+*)
+  printf 'usage: %s up|down|env\n' "$0" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,163 @@
+/**
+ * Turning text into a checked v1beta1 document: YAML/JSON parsing with
+ * bounded aliases, envelope (apiVersion/kind) checks, and type checks with
+ * strict (unknown field) detection.
+ * @module
+ */
+import { parseDocument } from "yaml";
+import type { z } from "zod";
+import { ConfigError } from "./errors.ts";
+import {
+  KUBELET_CONFIG_API_VERSION,
+  KUBELET_CONFIG_KIND,
+  KubeletConfigurationSchema,
+} from "./schema.ts";
+import { deepPartial } from "./schema_walk.ts";
+
+/** Upper bound on YAML alias expansion (alias-bomb guard). */
+export const MAX_ALIAS_COUNT = 100;
+
+/** The result of parsing one config text. */
+export interface ParsedText {
+  /** The decoded top-level value. */
+  value: unknown;
+  /** Strict-mode problems (duplicate keys), already resolved leniently. */
+  strictErrors: string[];
+}
+
+function yamlProblem(error: { message: string; linePos?: unknown }): string {
+  const pos = error.linePos as [{ line: number; col: number }] | undefined;
+  const first = error.message.split("\n")[0] ?? error.message;
+  const where = pos?.[0] ? `line ${pos[0].line}, column ${pos[0].col}: ` : "";
+  return `yaml: ${where}${first.replace(/ at line \d+, column \d+:?$/, "")}`;
+}
+
+function toValue(text: string, uniqueKeys: boolean): unknown {
+  const doc = parseDocument(text, {
+    uniqueKeys,
+    prettyErrors: true,
+    strict: false,
+  });
+  const error = doc.errors[0];
+  if (error) throw new SyntaxError(yamlProblem(error), { cause: error });
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    throw new SyntaxError(
+      `yaml: document expands more than ${MAX_ALIAS_COUNT} aliases (possible alias bomb); remove the repeated anchors/aliases`,
+      { cause: err },
+    );
+  }
+}
+
+interface DuplicateKeyError {
+  code: string;
+  pos: [number, number];
+  linePos?: [{ line: number; col: number }];
+}
+
+/**
+ * Parses YAML or JSON. Duplicate keys are reported as strict errors and
+ * resolved by keeping the last value. Throws SyntaxError with line:column.
+ */
+export function parseConfigText(text: string): ParsedText {
+  try {
+    return { value: toValue(text, true), strictErrors: [] };
+  } catch (err) {
+    const cause = (err as { cause?: DuplicateKeyError }).cause;
+    if (cause?.code !== "DUPLICATE_KEY") throw err;
+    const line = cause.linePos?.[0]?.line ?? 0;
+    const col = cause.linePos?.[0]?.col ?? 1;
+    const rest = (text.split("\n")[line - 1] ?? "").slice(col - 1);
+    const key = (/^("[^"]*"|'[^']*'|[^:]*)/.exec(rest)?.[1] ?? rest).trim()
+      .replace(/^["']|["']$/g, "");
+    return {
+      value: toValue(text, false),
+      strictErrors: [
+        `yaml: line ${line}: key ${JSON.stringify(key)} already set in map`,
+      ],
+    };
+  }
+}
+
+/** Go `%v`-ish rendering of a value for error texts. */
+function show(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a map";
+  return String(value);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = issue.path.join(".") || "(document)";
+  const input = (issue as { input?: unknown }).input;
+  const got = input === undefined ? "" : `, got ${show(input)}`;
+  return `field ${field}: ${issue.message}${got}`;
+}
+
+let lenient: z.ZodType | undefined;
+let strict: z.ZodType | undefined;
+
+/**
+ * Checks the types of a decoded document. Throws ConfigError naming the
+ * first bad field and the expected type. Returns the document with unknown
+ * fields dropped, plus strict errors for each unknown field.
+ */
+export function checkDocumentTypes(
+  value: Record<string, unknown>,
+): { doc: Record<string, unknown>; unknownFields: string[] } {
+  lenient ??= deepPartial(KubeletConfigurationSchema, false);
+  strict ??= deepPartial(KubeletConfigurationSchema, true);
+  const result = lenient.safeParse(value, { reportInput: true });
+  if (!result.success) {
+    const issue = result.error.issues[0] as z.core.$ZodIssue;
+    throw new ConfigError(
+      `${describeIssue(issue)}; fix the value in the config file`,
+      { field: issue.path.join("."), cause: result.error },
+    );
+  }
+  const unknownFields: string[] = [];
+  const strictResult = strict.safeParse(value);
+  for (const issue of strictResult.error?.issues ?? []) {
+    if (issue.code !== "unrecognized_keys") continue;
+    for (const key of issue.keys) {
+      unknownFields.push([...issue.path, key].join("."));
+    }
+  }
+  return { doc: result.data as Record<string, unknown>, unknownFields };
+}
+
+/** Renders a document as compact JSON for upstream-style messages. */
+export function compactJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? "null";
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/**
+ * Checks the envelope. Returns undefined when it is the v1beta1
+ * KubeletConfiguration, else the problem text.
+ */
+export function envelopeProblem(
+  value: Record<string, unknown>,
+): string | undefined {
+  const kind = value.kind;
+  const apiVersion = value.apiVersion;
+  if (typeof kind !== "string" || kind === "") {
+    return `Object 'Kind' is missing in '${compactJson(value)}'`;
+  }
+  if (typeof apiVersion !== "string" || apiVersion === "") {
+    return `Object 'apiVersion' is missing in '${compactJson(value)}'`;
+  }
+  if (
+    apiVersion !== KUBELET_CONFIG_API_VERSION || kind !== KUBELET_CONFIG_KIND
+  ) {
+    return `no kind "${kind}" is registered for version "${apiVersion}"; use apiVersion: ${KUBELET_CONFIG_API_VERSION} and kind: ${KUBELET_CONFIG_KIND}`;
+  }
+  return undefined;
+}
+
+/** Whether a decoded value is a mapping (a JSON object). */
+export function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

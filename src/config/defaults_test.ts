@@ -1,0 +1,124 @@
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { createFeatureGates } from "../features/mod.ts";
+import {
+  applyKubeletConfigurationDefaults,
+  ConfigError,
+  defaultKubeletConfiguration,
+  loadConfigFile,
+  toKubeletConfigurationYaml,
+} from "./mod.ts";
+
+const GOLDEN_URL = new URL(
+  "./testdata/default_v1beta1.yaml.golden",
+  import.meta.url,
+);
+
+Deno.test("defaultKubeletConfiguration() equals the upstream v1.34 default document", async () => {
+  const golden = parse(await Deno.readTextFile(GOLDEN_URL));
+  assert.deepEqual(defaultKubeletConfiguration(), golden);
+});
+
+Deno.test("toKubeletConfigurationYaml() renders the default document byte for byte", async () => {
+  const golden = await Deno.readTextFile(GOLDEN_URL);
+  assert.equal(
+    toKubeletConfigurationYaml(defaultKubeletConfiguration()),
+    golden,
+  );
+});
+
+Deno.test("loadConfigFile() of an envelope-only file gives the defaults plus evictionHard", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/kubelet.yaml`;
+    await Deno.writeTextFile(
+      path,
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n",
+    );
+    const loaded = await loadConfigFile(path, { os: "linux" });
+    const golden = parse(await Deno.readTextFile(GOLDEN_URL));
+    golden.evictionHard = {
+      "memory.available": "100Mi",
+      "nodefs.available": "10%",
+      "nodefs.inodesFree": "5%",
+      "imagefs.available": "15%",
+      "imagefs.inodesFree": "5%",
+    };
+    assert.deepEqual(loaded, golden);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("applyKubeletConfigurationDefaults() re-defaults Go zero values but keeps explicit pointers", () => {
+  const c = applyKubeletConfigurationDefaults({
+    port: 0,
+    maxPods: 0,
+    syncFrequency: "0s",
+    healthzPort: 0,
+    registryPullQPS: 0,
+    cgroupsPerQOS: false,
+    resolvConf: "",
+    enforceNodeAllocatable: [],
+    podPidsLimit: -5,
+  });
+  assert.equal(c.port, 10250);
+  assert.equal(c.maxPods, 110);
+  assert.equal(c.syncFrequency, "1m0s");
+  assert.equal(c.healthzPort, 0);
+  assert.equal(c.registryPullQPS, 0);
+  assert.equal(c.cgroupsPerQOS, false);
+  assert.equal(c.resolvConf, "");
+  assert.deepEqual(c.enforceNodeAllocatable, []);
+  assert.equal(c.podPidsLimit, -1);
+});
+
+Deno.test("applyKubeletConfigurationDefaults() derives nodeStatusReportFrequency and serializeImagePulls", () => {
+  const a = applyKubeletConfigurationDefaults({
+    nodeStatusUpdateFrequency: "1m",
+  });
+  assert.equal(a.nodeStatusReportFrequency, "1m0s");
+  assert.equal(a.nodeStatusUpdateFrequency, "1m0s");
+  const b = applyKubeletConfigurationDefaults({ maxParallelImagePulls: 3 });
+  assert.equal(b.serializeImagePulls, false);
+  const c = applyKubeletConfigurationDefaults({ maxParallelImagePulls: 1 });
+  assert.equal(c.serializeImagePulls, true);
+});
+
+Deno.test("applyKubeletConfigurationDefaults() applies gate-dependent defaults", () => {
+  const c = applyKubeletConfigurationDefaults({
+    featureGates: {
+      KubeletCrashLoopBackOffMax: true,
+      KubeletEnsureSecretPulledImages: true,
+    },
+  });
+  assert.equal(c.crashLoopBackOff.maxContainerRestartPeriod, "5m0s");
+  assert.equal(
+    c.imagePullCredentialsVerificationPolicy,
+    "NeverVerifyPreloadedImages",
+  );
+  const gates = createFeatureGates();
+  gates.setFromMap({ KubeletCrashLoopBackOffMax: true });
+  const d = applyKubeletConfigurationDefaults({}, { featureGates: gates });
+  assert.equal(d.crashLoopBackOff.maxContainerRestartPeriod, "5m0s");
+  assert.equal(
+    defaultKubeletConfiguration().crashLoopBackOff.maxContainerRestartPeriod,
+    undefined,
+  );
+});
+
+Deno.test("applyKubeletConfigurationDefaults() rejects an unknown gate with a ConfigError", () => {
+  assert.throws(
+    () => applyKubeletConfigurationDefaults({ featureGates: { Foo: true } }),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.message === "unrecognized feature gate: Foo" &&
+      err.field === "featureGates",
+  );
+});
+
+Deno.test("applyKubeletConfigurationDefaults() does not modify its input", () => {
+  const doc = { port: 0, logging: { format: "" } };
+  applyKubeletConfigurationDefaults(doc);
+  assert.deepEqual(doc, { port: 0, logging: { format: "" } });
+});

@@ -1,0 +1,172 @@
+/**
+ * `--config-dir` drop-ins (kubelet-flags.md section 6): every `*.conf`
+ * file under the directory, walked recursively in lexical order, is applied
+ * as an RFC 7386 JSON merge patch; the result is defaulted again.
+ * @module
+ */
+import { join, resolve } from "node:path";
+import type { FeatureGates } from "../features/mod.ts";
+import {
+  checkDocumentTypes,
+  compactJson,
+  isMapping,
+  parseConfigText,
+} from "./decode.ts";
+import { applyKubeletConfigurationDefaults } from "./defaults.ts";
+import { ConfigError } from "./errors.ts";
+import type { InfoLogger } from "./load_config.ts";
+import { goPathError, readBoundedTextFile } from "./read_file.ts";
+import {
+  KUBELET_CONFIG_API_VERSION,
+  KUBELET_CONFIG_KIND,
+  type KubeletConfiguration,
+} from "./schema.ts";
+
+/** Options for mergeDropInDirectory. */
+export interface DropInOptions {
+  /** Receives a V(4) line per merged file. */
+  logger?: InfoLogger;
+  /** Gates already set from flags (used for gate-dependent defaults). */
+  featureGates?: FeatureGates;
+}
+
+/** RFC 7386 JSON Merge Patch: objects merge, null deletes, the rest replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isMapping(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = isMapping(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
+/** Lists `*.conf` files under `dir`, recursively, in lexical path order. */
+async function walkConfFiles(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const entries: Deno.DirEntry[] = [];
+  for await (const entry of Deno.readDir(dir)) entries.push(entry);
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) found.push(...await walkConfFiles(path));
+    else if (entry.name.endsWith(".conf")) found.push(path);
+  }
+  return found;
+}
+
+async function loadDropIn(path: string): Promise<Record<string, unknown>> {
+  const outer = `failed to load kubelet dropin file, path: ${path}`;
+  const inner = `failed to load drop-in kubelet config file ${path}, error `;
+  let text: string;
+  try {
+    text = await readBoundedTextFile(path);
+  } catch (err) {
+    throw new ConfigError(
+      `${outer}, error: ${inner}failed to read drop-in kubelet config file "${path}", error: ${
+        (err as Error).message
+      }`,
+      { path, cause: err },
+    );
+  }
+  if (text.length === 0) {
+    throw new ConfigError(
+      `${outer}, error: ${inner}kubelet config file "${path}" was empty`,
+      { path },
+    );
+  }
+  let value: unknown;
+  try {
+    value = parseConfigText(text).value;
+  } catch (err) {
+    throw new ConfigError(
+      `${outer}, error: ${inner}${(err as Error).message}`,
+      {
+        path,
+        cause: err,
+      },
+    );
+  }
+  if (!isMapping(value) || typeof value.kind !== "string" || !value.kind) {
+    throw new ConfigError(
+      `${outer}, error: ${inner}Object 'Kind' is missing in '${
+        compactJson(value)
+      }'`,
+      { path },
+    );
+  }
+  const apiVersion = typeof value.apiVersion === "string"
+    ? value.apiVersion
+    : "";
+  if (
+    apiVersion !== KUBELET_CONFIG_API_VERSION ||
+    value.kind !== KUBELET_CONFIG_KIND
+  ) {
+    throw new ConfigError(
+      `${outer}, unknown apiVersion/kind: ${apiVersion}, Kind=${value.kind}`,
+      { path },
+    );
+  }
+  return value;
+}
+
+/**
+ * Applies every drop-in under `dir` to `base` and re-defaults. Throws
+ * ConfigError with the full upstream text (`failed to merge kubelet
+ * configs: …`).
+ */
+export async function mergeDropInDirectory(
+  base: KubeletConfiguration,
+  dir: string,
+  options: DropInOptions = {},
+): Promise<KubeletConfiguration> {
+  const wrap = "failed to merge kubelet configs: ";
+  const abs = resolve(dir);
+  let files: string[];
+  try {
+    files = await walkConfFiles(abs);
+  } catch (err) {
+    throw new ConfigError(
+      `${wrap}failed to walk through kubelet dropin directory "${dir}": ${
+        goPathError("lstat", dir, err)
+      }`,
+      { path: abs, cause: err },
+    );
+  }
+  let merged: unknown = structuredClone(base);
+  for (const file of files) {
+    let patch: Record<string, unknown>;
+    try {
+      patch = await loadDropIn(file);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      throw new ConfigError(wrap + err.message, { path: file, cause: err });
+    }
+    merged = mergePatch(merged, patch);
+    options.logger?.v?.(4).info("Merged drop-in kubelet config file", {
+      path: file,
+    });
+  }
+  let doc: Record<string, unknown>;
+  try {
+    doc = checkDocumentTypes(merged as Record<string, unknown>).doc;
+  } catch (err) {
+    throw new ConfigError(
+      `${wrap}failed to unmarshal merged JSON into kubelet configuration: ${
+        (err as Error).message
+      }`,
+      { path: abs, cause: err },
+    );
+  }
+  try {
+    return applyKubeletConfigurationDefaults(
+      doc,
+      options.featureGates ? { featureGates: options.featureGates } : {},
+    );
+  } catch (err) {
+    throw new ConfigError(`${wrap}${(err as Error).message}`, {
+      path: abs,
+      cause: err,
+    });
+  }
+}

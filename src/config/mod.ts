@@ -1,0 +1,46 @@
+/**
+ * KubeletConfiguration v1beta1: the zod schema (single source of truth for
+ * the type), defaults, `--config` file loading, `--config-dir` drop-ins,
+ * validation and YAML output. This area reads files but starts nothing and
+ * never writes to the console.
+ * @module
+ */
+
+/** Configuration problems, with the full upstream-style message. */
+export { ConfigError, type ConfigErrorOptions } from "./errors.ts";
+/** v1beta1 defaults (`SetDefaults_KubeletConfiguration`). */
+export {
+  applyKubeletConfigurationDefaults,
+  defaultKubeletConfiguration,
+  type DefaultsOptions,
+} from "./defaults.ts";
+/** `--config` loading. */
+export {
+  type InfoLogger,
+  loadConfigFile,
+  type LoadConfigOptions,
+} from "./load_config.ts";
+/** OS default hard eviction thresholds. */
+export { defaultEvictionHard } from "./eviction_defaults.ts";
+/** YAML output for `--dry-run`. */
+export { toKubeletConfigurationYaml } from "./yaml_output.ts";
+/** The schema and its type. */
+export {
+  KUBELET_CONFIG_API_VERSION,
+  KUBELET_CONFIG_KIND,
+  type KubeletConfiguration,
+  KubeletConfigurationSchema,
+} from "./schema.ts";
+/** `--config-dir` drop-ins. */
+export {
+  type DropInOptions,
+  mergeDropInDirectory,
+  mergePatch,
+} from "./drop_ins.ts";
+/** Validation. */
+export {
+  formatValidationIssues,
+  validateKubeletConfiguration,
+  type ValidationOptions,
+} from "./validation.ts";
+export type { ValidationIssue } from "./validation_rules.ts";

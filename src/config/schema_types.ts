@@ -1,0 +1,73 @@
+/**
+ * zod building blocks for the v1beta1 KubeletConfiguration document:
+ * Go scalar types with clear "expected …" messages. zod schemas are
+ * immutable, so one instance is shared by every field of that type.
+ * @module
+ */
+import { z } from "zod";
+import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
+import { parseQuantity } from "../util/quantity.ts";
+
+function expected(what: string) {
+  return (issue: { code?: string }) =>
+    issue.code === "invalid_type" ? `expected ${what}` : undefined;
+}
+
+function checkWith(parse: (text: string) => unknown) {
+  return (value: string, ctx: z.RefinementCtx<string>): void => {
+    try {
+      parse(value);
+    } catch (err) {
+      ctx.addIssue({
+        code: "custom",
+        message: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+}
+
+/** Go `int32`. */
+export const INT32 = z.int32({ error: expected("an int32 (a whole number)") });
+/** Go `int64` (within JavaScript's safe integer range). */
+export const INT64 = z.int({ error: expected("an int64 (a whole number)") });
+/** Go `uint32`. */
+export const UINT32 = z.uint32({
+  error: expected("a uint32 (a whole number >= 0)"),
+});
+/** Go `float64`. */
+export const FLOAT64 = z.number({ error: expected("a float64 (a number)") });
+/** Go `bool`. */
+export const BOOL = z.boolean({ error: expected("a boolean (true or false)") });
+/** Go `string`. */
+export const STRING = z.string({ error: expected("a string") });
+/** `metav1.Duration`: a Go duration string such as "1m0s". */
+export const DURATION = z
+  .string({ error: expected('a duration string such as "1m0s"') })
+  .superRefine(checkWith(parseGoDuration));
+/** `logging.flushFrequency`: a duration string or integer nanoseconds. */
+export const FLUSH_FREQUENCY = z.preprocess(
+  (v) =>
+    typeof v === "number" && Number.isInteger(v)
+      ? formatGoDuration(v / 1e6)
+      : v,
+  DURATION,
+);
+/** `resource.Quantity`: a string (a JSON number is accepted and kept as text). */
+export const QUANTITY = z.preprocess(
+  (v) => (typeof v === "number" ? String(v) : v),
+  z
+    .string({ error: expected('a quantity such as "100Mi"') })
+    .superRefine(checkWith(parseQuantity)),
+);
+/** map[string]string */
+export const STRING_MAP = z.record(z.string(), STRING, {
+  error: expected("a map of string to string"),
+});
+/** map[string]quantity (a core/v1 ResourceList) */
+export const RESOURCE_LIST = z.record(z.string(), QUANTITY, {
+  error: expected("a map of resource name to quantity"),
+});
+/** []string */
+export const STRING_LIST = z.array(STRING, {
+  error: expected("a list of strings"),
+});

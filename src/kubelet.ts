@@ -1,0 +1,391 @@
+/**
+ * Wiring of the standalone kubelet: static pod sources → pod config → sync loop (pod manager,
+ * pod workers driving the pod syncer) ← PLEG. No business logic lives here.
+ *
+ * `createKubelet(deps, options)` builds the pieces from injected dependencies (tests pass the
+ * simulated runtime and a fake clock); `runKubelet(ctx)` turns a parsed configuration into those
+ * dependencies, runs until `ctx.signal` aborts and returns the exit code.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock } from "./clock/mod.ts";
+import type { Logger } from "./log/mod.ts";
+import type { PodSyncer } from "./pod/types.ts";
+import { createPodSyncer, garbageCollectOrphans } from "./pod/mod.ts";
+import type { CriRuntime, RuntimeService } from "./runtime/mod.ts";
+import { createPodStatusManager, type PodStatusManager } from "./status/mod.ts";
+import { parseGoDuration } from "./util/go_duration.ts";
+import { PodConfig } from "./pod/pod_config.ts";
+import { Pleg } from "./pod/pleg.ts";
+import { PodWorkers } from "./pod/pod_workers.ts";
+import {
+  LoopEventQueue,
+  PodSyncHandler,
+  runSyncLoop,
+  type SyncHandler,
+} from "./pod/sync_loop.ts";
+import {
+  createFileSource,
+  createHttpSource,
+  type PodSource,
+} from "./pod/sources/mod.ts";
+
+/** Dependencies of {@linkcode createKubelet}. */
+export interface KubeletDeps {
+  /** Used by the PLEG to relist sandboxes and containers. */
+  runtime: Pick<RuntimeService, "listPodSandbox" | "listContainers">;
+  /** Executes pod work (POD-CORE's `createPodSyncer`). */
+  syncer: PodSyncer;
+  /** Stops and removes runtime pods whose UID is not active (POD-CORE). */
+  garbageCollectOrphans?: (activeUids: Set<string>) => Promise<void>;
+  clock: Clock;
+  logger: Logger;
+  /** For the HTTP source (tests). */
+  fetch?: typeof fetch;
+}
+
+/** Options of {@linkcode createKubelet} (already parsed; durations in ms). */
+export interface KubeletOptions {
+  nodeName: string;
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string[]>;
+  fileCheckFrequencyMs?: number;
+  httpCheckFrequencyMs?: number;
+  syncFrequencyMs?: number;
+  /** Error back-off of the pod workers (default 10 s). */
+  backOffPeriodMs?: number;
+  runtimeRequestTimeoutMs?: number;
+  /** Watch the manifest directory with `Deno.watchFs` (default true). */
+  watchManifests?: boolean;
+  /** Jitter source of the pod workers (tests pass `() => 0`). */
+  random?: () => number;
+}
+
+/** A wired standalone kubelet. */
+export interface Kubelet extends AsyncDisposable {
+  /** Starts sources, PLEG and the sync loop. */
+  start(): void;
+  /** Lists every source once now and queues the resulting updates. */
+  refreshSources(): Promise<void>;
+  /** One PLEG relist now (its events are queued). */
+  relist(): Promise<void>;
+  /** Resolves when the loop queue is drained and no pod worker is running. */
+  whenIdle(): Promise<void>;
+  /** Stops everything (containers keep running). Safe to call twice. */
+  stop(): Promise<void>;
+  readonly podConfig: PodConfig;
+  readonly workers: PodWorkers;
+  readonly handler: PodSyncHandler;
+  readonly pleg: Pleg;
+}
+
+/** Builds the standalone kubelet from its dependencies. */
+export function createKubelet(
+  deps: KubeletDeps,
+  options: KubeletOptions,
+): Kubelet {
+  const { clock, logger } = deps;
+  const queue = new LoopEventQueue();
+  const sourceNames: string[] = [];
+  if (options.staticPodPath) sourceNames.push("file");
+  if (options.staticPodURL) sourceNames.push("http");
+  const podConfig = new PodConfig({ clock }, {
+    sources: sourceNames,
+    onUpdate: (update) => queue.push({ kind: "config", update }),
+  });
+  const workers = new PodWorkers(
+    {
+      syncer: deps.syncer,
+      clock,
+      logger: logger.with({ component: "pod-workers" }),
+    },
+    {
+      resyncIntervalMs: options.syncFrequencyMs ?? 60_000,
+      backOffPeriodMs: options.backOffPeriodMs ?? 10_000,
+      ...(options.random ? { random: options.random } : {}),
+    },
+  );
+  const handler = new PodSyncHandler({
+    workers,
+    clock,
+    logger,
+    allSourcesReady: () => podConfig.allSourcesReady(),
+    ...(deps.garbageCollectOrphans
+      ? { garbageCollectOrphans: deps.garbageCollectOrphans }
+      : {}),
+  });
+  const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
+    callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
+    onEvents: (events) => {
+      for (const event of events) queue.push({ kind: "pleg", event });
+    },
+  });
+  const sources: PodSource[] = [];
+  if (options.staticPodPath) {
+    sources.push(createFileSource({ clock, logger }, {
+      path: options.staticPodPath,
+      nodeName: options.nodeName,
+      checkFrequencyMs: options.fileCheckFrequencyMs ?? 20_000,
+      onSnapshot: (pods) => podConfig.set("file", pods),
+      watch: options.watchManifests ?? true,
+    }));
+  }
+  if (options.staticPodURL) {
+    sources.push(createHttpSource({
+      clock,
+      logger,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    }, {
+      url: options.staticPodURL,
+      headers: options.staticPodURLHeader ?? {},
+      nodeName: options.nodeName,
+      checkFrequencyMs: options.httpCheckFrequencyMs ?? 20_000,
+      onSnapshot: (pods) => podConfig.set("http", pods),
+    }));
+  }
+
+  const stopper = new AbortController();
+  const tasks: Promise<void>[] = [];
+  let stopped: Promise<void> | undefined;
+
+  let housekeeping = false;
+  const loopHandler: SyncHandler = {
+    handlePodAdditions: (p) => handler.handlePodAdditions(p),
+    handlePodUpdates: (p) => handler.handlePodUpdates(p),
+    handlePodRemoves: (p) => handler.handlePodRemoves(p),
+    handlePodSet: (p) => handler.handlePodSet(p),
+    handlePlegEvent: (e) => handler.handlePlegEvent(e),
+    handleResync: () => handler.handleResync(),
+    handleHousekeeping: async () => {
+      housekeeping = true;
+      try {
+        await handler.handleHousekeeping();
+      } finally {
+        housekeeping = false;
+      }
+    },
+  };
+  const settled = () => queue.size === 0 && !housekeeping;
+  const whenIdle = async () => {
+    // The loop consumes queued events on later turns; wait until nothing is queued, no
+    // housekeeping runs and every pod worker is idle, twice in a row.
+    for (let quiet = 0; quiet < 2;) {
+      await workers.whenIdle();
+      await new Promise<void>((r) => setTimeout(r, 0));
+      quiet = settled() ? quiet + 1 : 0;
+    }
+  };
+
+  return {
+    podConfig,
+    workers,
+    handler,
+    pleg,
+    start() {
+      if (tasks.length || stopper.signal.aborted) return;
+      const signal = stopper.signal;
+      logger.info("Starting standalone kubelet", {
+        node: options.nodeName,
+        sources: sourceNames,
+      });
+      for (const s of sources) tasks.push(s.run(signal));
+      tasks.push(pleg.run(signal));
+      tasks.push(
+        runSyncLoop({ queue, handler: loopHandler, clock, logger }, { signal }),
+      );
+    },
+    async refreshSources() {
+      for (const s of sources) await s.refresh();
+    },
+    async relist() {
+      await pleg.relist();
+    },
+    whenIdle,
+    stop() {
+      stopped ??= (async () => {
+        stopper.abort();
+        await Promise.all(tasks);
+        await workers.stop();
+        logger.info("Kubelet stopped; containers keep running");
+      })();
+      return stopped;
+    },
+    async [Symbol.asyncDispose]() {
+      await this.stop();
+    },
+  };
+}
+
+/** The parts of the CLI's `StartContext` the standalone kubelet reads. */
+export interface KubeletRunContext {
+  config: {
+    staticPodPath?: string | undefined;
+    staticPodURL?: string | undefined;
+    staticPodURLHeader?: Record<string, string[]> | undefined;
+    fileCheckFrequency?: string | undefined;
+    httpCheckFrequency?: string | undefined;
+    syncFrequency?: string | undefined;
+    containerRuntimeEndpoint?: string | undefined;
+    imageServiceEndpoint?: string | undefined;
+    runtimeRequestTimeout?: string | undefined;
+    podLogsDir?: string | undefined;
+    serializeImagePulls?: boolean | undefined;
+    maxParallelImagePulls?: number | undefined;
+  };
+  flags: { hostnameOverride?: string | undefined };
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+/** Node name: the lower-cased hostname override, else the host name. */
+export function resolveNodeName(hostnameOverride: string | undefined): string {
+  const name = hostnameOverride?.trim() || Deno.hostname();
+  return name.trim().toLowerCase();
+}
+
+function durationMs(
+  value: string | undefined,
+  field: string,
+  fallback: number,
+): number {
+  if (!value) return fallback;
+  try {
+    return parseGoDuration(value);
+  } catch (cause) {
+    throw new RangeError(
+      `Invalid kubelet configuration field "${field}": ${
+        (cause as Error).message
+      }`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Runs the standalone kubelet until `ctx.signal` aborts. Returns 0 after a clean stop
+ * (containers keep running, as upstream), 1 when the runtime cannot be set up.
+ */
+export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
+  const { config, logger } = ctx;
+  const clock = systemClock;
+  const nodeName = resolveNodeName(ctx.flags.hostnameOverride);
+  const endpoint = config.containerRuntimeEndpoint ??
+    "unix:///run/containerd/containerd.sock";
+  const timeoutMs = durationMs(
+    config.runtimeRequestTimeout,
+    "runtimeRequestTimeout",
+    120_000,
+  );
+  let runtime: CriRuntime;
+  try {
+    if (endpoint.trim().toLowerCase().startsWith("sim://")) {
+      const sim = await import("./runtime/sim/mod.ts");
+      runtime = await sim.createSimRuntimeForEndpoint(endpoint, {
+        clock,
+        logger: logger.with({ component: "sim-runtime" }),
+      });
+    } else {
+      // TODO(pod-loop): import from ./runtime/mod.ts once it re-exports createCriRuntime.
+      const { createCriRuntime } = await import("./runtime/cri_client.ts");
+      runtime = createCriRuntime({
+        endpoint,
+        ...(config.imageServiceEndpoint
+          ? { imageEndpoint: config.imageServiceEndpoint }
+          : {}),
+        timeoutMs,
+        logger,
+      });
+    }
+  } catch (cause) {
+    logger.error("Cannot set up the container runtime", {
+      endpoint,
+      err: cause instanceof Error ? cause.message : String(cause),
+    });
+    return 1;
+  }
+  try {
+    const version = await runtime.version({}, { timeoutMs });
+    logger.info("Connected to the container runtime", {
+      endpoint,
+      runtimeName: version.runtimeName,
+      runtimeVersion: version.runtimeVersion,
+    });
+  } catch (cause) {
+    // Not fatal: the PLEG and the pod workers retry until the runtime answers.
+    logger.warn("Container runtime is not answering yet, will retry", {
+      endpoint,
+      err: cause instanceof Error ? cause.message : String(cause),
+    });
+  }
+  const statusManager = createPodStatusManager();
+  const syncer = createPodSyncer({
+    runtime,
+    images: runtime,
+    clock,
+    logger,
+    statusManager,
+  }, {
+    podLogsDir: config.podLogsDir ?? "/var/log/pods",
+    serializeImagePulls: config.serializeImagePulls ?? true,
+    nodeName,
+    runtimeRequestTimeoutMs: timeoutMs,
+    ...(config.maxParallelImagePulls !== undefined
+      ? { maxParallelImagePulls: config.maxParallelImagePulls }
+      : {}),
+  });
+  const kubelet = createKubelet({
+    runtime,
+    syncer,
+    clock,
+    logger,
+    garbageCollectOrphans: async (active) => {
+      const result = await garbageCollectOrphans({ runtime, logger }, active);
+      if (result.containersRemoved || result.sandboxesRemoved) {
+        logger.info("Removed orphaned runtime objects", {
+          containers: result.containersRemoved,
+          sandboxes: result.sandboxesRemoved,
+        });
+      }
+    },
+  }, {
+    nodeName,
+    ...(config.staticPodPath ? { staticPodPath: config.staticPodPath } : {}),
+    ...(config.staticPodURL ? { staticPodURL: config.staticPodURL } : {}),
+    staticPodURLHeader: config.staticPodURLHeader ?? {},
+    fileCheckFrequencyMs: durationMs(
+      config.fileCheckFrequency,
+      "fileCheckFrequency",
+      20_000,
+    ),
+    httpCheckFrequencyMs: durationMs(
+      config.httpCheckFrequency,
+      "httpCheckFrequency",
+      20_000,
+    ),
+    syncFrequencyMs: durationMs(config.syncFrequency, "syncFrequency", 60_000),
+    runtimeRequestTimeoutMs: timeoutMs,
+  });
+  statusManager.onChange((change) => {
+    if (change.kind !== "set") return;
+    const status = change.entry.status;
+    logger.info("Pod status", {
+      pod: change.entry.podFullName,
+      phase: status.phase,
+      containers: (status.containerStatuses ?? []).map((c) =>
+        `${c.name}=${Object.keys(c.state)[0] ?? "unknown"}/${c.restartCount}`
+      ),
+    });
+  });
+  kubelet.start();
+  if (!ctx.signal.aborted) {
+    await new Promise<void>((resolve) =>
+      ctx.signal.addEventListener("abort", () => resolve(), { once: true })
+    );
+  }
+  logger.info("Shutting down the kubelet");
+  await kubelet.stop();
+  await runtime.close();
+  return 0;
+}

@@ -1,0 +1,85 @@
+/**
+ * The object `main.ts` hands to `runCommand` as `permissions`: the CLI asks it
+ * for the flags a config needs (`flagsFor`) and, before starting the kubelet,
+ * for problems with the permissions the process actually holds (`check`).
+ * @module
+ */
+import {
+  checkPermissions,
+  formatMissing,
+  type PermissionQuery,
+} from "./check.ts";
+import { toDenoFlags } from "./deno_flags.ts";
+import { PermissionPlanError } from "./errors.ts";
+import { PLAN_DEFAULTS, planPermissions } from "./plan.ts";
+import type { PlanContext, PlanFlags, PlanOptions } from "./types.ts";
+
+/** What the CLI calls. */
+export interface PermissionsHook {
+  /** The `--allow-*` flags this config + flags need. */
+  flagsFor(ctx: PlanContext): string[];
+  /** Problems to report before starting; empty when every grant is held. */
+  check(ctx: PlanContext): Promise<string[]>;
+}
+
+const FLAG_NAMES: ReadonlyArray<[keyof PlanFlags, string]> = [
+  ["rootDir", "--root-dir"],
+  ["kubeconfig", "--kubeconfig"],
+  ["bootstrapKubeconfig", "--bootstrap-kubeconfig"],
+  ["certDir", "--cert-dir"],
+  ["configDir", "--config-dir"],
+  ["lockFile", "--lock-file"],
+];
+
+/** The kubelet flags (besides `--config`) that change the plan. */
+export function planFlagArgs(flags: PlanFlags): string[] {
+  const args: string[] = [];
+  for (const [key, flag] of FLAG_NAMES) {
+    const value = flags[key];
+    if (!value) continue;
+    if (key === "rootDir" && value === PLAN_DEFAULTS.rootDir) continue;
+    args.push(`${flag}=${value}`);
+  }
+  return args;
+}
+
+/** Options of {@linkcode createPermissionsHook}. */
+export interface PermissionsHookOptions extends PlanOptions {
+  query?: PermissionQuery;
+}
+
+/** Builds a hook; tests pass a fake query and kubeconfig reader. */
+export function createPermissionsHook(
+  options: PermissionsHookOptions = {},
+): PermissionsHook {
+  const { query, ...planOptions } = options;
+  return {
+    flagsFor(ctx: PlanContext): string[] {
+      return toDenoFlags(planPermissions(ctx, planOptions));
+    },
+    async check(ctx: PlanContext): Promise<string[]> {
+      let plan;
+      try {
+        plan = planPermissions(ctx, planOptions);
+      } catch (error) {
+        if (error instanceof PermissionPlanError) return [error.message];
+        if (error instanceof SyntaxError) return [error.message];
+        throw error;
+      }
+      const missing = await checkPermissions(
+        plan,
+        query ? { query } : {},
+      );
+      if (missing.length === 0) return [];
+      return [
+        formatMissing(missing, {
+          configPath: ctx.flags.config,
+          kubeletFlags: planFlagArgs(ctx.flags),
+        }),
+      ];
+    },
+  };
+}
+
+/** The hook `main.ts` passes to `runCommand`. */
+export const permissionsHook: PermissionsHook = createPermissionsHook();

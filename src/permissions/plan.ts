@@ -1,0 +1,331 @@
+/**
+ * The permission planner: a pure decision from (config, flags) to the exact
+ * `--allow-*` lists the kubelet needs. No file is touched except the
+ * kubeconfig(s), read (when readable) to learn the API server address.
+ * @module
+ */
+import { dirname, isAbsolute, join, normalize } from "node:path";
+import { PermissionPlanError } from "./errors.ts";
+import { kubeconfigNeeds } from "./kubeconfig.ts";
+import {
+  PERMISSION_NAMES,
+  type PermissionGrant,
+  type PermissionName,
+  type PermissionPlan,
+  type PlanConfig,
+  type PlanContext,
+  type PlanFlags,
+  type PlanOptions,
+} from "./types.ts";
+
+/** Upstream defaults for the fields the planner reads. */
+export const PLAN_DEFAULTS = {
+  rootDir: "/var/lib/kubelet",
+  podLogsDir: "/var/log/pods",
+  containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock",
+  resolvConf: "/etc/resolv.conf",
+  address: "0.0.0.0",
+  port: 10250,
+  readOnlyPort: 0,
+  healthzBindAddress: "127.0.0.1",
+  healthzPort: 10248,
+} as const;
+
+/**
+ * Host-information APIs the kubelet calls, with why. Everything else
+ * (`osUptime`, `uid`, `cpus`, `homedir`, ...) stays denied.
+ */
+export const KUBELET_SYS_NAMES: Readonly<Record<string, string>> = {
+  hostname: "node name defaults to the hostname",
+  osRelease: "node info kernelVersion",
+  systemMemoryInfo: "memory capacity and memory.available eviction signal",
+  networkInterfaces: "node addresses",
+  statfs: "nodefs/imagefs capacity and eviction signals",
+};
+
+/**
+ * Environment variables read by code bundled into the kubelet, with why. The
+ * kubelet itself takes its settings from flags and the config file only;
+ * these are debug switches of npm dependencies that Deno's node compat layer
+ * gates like any other variable (an ungranted read throws NotCapable).
+ */
+export const KUBELET_ENV_NAMES: Readonly<Record<string, string>> = {
+  BUF_BIGINT_DISABLE: "@bufbuild/protobuf reads it when loaded (CRI client)",
+  LOG_STREAM: "yaml parser debug switch (config and manifests)",
+  LOG_TOKENS: "yaml parser debug switch (config and manifests)",
+};
+
+/** The standard (kubeadm) node layout the default binary is built for. */
+export const STANDARD_LAYOUT: PlanContext = {
+  flags: {
+    rootDir: "/var/lib/kubelet",
+    config: "/var/lib/kubelet/config.yaml",
+    kubeconfig: "/etc/kubernetes/kubelet.conf",
+    bootstrapKubeconfig: "/etc/kubernetes/bootstrap-kubelet.conf",
+  },
+  config: {
+    staticPodPath: "/etc/kubernetes/manifests",
+    podLogsDir: "/var/log/pods",
+    containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock",
+    authentication: { x509: { clientCAFile: "/etc/kubernetes/pki/ca.crt" } },
+    resolvConf: "/etc/resolv.conf",
+    address: "0.0.0.0",
+    port: 10250,
+    readOnlyPort: 0,
+    healthzBindAddress: "127.0.0.1",
+    healthzPort: 10248,
+  },
+};
+
+function coveredBy(parent: string, child: string): boolean {
+  if (parent === child || parent === "/") return true;
+  return child.startsWith(parent.endsWith("/") ? parent : parent + "/");
+}
+
+/** Drops paths that a granted ancestor in the same list already covers. */
+function prunePaths(paths: string[]): string[] {
+  const sorted = [...new Set(paths)].sort((a, b) => a.length - b.length);
+  const kept: string[] = [];
+  for (const path of sorted) {
+    if (!kept.some((parent) => coveredBy(parent, path))) kept.push(path);
+  }
+  return kept.sort();
+}
+
+class PlanBuilder {
+  #grants: PermissionGrant[] = [];
+  #cwd: string | undefined;
+
+  constructor(cwd: string | undefined) {
+    this.#cwd = cwd;
+  }
+
+  /** Normalises a path; `base` resolves relative config-file paths. */
+  path(value: string, base?: string): string {
+    let path = value;
+    if (!isAbsolute(path)) {
+      if (base !== undefined) path = join(base, path);
+      if (!isAbsolute(path) && this.#cwd !== undefined) {
+        path = join(this.#cwd, path);
+      }
+    }
+    path = normalize(path);
+    return path.length > 1 ? path.replace(/\/+$/, "") : path;
+  }
+
+  add(name: PermissionName, value: string, reason: string): void {
+    this.#grants.push({ name, value, reason });
+  }
+
+  build(): PermissionPlan {
+    const lists = new Map<PermissionName, string[]>();
+    for (const name of PERMISSION_NAMES) {
+      const values = this.#grants.filter((g) => g.name === name).map((g) =>
+        g.value
+      );
+      lists.set(
+        name,
+        name === "read" || name === "write"
+          ? prunePaths(values)
+          : [...new Set(values)].sort(),
+      );
+    }
+    const seen = new Set<string>();
+    const grants = this.#grants.filter((g) => {
+      const key = `${g.name}\0${g.value}`;
+      if (seen.has(key) || !lists.get(g.name)?.includes(g.value)) return false;
+      seen.add(key);
+      return true;
+    });
+    return {
+      read: lists.get("read") ?? [],
+      write: lists.get("write") ?? [],
+      net: lists.get("net") ?? [],
+      env: lists.get("env") ?? [],
+      sys: lists.get("sys") ?? [],
+      grants,
+    };
+  }
+}
+
+/** `host:port` in Deno's syntax (IPv6 literals get brackets). */
+export function hostPort(host: string, port: number): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  return bare.includes(":") ? `[${bare}]:${port}` : `${bare}:${port}`;
+}
+
+function addEndpoint(b: PlanBuilder, endpoint: string, field: string): void {
+  if (endpoint.startsWith("sim://")) return; // simulated runtime: in-process
+  let socket: string;
+  if (endpoint.startsWith("unix://")) {
+    socket = endpoint.slice("unix://".length);
+  } else if (endpoint.startsWith("/")) {
+    socket = endpoint; // upstream still accepts a bare socket path
+  } else {
+    throw new PermissionPlanError(
+      field,
+      `"${endpoint}" is not a "unix://" or "sim://" endpoint; use e.g. "unix:///run/containerd/containerd.sock"`,
+    );
+  }
+  if (socket === "" || socket.startsWith("@") || !socket.startsWith("/")) {
+    throw new PermissionPlanError(
+      field,
+      `"${endpoint}" must name an absolute socket path (abstract and relative sockets cannot be granted)`,
+    );
+  }
+  b.add("read", socket, field);
+  b.add("write", socket, field);
+  b.add("net", `unix:${socket}`, field);
+}
+
+function addListener(
+  b: PlanBuilder,
+  address: string,
+  port: number,
+  field: string,
+): void {
+  if (port > 0) b.add("net", hostPort(address, port), field);
+}
+
+function addKubeconfig(
+  b: PlanBuilder,
+  path: string,
+  field: string,
+  readFile: (path: string) => string | undefined,
+): void {
+  b.add("read", path, field);
+  const text = readFile(path);
+  if (text === undefined) return;
+  const needs = kubeconfigNeeds(text, path);
+  for (const server of needs.servers) b.add("net", server, `${field} server`);
+  for (const file of needs.files) {
+    b.add("read", b.path(file), `${field} credentials`);
+  }
+}
+
+function defaultReadFile(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function addFlags(
+  b: PlanBuilder,
+  flags: PlanFlags,
+  readFile: (path: string) => string | undefined,
+): void {
+  const rootDir = b.path(flags.rootDir || PLAN_DEFAULTS.rootDir);
+  b.add("read", rootDir, "--root-dir");
+  b.add("write", rootDir, "--root-dir");
+  if (flags.config) b.add("read", b.path(flags.config), "--config");
+  if (flags.configDir) b.add("read", b.path(flags.configDir), "--config-dir");
+  if (flags.certDir) {
+    b.add("read", b.path(flags.certDir), "--cert-dir");
+    b.add("write", b.path(flags.certDir), "--cert-dir");
+  }
+  if (flags.lockFile) {
+    b.add("read", b.path(flags.lockFile), "--lock-file");
+    b.add("write", b.path(flags.lockFile), "--lock-file");
+  }
+  if (flags.kubeconfig) {
+    const path = b.path(flags.kubeconfig);
+    addKubeconfig(b, path, "--kubeconfig", readFile);
+    // TLS bootstrap writes the real kubeconfig once the CSR is approved.
+    if (flags.bootstrapKubeconfig) b.add("write", path, "--kubeconfig");
+  }
+  if (flags.bootstrapKubeconfig) {
+    const path = b.path(flags.bootstrapKubeconfig);
+    addKubeconfig(b, path, "--bootstrap-kubeconfig", readFile);
+  }
+}
+
+function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
+  const file = (value: string | undefined, field: string) => {
+    if (value) b.add("read", b.path(value, base), field);
+  };
+  file(config.staticPodPath, "staticPodPath");
+  file(config.tlsCertFile, "tlsCertFile");
+  file(config.tlsPrivateKeyFile, "tlsPrivateKeyFile");
+  file(
+    config.authentication?.x509?.clientCAFile,
+    "authentication.x509.clientCAFile",
+  );
+  file(config.resolvConf ?? PLAN_DEFAULTS.resolvConf, "resolvConf");
+  const logs = b.path(config.podLogsDir || PLAN_DEFAULTS.podLogsDir, base);
+  b.add("read", logs, "podLogsDir");
+  b.add("write", logs, "podLogsDir");
+
+  const runtime = config.containerRuntimeEndpoint ||
+    PLAN_DEFAULTS.containerRuntimeEndpoint;
+  addEndpoint(b, runtime, "containerRuntimeEndpoint");
+  if (config.imageServiceEndpoint) {
+    addEndpoint(b, config.imageServiceEndpoint, "imageServiceEndpoint");
+  }
+  if (config.staticPodURL) {
+    let url: URL;
+    try {
+      url = new URL(config.staticPodURL);
+    } catch (cause) {
+      throw new PermissionPlanError(
+        "staticPodURL",
+        `"${config.staticPodURL}" is not a URL; use e.g. "http://host:8080/pods"`,
+        { cause },
+      );
+    }
+    const port = url.port !== ""
+      ? Number(url.port)
+      : (url.protocol === "https:" ? 443 : 80);
+    b.add("net", hostPort(url.hostname, port), "staticPodURL");
+  }
+
+  const address = config.address || PLAN_DEFAULTS.address;
+  addListener(b, address, config.port ?? PLAN_DEFAULTS.port, "port");
+  addListener(
+    b,
+    address,
+    config.readOnlyPort ?? PLAN_DEFAULTS.readOnlyPort,
+    "readOnlyPort",
+  );
+  addListener(
+    b,
+    config.healthzBindAddress || PLAN_DEFAULTS.healthzBindAddress,
+    config.healthzPort ?? PLAN_DEFAULTS.healthzPort,
+    "healthzPort",
+  );
+}
+
+/**
+ * Computes the exact read/write/net/env/sys grants a config + flags need.
+ * Relative paths in the config file are resolved against the config file's
+ * directory, as upstream does; sockets are kept exactly as configured
+ * (Deno's `unix:` rule is an exact match).
+ * @throws {PermissionPlanError} for an endpoint/URL that cannot be granted.
+ */
+export function planPermissions(
+  ctx: PlanContext,
+  options: PlanOptions = {},
+): PermissionPlan {
+  const b = new PlanBuilder(options.cwd);
+  const readFile = options.readFile ?? defaultReadFile;
+  addFlags(b, ctx.flags, readFile);
+  const base = ctx.flags.config ? dirname(b.path(ctx.flags.config)) : undefined;
+  addConfig(b, ctx.config, base);
+  for (const net of options.extraNet ?? []) b.add("net", net, "--api-server");
+  for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
+    b.add("env", name, why);
+  }
+  for (const [name, why] of Object.entries(KUBELET_SYS_NAMES)) {
+    b.add("sys", name, why);
+  }
+  return b.build();
+}
+
+/** The plan for {@linkcode STANDARD_LAYOUT}, the default binary's lists. */
+export function standardPlan(options: PlanOptions = {}): PermissionPlan {
+  return planPermissions(STANDARD_LAYOUT, {
+    readFile: () => undefined,
+    ...options,
+  });
+}

@@ -1,0 +1,226 @@
+import assert from "node:assert/strict";
+import {
+  PermissionPlanError,
+  planPermissions,
+  STANDARD_LAYOUT,
+  standardPlan,
+} from "./mod.ts";
+
+const noFile = () => undefined;
+
+Deno.test("planPermissions() applies upstream defaults to an empty config", () => {
+  const plan = planPermissions({ config: {}, flags: {} }, { readFile: noFile });
+  assert.deepEqual(plan.read, [
+    "/etc/resolv.conf",
+    "/run/containerd/containerd.sock",
+    "/var/lib/kubelet",
+    "/var/log/pods",
+  ]);
+  assert.deepEqual(plan.write, [
+    "/run/containerd/containerd.sock",
+    "/var/lib/kubelet",
+    "/var/log/pods",
+  ]);
+  assert.deepEqual(plan.net, [
+    "0.0.0.0:10250",
+    "127.0.0.1:10248",
+    "unix:/run/containerd/containerd.sock",
+  ]);
+  assert.deepEqual(plan.env, [
+    "BUF_BIGINT_DISABLE",
+    "LOG_STREAM",
+    "LOG_TOKENS",
+  ]);
+  assert.ok(plan.sys.includes("hostname"));
+  for (const forbidden of ["all", "run", "ffi"]) {
+    assert.ok(!plan.grants.some((g) => (g.name as string) === forbidden));
+  }
+});
+
+Deno.test("planPermissions() keeps socket paths exactly as configured", () => {
+  const plan = planPermissions({
+    config: {
+      containerRuntimeEndpoint: "unix:///var/run/containerd/containerd.sock",
+      imageServiceEndpoint: "unix:///run/images//img.sock",
+    },
+    flags: {},
+  }, { readFile: noFile });
+  assert.ok(plan.net.includes("unix:/var/run/containerd/containerd.sock"));
+  assert.ok(plan.net.includes("unix:/run/images//img.sock"));
+  assert.ok(!plan.net.includes("unix:/run/containerd/containerd.sock"));
+  assert.ok(plan.read.includes("/var/run/containerd/containerd.sock"));
+  assert.ok(plan.write.includes("/run/images//img.sock"));
+});
+
+Deno.test("planPermissions() grants nothing for the sim:// runtime", () => {
+  const plan = planPermissions({
+    config: { containerRuntimeEndpoint: "sim://local" },
+    flags: { rootDir: "/tmp/r" },
+  }, { readFile: noFile });
+  assert.ok(!plan.net.some((n) => n.startsWith("unix:")));
+  assert.deepEqual(plan.write, ["/tmp/r", "/var/log/pods"]);
+});
+
+Deno.test("planPermissions() rejects non-unix endpoints naming the field", () => {
+  assert.throws(
+    () =>
+      planPermissions({
+        config: { imageServiceEndpoint: "tcp://10.0.0.1:1234" },
+        flags: {},
+      }, { readFile: noFile }),
+    (error: unknown) =>
+      error instanceof PermissionPlanError &&
+      error.field === "imageServiceEndpoint" &&
+      error.message.includes("unix://"),
+  );
+  assert.throws(
+    () =>
+      planPermissions({
+        config: { containerRuntimeEndpoint: "unix://@abstract" },
+        flags: {},
+      }, { readFile: noFile }),
+    PermissionPlanError,
+  );
+});
+
+Deno.test("planPermissions() derives listeners from address and ports", () => {
+  const plan = planPermissions({
+    config: {
+      address: "::",
+      port: 11250,
+      readOnlyPort: 10255,
+      healthzBindAddress: "10.1.2.3",
+      healthzPort: 0,
+    },
+    flags: {},
+  }, { readFile: noFile });
+  const tcp = plan.net.filter((n) => !n.startsWith("unix:"));
+  assert.deepEqual(tcp, ["[::]:10255", "[::]:11250"]);
+});
+
+Deno.test("planPermissions() resolves config-relative paths against the config file", () => {
+  const plan = planPermissions({
+    config: { staticPodPath: "manifests/", podLogsDir: "/logs/" },
+    flags: { config: "/etc/kts/config.yaml", rootDir: "/srv/kubelet" },
+  }, { readFile: noFile });
+  assert.ok(plan.read.includes("/etc/kts/manifests"));
+  assert.ok(plan.read.includes("/etc/kts/config.yaml"));
+  assert.ok(plan.write.includes("/logs"));
+  assert.ok(plan.write.includes("/srv/kubelet"));
+});
+
+Deno.test("planPermissions() makes relative flag paths absolute with cwd", () => {
+  const plan = planPermissions({
+    config: {},
+    flags: { rootDir: "state", config: "kc.yaml" },
+  }, { readFile: noFile, cwd: "/build" });
+  assert.ok(plan.write.includes("/build/state"));
+  assert.ok(plan.read.includes("/build/kc.yaml"));
+});
+
+Deno.test("planPermissions() drops paths covered by a granted directory", () => {
+  const plan = planPermissions({
+    config: {
+      staticPodPath: "/var/lib/kubelet/manifests",
+      tlsCertFile: "/var/lib/kubelet/pki/kubelet.crt",
+      podLogsDir: "/var/lib/kubelet-logs",
+    },
+    flags: { certDir: "/var/lib/kubelet/pki" },
+  }, { readFile: noFile });
+  assert.deepEqual(
+    plan.read.filter((p) => p.startsWith("/var/lib")),
+    ["/var/lib/kubelet", "/var/lib/kubelet-logs"],
+  );
+  assert.deepEqual(plan.write, [
+    "/run/containerd/containerd.sock",
+    "/var/lib/kubelet",
+    "/var/lib/kubelet-logs",
+  ]);
+  for (const grant of plan.grants) {
+    assert.ok(plan[grant.name].includes(grant.value), grant.value);
+  }
+});
+
+Deno.test("planPermissions() adds the API server and credentials from a readable kubeconfig", () => {
+  const kubeconfig = [
+    "apiVersion: v1",
+    "kind: Config",
+    "current-context: main",
+    "clusters:",
+    "- name: c1",
+    "  cluster: {server: 'https://api.example.com:6443', certificate-authority: pki/ca.crt}",
+    "- name: other",
+    "  cluster: {server: 'https://other.example.com'}",
+    "contexts:",
+    "- name: main",
+    "  context: {cluster: c1, user: u1}",
+    "users:",
+    "- name: u1",
+    "  user: {client-certificate: /var/lib/kubelet/pki/c.pem, client-key: /keys/k.pem}",
+  ].join("\n");
+  const files: Record<string, string> = { "/etc/k/kubelet.conf": kubeconfig };
+  const plan = planPermissions({
+    config: {},
+    flags: { kubeconfig: "/etc/k/kubelet.conf" },
+  }, { readFile: (p) => files[p] });
+  assert.ok(plan.net.includes("api.example.com:6443"));
+  assert.ok(!plan.net.some((n) => n.startsWith("other.example.com")));
+  assert.ok(plan.read.includes("/etc/k/pki/ca.crt"));
+  assert.ok(plan.read.includes("/keys/k.pem"));
+  assert.ok(plan.read.includes("/etc/k/kubelet.conf"));
+  assert.ok(!plan.write.includes("/etc/k/kubelet.conf"));
+});
+
+Deno.test("planPermissions() lets TLS bootstrap write the kubeconfig", () => {
+  const plan = planPermissions({
+    config: {},
+    flags: {
+      kubeconfig: "/etc/k/kubelet.conf",
+      bootstrapKubeconfig: "/etc/k/bootstrap.conf",
+    },
+  }, {
+    readFile: (p) =>
+      p === "/etc/k/bootstrap.conf"
+        ? "clusters: [{name: a, cluster: {server: 'https://[fd00::1]'}}]"
+        : undefined,
+  });
+  assert.ok(plan.write.includes("/etc/k/kubelet.conf"));
+  assert.ok(plan.read.includes("/etc/k/bootstrap.conf"));
+  assert.ok(plan.net.includes("[fd00::1]:443"));
+});
+
+Deno.test("planPermissions() turns staticPodURL into host:port", () => {
+  const plan = planPermissions({
+    config: { staticPodURL: "http://pods.local/list" },
+    flags: {},
+  }, { readFile: noFile });
+  assert.ok(plan.net.includes("pods.local:80"));
+  assert.throws(
+    () =>
+      planPermissions({ config: { staticPodURL: "::nope" }, flags: {} }, {
+        readFile: noFile,
+      }),
+    /staticPodURL/,
+  );
+});
+
+Deno.test("standardPlan() covers the kubeadm layout and no more", () => {
+  const plan = standardPlan();
+  assert.deepEqual(plan.write, [
+    "/etc/kubernetes/kubelet.conf",
+    "/run/containerd/containerd.sock",
+    "/var/lib/kubelet",
+    "/var/log/pods",
+  ]);
+  assert.ok(plan.read.includes("/etc/kubernetes/manifests"));
+  assert.ok(plan.read.includes("/etc/kubernetes/pki/ca.crt"));
+  assert.ok(!plan.read.includes("/etc"));
+  assert.deepEqual(plan.net, [
+    "0.0.0.0:10250",
+    "127.0.0.1:10248",
+    "unix:/run/containerd/containerd.sock",
+  ]);
+  const withApi = standardPlan({ extraNet: ["10.0.0.1:6443"] });
+  assert.ok(withApi.net.includes("10.0.0.1:6443"));
+  assert.equal(STANDARD_LAYOUT.flags.rootDir, "/var/lib/kubelet");
+});

@@ -1,0 +1,251 @@
+/**
+ * Builds the CRI `PodSandboxConfig` and `ContainerConfig` for a pod, following the kubelet's
+ * conventions (§1.7): labels/annotations, log layout, `$(VAR)` expansion, env with fieldRef,
+ * port mappings, namespace options and a minimal Linux security context.
+ *
+ * Everything here is pure; bad references in a spec surface as {@linkcode ContainerConfigError}
+ * (reported by the syncer as `CreateContainerConfigError`).
+ *
+ * @module
+ */
+
+import type { MessageInitShape } from "../runtime/mod.ts";
+import type {
+  ContainerConfigSchema,
+  MountSchema,
+  PodSandboxConfigSchema,
+  PortMappingSchema,
+} from "../runtime/mod.ts";
+import { containerHashString } from "./container_hash.ts";
+import type { Container, Pod } from "./types.ts";
+import { dnsConfigForPod, type DnsOptions } from "./dns_config.ts";
+import {
+  type EnvContext,
+  expandVars,
+  makeEnvironment,
+} from "./container_env.ts";
+import { linuxContainerConfig, linuxSandboxConfig } from "./linux_config.ts";
+
+/** Plain-object init shape of CRI `PodSandboxConfig`. */
+export type PodSandboxConfigInit = MessageInitShape<
+  typeof PodSandboxConfigSchema
+>;
+/** Plain-object init shape of CRI `ContainerConfig`. */
+export type ContainerConfigInit = MessageInitShape<
+  typeof ContainerConfigSchema
+>;
+
+export { ContainerConfigError } from "./container_env.ts";
+
+/** CRI label keys the kubelet puts on sandboxes and containers. */
+export const POD_NAME_LABEL = "io.kubernetes.pod.name";
+export const POD_NAMESPACE_LABEL = "io.kubernetes.pod.namespace";
+export const POD_UID_LABEL = "io.kubernetes.pod.uid";
+export const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
+/** CRI annotation keys the kubelet puts on containers. */
+export const CONTAINER_HASH_ANNOTATION = "io.kubernetes.container.hash";
+export const CONTAINER_RESTART_COUNT_ANNOTATION =
+  "io.kubernetes.container.restartCount";
+export const TERMINATION_MESSAGE_PATH_ANNOTATION =
+  "io.kubernetes.container.terminationMessagePath";
+export const TERMINATION_MESSAGE_POLICY_ANNOTATION =
+  "io.kubernetes.container.terminationMessagePolicy";
+export const POD_DELETION_GRACE_ANNOTATION =
+  "io.kubernetes.pod.deletionGracePeriod";
+export const POD_TERMINATION_GRACE_ANNOTATION =
+  "io.kubernetes.pod.terminationGracePeriod";
+export const PRESTOP_HANDLER_ANNOTATION =
+  "io.kubernetes.container.preStopHandler";
+export const CONTAINER_PORTS_ANNOTATION = "io.kubernetes.container.ports";
+export const CONTAINER_TYPE_ANNOTATION = "io.kubernetes.container.type";
+
+/** Default `terminationMessagePath` (API default). */
+export const DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log";
+
+/** Kind of container instance, recorded in `io.kubernetes.container.type`. */
+export type ContainerType = "init" | "container" | "ephemeral";
+
+function joinPath(a: string, b: string): string {
+  return a.endsWith("/") ? `${a}${b}` : `${a}/${b}`;
+}
+
+/** `<podLogsDir>/<namespace>_<name>_<uid>`: the pod's log directory. */
+export function podLogDirectory(podLogsDir: string, pod: Pod): string {
+  const m = pod.metadata;
+  return joinPath(
+    podLogsDir,
+    `${m.namespace ?? "default"}_${m.name ?? ""}_${m.uid ?? ""}`,
+  );
+}
+
+/** `<containerName>/<restartCount>.log`: a container log path, relative to the pod log dir. */
+export function containerLogPath(
+  containerName: string,
+  restartCount: number,
+): string {
+  return `${containerName}/${restartCount}.log`;
+}
+
+/** The three pod identity labels. */
+export function podIdentityLabels(pod: Pod): Record<string, string> {
+  return {
+    [POD_NAME_LABEL]: pod.metadata.name ?? "",
+    [POD_NAMESPACE_LABEL]: pod.metadata.namespace ?? "default",
+    [POD_UID_LABEL]: pod.metadata.uid ?? "",
+  };
+}
+
+/**
+ * Hostname for the sandbox: `spec.hostname` or the pod name, cut to 63 characters without a
+ * trailing `-`/`.`. Host-network pods get none (the runtime then keeps the node's).
+ */
+export function podHostname(pod: Pod): string {
+  if (pod.spec.hostNetwork) return "";
+  let name = pod.spec.hostname ?? pod.metadata.name ?? "";
+  if (name.length > 63) name = name.slice(0, 63).replace(/[-.]+$/, "");
+  return name;
+}
+
+/** Options of {@linkcode generatePodSandboxConfig}. */
+export interface SandboxConfigOptions {
+  podLogsDir: string;
+  /** Sandbox attempt (from `computePodActions`). */
+  attempt: number;
+  /** DNS inputs; omitted → no DNS config is sent (the runtime default applies). */
+  dns?: DnsOptions;
+}
+
+function portMappings(pod: Pod): MessageInitShape<typeof PortMappingSchema>[] {
+  const seen = new Set<string>();
+  const out: MessageInitShape<typeof PortMappingSchema>[] = [];
+  for (const c of pod.spec.containers) {
+    for (const p of c.ports ?? []) {
+      const protocol = p.protocol === "UDP" ? 1 : p.protocol === "SCTP" ? 2 : 0;
+      const key = `${protocol}/${p.containerPort}/${p.hostPort ?? 0}/${
+        p.hostIP ?? ""
+      }`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        protocol,
+        containerPort: p.containerPort,
+        hostPort: p.hostPort ?? 0,
+        hostIp: p.hostIP ?? "",
+      });
+    }
+  }
+  return out;
+}
+
+/** Builds the CRI `PodSandboxConfig` for `pod`. */
+export function generatePodSandboxConfig(
+  pod: Pod,
+  options: SandboxConfigOptions,
+): PodSandboxConfigInit {
+  const config: PodSandboxConfigInit = {
+    metadata: {
+      name: pod.metadata.name ?? "",
+      namespace: pod.metadata.namespace ?? "default",
+      uid: pod.metadata.uid ?? "",
+      attempt: options.attempt,
+    },
+    hostname: podHostname(pod),
+    logDirectory: podLogDirectory(options.podLogsDir, pod),
+    portMappings: portMappings(pod),
+    labels: { ...(pod.metadata.labels ?? {}), ...podIdentityLabels(pod) },
+    annotations: { ...(pod.metadata.annotations ?? {}) },
+    linux: linuxSandboxConfig(pod),
+  };
+  if (options.dns) {
+    const dns = dnsConfigForPod(pod, options.dns);
+    if (dns) config.dnsConfig = dns;
+  }
+  return config;
+}
+
+/** Options of {@linkcode generateContainerConfig}. */
+export interface ContainerConfigOptions extends EnvContext {
+  /** Restart count of the new instance (also the CRI attempt and log file number). */
+  restartCount: number;
+  /** Image reference to run (what `PullImage`/`ImageStatus` returned). */
+  imageRef: string;
+  containerType: ContainerType;
+  /** Host path of the termination-message file to bind-mount, if one was created. */
+  terminationMessageHostPath?: string;
+}
+
+function containerAnnotations(
+  pod: Pod,
+  container: Container,
+  options: ContainerConfigOptions,
+): Record<string, string> {
+  const a: Record<string, string> = {
+    [CONTAINER_HASH_ANNOTATION]: containerHashString(container),
+    [CONTAINER_RESTART_COUNT_ANNOTATION]: String(options.restartCount),
+    [TERMINATION_MESSAGE_PATH_ANNOTATION]: container.terminationMessagePath ??
+      DEFAULT_TERMINATION_MESSAGE_PATH,
+    [TERMINATION_MESSAGE_POLICY_ANNOTATION]:
+      container.terminationMessagePolicy ?? "File",
+    [CONTAINER_TYPE_ANNOTATION]: options.containerType,
+  };
+  if (pod.metadata.deletionGracePeriodSeconds !== undefined) {
+    a[POD_DELETION_GRACE_ANNOTATION] = String(
+      pod.metadata.deletionGracePeriodSeconds,
+    );
+  }
+  if (pod.spec.terminationGracePeriodSeconds !== undefined) {
+    a[POD_TERMINATION_GRACE_ANNOTATION] = String(
+      pod.spec.terminationGracePeriodSeconds,
+    );
+  }
+  if (container.lifecycle?.preStop) {
+    a[PRESTOP_HANDLER_ANNOTATION] = JSON.stringify(container.lifecycle.preStop);
+  }
+  if (container.ports && container.ports.length > 0) {
+    a[CONTAINER_PORTS_ANNOTATION] = JSON.stringify(container.ports);
+  }
+  return a;
+}
+
+/**
+ * Builds the CRI `ContainerConfig` for one container instance.
+ * @throws {ContainerConfigError} when an env reference cannot be resolved.
+ */
+export function generateContainerConfig(
+  pod: Pod,
+  container: Container,
+  options: ContainerConfigOptions,
+): ContainerConfigInit {
+  const env = makeEnvironment(pod, container, options);
+  const lookup = new Map(env.map((e) => [e.key, e.value]));
+  const mounts: MessageInitShape<typeof MountSchema>[] = [];
+  if (options.terminationMessageHostPath) {
+    mounts.push({
+      containerPath: container.terminationMessagePath ??
+        DEFAULT_TERMINATION_MESSAGE_PATH,
+      hostPath: options.terminationMessageHostPath,
+    });
+  }
+  return {
+    metadata: { name: container.name, attempt: options.restartCount },
+    image: {
+      image: options.imageRef,
+      userSpecifiedImage: container.image ?? "",
+    },
+    command: (container.command ?? []).map((s) => expandVars(s, lookup)),
+    args: (container.args ?? []).map((s) => expandVars(s, lookup)),
+    workingDir: container.workingDir ?? "",
+    envs: env,
+    mounts,
+    labels: {
+      ...podIdentityLabels(pod),
+      [CONTAINER_NAME_LABEL]: container.name,
+    },
+    annotations: containerAnnotations(pod, container, options),
+    logPath: containerLogPath(container.name, options.restartCount),
+    stdin: container.stdin ?? false,
+    stdinOnce: container.stdinOnce ?? false,
+    tty: container.tty ?? false,
+    linux: linuxContainerConfig(pod, container),
+  };
+}

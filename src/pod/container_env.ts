@@ -1,0 +1,172 @@
+/**
+ * Container environment: `$(VAR)` expansion (kubelet's forked `expansion` package semantics) and
+ * env var resolution with `valueFrom.fieldRef`.
+ *
+ * @module
+ */
+
+import type { Container, EnvVar, Pod } from "./types.ts";
+
+/** A container spec field cannot be turned into CRI config (reported as CreateContainerConfigError). */
+export class ContainerConfigError extends Error {
+  /** Field path in the pod spec, e.g. `spec.containers[0].env[2].valueFrom.fieldRef`. */
+  readonly field: string;
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super(`${field}: ${message}`, options);
+    this.name = "ContainerConfigError";
+    this.field = field;
+  }
+}
+
+/**
+ * Expands `$(NAME)` references in `input` from `vars`. Unknown references stay as written,
+ * `$$` becomes `$`, and a `$` not followed by `(` or `$` is kept literally.
+ */
+export function expandVars(
+  input: string,
+  vars: ReadonlyMap<string, string>,
+): string {
+  let out = "";
+  let i = 0;
+  while (i < input.length) {
+    const ch = input[i]!;
+    if (ch !== "$" || i + 1 >= input.length) {
+      out += ch;
+      i++;
+      continue;
+    }
+    const next = input[i + 1]!;
+    if (next === "$") {
+      out += "$";
+      i += 2;
+    } else if (next === "(") {
+      const close = input.indexOf(")", i + 2);
+      if (close === -1) {
+        // an unterminated reference is copied through as text
+        out += "$(";
+        i += 2;
+      } else {
+        const name = input.slice(i + 2, close);
+        out += vars.get(name) ?? `$(${name})`;
+        i = close + 1;
+      }
+    } else {
+      out += "$" + next;
+      i += 2;
+    }
+  }
+  return out;
+}
+
+/** Values `fieldRef`s can see besides the pod object. */
+export interface EnvContext {
+  nodeName: string;
+  /** Primary pod IP ("" when unknown). */
+  podIP?: string;
+  podIPs?: string[];
+  hostIP?: string;
+  hostIPs?: string[];
+}
+
+const SUBSCRIPT_REGEXP = /^metadata\.(labels|annotations)\['([^']*)'\]$/;
+
+function resolveFieldRef(
+  pod: Pod,
+  fieldPath: string,
+  ctx: EnvContext,
+): string | undefined {
+  const sub = SUBSCRIPT_REGEXP.exec(fieldPath);
+  if (sub) {
+    const map = sub[1] === "labels"
+      ? pod.metadata.labels
+      : pod.metadata.annotations;
+    return map?.[sub[2]!] ?? "";
+  }
+  switch (fieldPath) {
+    case "metadata.name":
+      return pod.metadata.name ?? "";
+    case "metadata.namespace":
+      return pod.metadata.namespace ?? "default";
+    case "metadata.uid":
+      return pod.metadata.uid ?? "";
+    case "spec.nodeName":
+      return pod.spec.nodeName ?? ctx.nodeName;
+    case "spec.serviceAccountName":
+      return pod.spec.serviceAccountName ?? "";
+    case "status.hostIP":
+      return ctx.hostIP ?? "";
+    case "status.hostIPs":
+      return (ctx.hostIPs ?? (ctx.hostIP ? [ctx.hostIP] : [])).join(",");
+    case "status.podIP":
+      return ctx.podIP ?? "";
+    case "status.podIPs":
+      return (ctx.podIPs ?? (ctx.podIP ? [ctx.podIP] : [])).join(",");
+  }
+  return undefined;
+}
+
+function containerField(pod: Pod, container: Container): string {
+  const inits = pod.spec.initContainers ?? [];
+  const initIndex = inits.indexOf(container);
+  if (initIndex >= 0) return `spec.initContainers[${initIndex}]`;
+  const index = pod.spec.containers.indexOf(container);
+  return `spec.containers[${index >= 0 ? index : pod.spec.containers.length}]`;
+}
+
+function resolveOne(
+  pod: Pod,
+  envVar: EnvVar,
+  field: string,
+  ctx: EnvContext,
+  defined: ReadonlyMap<string, string>,
+): string | undefined {
+  const from = envVar.valueFrom;
+  if (!from) return expandVars(envVar.value ?? "", defined);
+  if (from.fieldRef) {
+    const value = resolveFieldRef(pod, from.fieldRef.fieldPath, ctx);
+    if (value === undefined) {
+      throw new ContainerConfigError(
+        `${field}.valueFrom.fieldRef.fieldPath`,
+        `unsupported field path "${from.fieldRef.fieldPath}"; use metadata.name, metadata.namespace, metadata.uid, metadata.labels['k'], metadata.annotations['k'], spec.nodeName, spec.serviceAccountName, status.hostIP(s) or status.podIP(s)`,
+      );
+    }
+    return value;
+  }
+  const ref = from.configMapKeyRef ?? from.secretKeyRef;
+  if (ref) {
+    if (ref.optional) return undefined;
+    const kind = from.configMapKeyRef ? "configMapKeyRef" : "secretKeyRef";
+    throw new ContainerConfigError(
+      `${field}.valueFrom.${kind}`,
+      `cannot resolve "${
+        ref.name ?? ""
+      }/${ref.key}": this kubelet runs without an API server; set "optional: true" or use a literal value`,
+    );
+  }
+  if (from.resourceFieldRef) {
+    throw new ContainerConfigError(
+      `${field}.valueFrom.resourceFieldRef`,
+      `resource references are not supported yet; use a literal value`,
+    );
+  }
+  return expandVars(envVar.value ?? "", defined);
+}
+
+/**
+ * Resolves the container's env list to CRI key/values: literal values may reference earlier
+ * variables with `$(NAME)`; later definitions of a name replace earlier ones in place.
+ * @throws {ContainerConfigError} for unsupported or unresolvable references.
+ */
+export function makeEnvironment(
+  pod: Pod,
+  container: Container,
+  ctx: EnvContext,
+): { key: string; value: string }[] {
+  const defined = new Map<string, string>();
+  const base = containerField(pod, container);
+  (container.env ?? []).forEach((envVar, i) => {
+    const value = resolveOne(pod, envVar, `${base}.env[${i}]`, ctx, defined);
+    if (value !== undefined) defined.set(envVar.name, value);
+  });
+  return [...defined].map(([key, value]) => ({ key, value }));
+}

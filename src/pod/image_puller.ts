@@ -1,0 +1,182 @@
+/**
+ * Makes sure a container's image is present before the container is created (kubelet's
+ * `EnsureImageExists`): pull policy (explicit or defaulted), per-image pull back-off, and
+ * serialized or bounded-parallel pulls.
+ *
+ * Failures are values with the upstream reasons: `ErrImagePull`, `ImagePullBackOff`,
+ * `ErrImageNeverPull`, `InvalidImageName`.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { ImageService, PullImageRequestInit } from "../runtime/mod.ts";
+import { type Backoff, createImageBackoff, imageBackoffKey } from "./backoff.ts";
+import type { Container, Pod, PullPolicy } from "./types.ts";
+
+/** Outcome of {@linkcode ImagePuller.ensureImage}. */
+export type EnsureImageResult =
+  | { ok: true; imageRef: string }
+  | { ok: false; reason: string; message: string; retryAt?: number };
+
+/** Pulls images on behalf of the syncer. */
+export interface ImagePuller {
+  /** Resolves the image reference to run for `container`, pulling it if the policy says so. */
+  ensureImage(
+    pod: Pod,
+    container: Container,
+    options: { sandboxConfig?: PullImageRequestInit["sandboxConfig"]; signal?: AbortSignal },
+  ): Promise<EnsureImageResult>;
+}
+
+/** Options of {@linkcode createImagePuller}. */
+export interface ImagePullerOptions {
+  /** Pull one image at a time (kubelet default `true`). */
+  serializeImagePulls: boolean;
+  /** Cap on parallel pulls when not serialized (0 or unset = unlimited). */
+  maxParallelImagePulls?: number;
+}
+
+const IMAGE_REFERENCE_REGEXP = /^[a-z0-9]+(?:[._\-\/:@][A-Za-z0-9_.\-]+)*$/;
+
+/** Kubernetes API default pull policy: Always for `:latest` or untagged images. */
+export function defaultPullPolicy(image: string): PullPolicy {
+  if (image.includes("@")) return "IfNotPresent";
+  const lastSegment = image.slice(image.lastIndexOf("/") + 1);
+  const colon = lastSegment.lastIndexOf(":");
+  if (colon === -1) return "Always";
+  return lastSegment.slice(colon + 1) === "latest" ? "Always" : "IfNotPresent";
+}
+
+/** A counting semaphore whose waiters give up when their signal aborts. */
+class Semaphore {
+  #free: number;
+  #waiters: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
+    if (this.#free > 0) {
+      this.#free--;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const wake = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          this.#waiters = this.#waiters.filter((w) => w !== wake);
+          reject(signal!.reason);
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        this.#waiters.push(wake);
+      });
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiters.shift();
+      if (next) next();
+      else this.#free++;
+    };
+  }
+}
+
+class RuntimeImagePuller implements ImagePuller {
+  #images: ImageService;
+  #clock: Clock;
+  #logger: Logger;
+  #backoff: Backoff;
+  #limit: Semaphore | undefined;
+
+  constructor(
+    deps: { images: ImageService; clock: Clock; logger: Logger; backoff?: Backoff },
+    options: ImagePullerOptions,
+  ) {
+    this.#images = deps.images;
+    this.#clock = deps.clock;
+    this.#logger = deps.logger;
+    this.#backoff = deps.backoff ?? createImageBackoff({ clock: deps.clock });
+    const max = options.serializeImagePulls ? 1 : options.maxParallelImagePulls ?? 0;
+    this.#limit = max > 0 ? new Semaphore(max) : undefined;
+  }
+
+  async #imageRef(image: string, signal?: AbortSignal): Promise<string> {
+    const res = await this.#images.imageStatus({ image: { image } }, signal ? { signal } : {});
+    return res.image?.id ?? "";
+  }
+
+  async ensureImage(
+    pod: Pod,
+    container: Container,
+    options: { sandboxConfig?: PullImageRequestInit["sandboxConfig"]; signal?: AbortSignal },
+  ): Promise<EnsureImageResult> {
+    const image = container.image ?? "";
+    if (!IMAGE_REFERENCE_REGEXP.test(image)) {
+      return {
+        ok: false,
+        reason: "InvalidImageName",
+        message: `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+      };
+    }
+    const policy = container.imagePullPolicy ?? defaultPullPolicy(image);
+    const signal = options.signal;
+    const present = policy === "Always" ? "" : await this.#imageRef(image, signal);
+    if (policy !== "Always" && present) {
+      this.#logger.v(4).info("Container image already present on machine", { image });
+      return { ok: true, imageRef: present };
+    }
+    if (policy === "Never") {
+      return {
+        ok: false,
+        reason: "ErrImageNeverPull",
+        message: `Container image "${image}" is not present with pull policy of Never`,
+      };
+    }
+    const key = imageBackoffKey(pod, image);
+    const now = this.#clock.now();
+    if (this.#backoff.isInBackoffSince(key, now)) {
+      return {
+        ok: false,
+        reason: "ImagePullBackOff",
+        message: `Back-off pulling image "${image}"`,
+        retryAt: now + this.#backoff.get(key),
+      };
+    }
+    const release = this.#limit ? await this.#limit.acquire(signal) : undefined;
+    try {
+      this.#logger.info("Pulling image", { image, pod: pod.metadata.name });
+      const request: PullImageRequestInit = { image: { image } };
+      if (options.sandboxConfig) request.sandboxConfig = options.sandboxConfig;
+      const res = await this.#images.pullImage(request, signal ? { signal } : {});
+      const imageRef = res.imageRef || (await this.#imageRef(image, signal)) || image;
+      this.#logger.info("Successfully pulled image", { image, imageRef });
+      return { ok: true, imageRef };
+    } catch (error) {
+      signal?.throwIfAborted();
+      this.#backoff.next(key, this.#clock.now());
+      const detail = error instanceof Error ? error.message : String(error);
+      this.#logger.warn("Failed to pull image", { image, err: detail });
+      return {
+        ok: false,
+        reason: "ErrImagePull",
+        message: `Failed to pull image "${image}": ${detail}`,
+      };
+    } finally {
+      release?.();
+    }
+  }
+}
+
+/** Creates an image puller over the CRI image service. */
+export function createImagePuller(
+  deps: { images: ImageService; clock: Clock; logger: Logger; backoff?: Backoff },
+  options: ImagePullerOptions,
+): ImagePuller {
+  return new RuntimeImagePuller(deps, options);
+}

@@ -1,0 +1,111 @@
+/**
+ * Pod lifecycle: pod types, the pure `computePodActions` decision, the `PodSyncer` that executes
+ * it against the CRI runtime, back-off, image pulling and orphan garbage collection (POD-CORE);
+ * pod sources, pod workers, PLEG and the sync loop (POD-LOOP).
+ *
+ * This folder must not import `@kubernetes/client-node` and must not read global time (use the
+ * injected `Clock`).
+ *
+ * @module
+ */
+
+export type {
+  Container,
+  ContainerPort,
+  ContainerState,
+  ContainerStateRunning,
+  ContainerStateTerminated,
+  ContainerStateWaiting,
+  ContainerStatus,
+  EnvVar,
+  ObjectMeta,
+  Pod,
+  PodCondition,
+  PodIP,
+  PodPhase,
+  PodRuntimeStatus,
+  PodSpec,
+  PodStatus,
+  PodSyncer,
+  PodSyncOutcome,
+  PodUpdateType,
+  PodWork,
+  Probe,
+  PullPolicy,
+  RestartPolicy,
+  SyncResult,
+} from "./types.ts";
+export { podFullName } from "./types.ts";
+
+// POD-CORE: decisions, CRI config, back-off, images, the syncer and orphan GC.
+/** Pure sync plan: `computePodActions(pod, runtimeStatus, options?)`. */
+export {
+  computePodActions,
+  shouldContainerBeRestarted,
+} from "./pod_actions.ts";
+export type {
+  ComputePodActionsOptions,
+  PodActions,
+  ProbeResult,
+} from "./pod_actions.ts";
+/** CRI-backed PodSyncer: `createPodSyncer(deps, options)`. */
+export { createPodSyncer } from "./pod_syncer.ts";
+export type {
+  PodSyncerDeps,
+  PodSyncerOptions,
+  RuntimePodSyncer,
+} from "./pod_syncer.ts";
+/** Stops and removes runtime objects of pods that are no longer active. */
+export { garbageCollectOrphans } from "./gc.ts";
+export type { GarbageCollectOptions, GcResult } from "./gc.ts";
+/** Reads one pod's sandboxes/containers from the runtime. */
+export { getPodRuntimeStatus } from "./runtime_pod_status.ts";
+export { containerHashString, hashContainer } from "./container_hash.ts";
+export {
+  ContainerConfigError,
+  generateContainerConfig,
+  generatePodSandboxConfig,
+  POD_UID_LABEL,
+  podLogDirectory,
+} from "./container_config.ts";
+export { parseResolvConf } from "./dns_config.ts";
+export type { DnsOptions } from "./dns_config.ts";
+export {
+  createBackoff,
+  createContainerBackoff,
+  createImageBackoff,
+} from "./backoff.ts";
+export type { Backoff, BackoffOptions } from "./backoff.ts";
+export { createImagePuller, defaultPullPolicy } from "./image_puller.ts";
+export type {
+  EnsureImageResult,
+  ImagePuller,
+  ImagePullerOptions,
+} from "./image_puller.ts";
+
+// POD-LOOP: static pods, sources, pod config, pod workers, PLEG and the sync loop.
+export {
+  applyStaticPodDefaults,
+  CONFIG_HASH_ANNOTATION,
+  CONFIG_MIRROR_ANNOTATION,
+  CONFIG_SEEN_ANNOTATION,
+  CONFIG_SOURCE_ANNOTATION,
+  ManifestError,
+  parseManifest,
+  readStaticPods,
+} from "./static_pod.ts";
+export { createFileSource, createHttpSource } from "./sources/mod.ts";
+export type { PodSource } from "./sources/mod.ts";
+export { PodConfig } from "./pod_config.ts";
+export type { PodOperation, PodUpdate } from "./pod_config.ts";
+export { PodWorkers } from "./pod_workers.ts";
+export type { WorkerPhase } from "./pod_workers.ts";
+export { computePlegEvents, Pleg } from "./pleg.ts";
+export type { PodLifecycleEvent, PodLifecycleEventType } from "./pleg.ts";
+export {
+  dispatch,
+  LoopEventQueue,
+  PodSyncHandler,
+  runSyncLoop,
+} from "./sync_loop.ts";
+export type { LoopEvent, SyncHandler } from "./sync_loop.ts";

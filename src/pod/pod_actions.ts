@@ -1,0 +1,404 @@
+/**
+ * The pure "decide" half of a pod sync (kubelet's `computePodActions`): given a pod spec and the
+ * runtime's view of the pod, work out whether the sandbox must be (re)created, which containers
+ * to kill (with reasons) and which to start. No I/O happens here.
+ *
+ * Init containers follow the sidecar-aware rules of kubelet v1.34: regular init containers run
+ * one at a time in spec order; init containers with `restartPolicy: Always` (sidecars) are
+ * started in order and kept running.
+ *
+ * @module
+ */
+
+import { containerHashString } from "./container_hash.ts";
+import type {
+  Container,
+  ContainerView,
+  Pod,
+  PodRuntimeStatus,
+  SandboxView,
+} from "./types.ts";
+
+/** Result of a probe as reported by a prober. */
+export type ProbeResult = "success" | "failure" | "unknown";
+
+/** Why a container is being killed (kubelet's `containerKillReason`). */
+export type KillReason = "" | "StartupProbe" | "LivenessProbe" | "Unknown";
+
+/** A running (or unknown-state) container instance that must be stopped. */
+export interface ContainerToKill {
+  containerId: string;
+  name: string;
+  container: Container;
+  message: string;
+  reason: KillReason;
+}
+
+/** The plan for one sync of one pod. */
+export interface PodActions {
+  /** Stop every container and sandbox of the pod first (sandbox change or pod finished). */
+  killPod: boolean;
+  /** Create a new sandbox (after killing the old one). */
+  createSandbox: boolean;
+  /** The sandbox to use when not creating one; the old sandbox's id when recreating (or ""). */
+  sandboxId: string;
+  /** Attempt number for the new sandbox (or the current sandbox's attempt). */
+  attempt: number;
+  /** Indices into `spec.initContainers` to start, in spec order. */
+  initContainersToStart: number[];
+  /** Indices into `spec.containers` to start, in spec order. */
+  containersToStart: number[];
+  /** Container instances to stop before starting anything, keyed by container id. */
+  containersToKill: Map<string, ContainerToKill>;
+}
+
+/** Options of {@linkcode computePodActions}. */
+export interface ComputePodActionsOptions {
+  /** Liveness results by container id (missing = not probed yet). */
+  livenessResults?: ReadonlyMap<string, ProbeResult>;
+  /** Startup results by container id (missing = not probed yet). */
+  startupResults?: ReadonlyMap<string, ProbeResult>;
+}
+
+/** True for init containers declared with `restartPolicy: Always` (sidecars). */
+export function isSidecar(container: Container): boolean {
+  return container.restartPolicy === "Always";
+}
+
+/** The newest container instance named `name` (statuses are sorted newest first). */
+export function findContainerView(
+  status: PodRuntimeStatus,
+  name: string,
+): ContainerView | undefined {
+  return status.containers.find((c) => c.name === name);
+}
+
+function restartsOnFailure(pod: Pod): boolean {
+  return (pod.spec.restartPolicy ?? "Always") !== "Never";
+}
+
+function wantsHostNetwork(pod: Pod): "node" | "pod" {
+  return pod.spec.hostNetwork ? "node" : "pod";
+}
+
+/**
+ * Decides whether the pod needs a new sandbox (kubelet's `PodSandboxChanged`).
+ * Returns `[create, attempt, sandboxId]`.
+ */
+export function sandboxChanged(
+  pod: Pod,
+  status: PodRuntimeStatus,
+): { create: boolean; attempt: number; sandboxId: string } {
+  const newest: SandboxView | undefined = status.sandboxes[0];
+  if (!newest) return { create: true, attempt: 0, sandboxId: "" };
+  const readyCount = status.sandboxes.filter((s) => s.ready).length;
+  const next = newest.attempt + 1;
+  if (readyCount > 1 || !newest.ready) {
+    return { create: true, attempt: next, sandboxId: newest.id };
+  }
+  if (
+    newest.networkMode !== undefined &&
+    newest.networkMode !== wantsHostNetwork(pod)
+  ) {
+    return { create: true, attempt: next, sandboxId: "" };
+  }
+  if (!pod.spec.hostNetwork && newest.ip === "") {
+    return { create: true, attempt: next, sandboxId: newest.id };
+  }
+  return { create: false, attempt: newest.attempt, sandboxId: newest.id };
+}
+
+/**
+ * Whether a container that is not running should be (re)started
+ * (kubelet's `ShouldContainerBeRestarted`).
+ */
+export function shouldContainerBeRestarted(
+  container: Container,
+  pod: Pod,
+  status: PodRuntimeStatus,
+): boolean {
+  if (pod.metadata.deletionTimestamp) return false;
+  const view = findContainerView(status, container.name);
+  if (!view) return true;
+  switch (view.state) {
+    case "running":
+      return false;
+    case "unknown":
+    case "created":
+      return true;
+  }
+  const policy = pod.spec.restartPolicy ?? "Always";
+  if (policy === "Never") return false;
+  if (policy === "OnFailure" && view.exitCode === 0) return false;
+  return true;
+}
+
+function initContainerFailed(view: ContainerView): boolean {
+  if (view.reason === "OOMKilled") return true;
+  if (view.state === "exited" && view.exitCode !== 0) return true;
+  return view.state === "unknown";
+}
+
+function specChanged(container: Container, view: ContainerView): boolean {
+  return view.hash !== containerHashString(container);
+}
+
+function emptyActions(
+  sandbox: { create: boolean; attempt: number; sandboxId: string },
+): PodActions {
+  return {
+    killPod: sandbox.create,
+    createSandbox: sandbox.create,
+    sandboxId: sandbox.sandboxId,
+    attempt: sandbox.attempt,
+    initContainersToStart: [],
+    containersToStart: [],
+    containersToKill: new Map(),
+  };
+}
+
+function anyRegularContainerCreated(
+  pod: Pod,
+  status: PodRuntimeStatus,
+): boolean {
+  return pod.spec.containers.some((c) => {
+    const view = findContainerView(status, c.name);
+    return view !== undefined && view.state !== "unknown";
+  });
+}
+
+/**
+ * Computes what one sync of `pod` must do, given the runtime's view of it.
+ *
+ * @example
+ * ```ts
+ * import { computePodActions } from "./pod_actions.ts";
+ * const pod = { metadata: { name: "web", namespace: "default", uid: "u1" },
+ *   spec: { containers: [{ name: "app", image: "nginx" }] } };
+ * const actions = computePodActions(pod, { uid: "u1", name: "web", namespace: "default",
+ *   sandboxes: [], containers: [] });
+ * console.assert(actions.createSandbox && actions.containersToStart[0] === 0);
+ * ```
+ */
+export function computePodActions(
+  pod: Pod,
+  status: PodRuntimeStatus,
+  options: ComputePodActionsOptions = {},
+): PodActions {
+  const sandbox = sandboxChanged(pod, status);
+  const actions = emptyActions(sandbox);
+  if (sandbox.create) return planNewSandbox(pod, status, actions);
+
+  const initialized = planInitContainers(pod, status, actions, options);
+  if (actions.killPod || !initialized) return actions;
+
+  let keep = 0;
+  pod.spec.containers.forEach((container, index) => {
+    const view = findContainerView(status, container.name);
+    if (!view || view.state !== "running") {
+      if (!shouldContainerBeRestarted(container, pod, status)) return;
+      actions.containersToStart.push(index);
+      if (view?.state === "unknown") {
+        actions.containersToKill.set(view.id, {
+          containerId: view.id,
+          name: container.name,
+          container,
+          message:
+            `Container is in "unknown" state, try killing it before restart`,
+          reason: "Unknown",
+        });
+      }
+      return;
+    }
+    let restart = restartsOnFailure(pod);
+    let message: string;
+    let reason: KillReason = "";
+    if (specChanged(container, view)) {
+      message = `Container ${container.name} definition changed`;
+      restart = true;
+    } else if (options.livenessResults?.get(view.id) === "failure") {
+      message = `Container ${container.name} failed liveness probe`;
+      reason = "LivenessProbe";
+    } else if (options.startupResults?.get(view.id) === "failure") {
+      message = `Container ${container.name} failed startup probe`;
+      reason = "StartupProbe";
+    } else {
+      keep++;
+      return;
+    }
+    if (restart) {
+      message = `${message}, will be restarted`;
+      actions.containersToStart.push(index);
+    }
+    actions.containersToKill.set(view.id, {
+      containerId: view.id,
+      name: container.name,
+      container,
+      message,
+      reason,
+    });
+  });
+
+  if (keep === 0 && actions.containersToStart.length === 0) {
+    actions.killPod = true;
+    // sidecars alone must not keep a finished pod alive
+    actions.initContainersToStart = [];
+  }
+  return actions;
+}
+
+function planNewSandbox(
+  pod: Pod,
+  status: PodRuntimeStatus,
+  actions: PodActions,
+): PodActions {
+  if (
+    !restartsOnFailure(pod) && actions.attempt !== 0 &&
+    status.containers.length > 0
+  ) {
+    // a Never pod whose sandbox went away is done: only kill it
+    actions.createSandbox = false;
+    return actions;
+  }
+  const toStart: number[] = [];
+  pod.spec.containers.forEach((c, index) => {
+    const view = findContainerView(status, c.name);
+    const succeeded = view?.state === "exited" && view.exitCode === 0;
+    if (pod.spec.restartPolicy === "OnFailure" && succeeded) return;
+    toStart.push(index);
+  });
+  if (toStart.length === 0 && anyRegularContainerCreated(pod, status)) {
+    actions.createSandbox = false;
+    return actions;
+  }
+  if ((pod.spec.initContainers ?? []).length > 0) {
+    actions.initContainersToStart = [0];
+    return actions;
+  }
+  actions.containersToStart = toStart;
+  return actions;
+}
+
+/**
+ * Fills the init-container part of `actions`. Returns true when initialisation is complete and
+ * the regular containers should be examined.
+ */
+function planInitContainers(
+  pod: Pod,
+  status: PodRuntimeStatus,
+  actions: PodActions,
+  options: ComputePodActionsOptions,
+): boolean {
+  const inits = pod.spec.initContainers ?? [];
+  if (inits.length === 0) return true;
+
+  // A created or running regular container proves initialisation happened before.
+  let initialized = pod.spec.containers.some((c) => {
+    const state = findContainerView(status, c.name)?.state;
+    return state === "created" || state === "running";
+  });
+  let seenProgress = initialized;
+  const onFailure = restartsOnFailure(pod);
+  const toStart: number[] = [];
+  const kill = (
+    view: ContainerView,
+    container: Container,
+    message: string,
+    reason: KillReason,
+  ) =>
+    actions.containersToKill.set(view.id, {
+      containerId: view.id,
+      name: container.name,
+      container,
+      message,
+      reason,
+    });
+
+  // Walk backwards: finished init containers may have been garbage collected, so the newest
+  // evidence of progress is what counts.
+  for (let i = inits.length - 1; i >= 0; i--) {
+    const container = inits[i]!;
+    const sidecar = isSidecar(container);
+    const view = findContainerView(status, container.name);
+    if (!view) {
+      if (seenProgress && sidecar) toStart.push(i);
+      continue;
+    }
+    if (seenProgress && !sidecar) continue;
+
+    const last = i === inits.length - 1;
+    if (view.state === "created") {
+      // created but never started: the runtime failed to start it, try again
+      toStart.push(i);
+    } else if (view.state === "running") {
+      if (sidecar) {
+        const startup = options.startupResults?.get(view.id);
+        if (container.startupProbe && startup !== "success") {
+          if (startup === "failure") {
+            kill(
+              view,
+              container,
+              `Init container ${container.name} failed startup probe`,
+              "StartupProbe",
+            );
+            toStart.push(i);
+          }
+        } else {
+          if (last) initialized = true;
+          else if (!seenProgress) toStart.push(i + 1);
+          if (specChanged(container, view)) {
+            kill(
+              view,
+              container,
+              `Init container ${container.name} definition changed`,
+              "",
+            );
+            toStart.push(i);
+          } else if (options.livenessResults?.get(view.id) === "failure") {
+            kill(
+              view,
+              container,
+              `Init container ${container.name} failed liveness probe`,
+              "LivenessProbe",
+            );
+            toStart.push(i);
+          }
+        }
+      }
+      // a running regular init container: wait for it to finish
+    } else if (view.state === "exited") {
+      if (sidecar) {
+        toStart.push(i);
+      } else if (initContainerFailed(view)) {
+        if (!onFailure) {
+          actions.killPod = true;
+          actions.initContainersToStart = [];
+          return false;
+        }
+        toStart.push(i);
+      } else if (last) {
+        initialized = true;
+      } else {
+        toStart.push(i + 1);
+      }
+    } else {
+      // unknown state: kill before restarting so two instances never run
+      if (!sidecar && !onFailure) {
+        actions.killPod = true;
+        actions.initContainersToStart = [];
+        return false;
+      }
+      kill(
+        view,
+        container,
+        `Init container is in "unknown" state, try killing it before restart`,
+        "Unknown",
+      );
+      toStart.push(i);
+    }
+    seenProgress = true;
+  }
+  if (!seenProgress) toStart.push(0);
+  actions.initContainersToStart = toStart.reverse();
+  return initialized;
+}

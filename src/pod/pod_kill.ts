@@ -1,0 +1,166 @@
+/**
+ * Stopping containers and pods (kubelet's `killContainer`/`killPodWithSyncResult`, §2.7).
+ * Sandboxes and exited containers are removed later (terminated-pod cleanup or GC), not here.
+ *
+ * @module
+ */
+
+import type { Logger } from "../log/mod.ts";
+import { isNotFound, type RuntimeService } from "../runtime/mod.ts";
+import type { KillReason } from "./pod_actions.ts";
+import type { Container, ContainerView, Pod, PodRuntimeStatus, SyncResult } from "./types.ts";
+
+/** Kubelet never asks the runtime for less than this many seconds of grace. */
+export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
+/** API default of `terminationGracePeriodSeconds`. */
+export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
+
+/** Dependencies of the kill helpers. */
+export interface KillDeps {
+  runtime: RuntimeService;
+  logger: Logger;
+  /** Added to the grace period to form the CRI call deadline (ms). */
+  runtimeRequestTimeoutMs: number;
+}
+
+/** Options of {@linkcode killContainer}. */
+export interface KillContainerOptions {
+  /** Pod-level override (the worker's effective grace period), in seconds. */
+  gracePeriodOverride?: number;
+  reason?: KillReason;
+  message?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Grace period for stopping a container: pod-level override, else the pod's deletion grace,
+ * else the probe's (for probe kills), else the spec's (default 30 s), floored at 2 s.
+ */
+export function containerGracePeriod(
+  pod: Pod | undefined,
+  container: Container | undefined,
+  options: { gracePeriodOverride?: number; reason?: KillReason; recorded?: number },
+): number {
+  let grace = pod?.metadata.deletionGracePeriodSeconds ??
+    pod?.spec.terminationGracePeriodSeconds ?? options.recorded ??
+    DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
+  if (pod?.metadata.deletionGracePeriodSeconds === undefined && container) {
+    const probe = options.reason === "LivenessProbe"
+      ? container.livenessProbe
+      : options.reason === "StartupProbe"
+      ? container.startupProbe
+      : undefined;
+    if (probe?.terminationGracePeriodSeconds !== undefined) {
+      grace = probe.terminationGracePeriodSeconds;
+    }
+  }
+  if (options.gracePeriodOverride !== undefined) grace = options.gracePeriodOverride;
+  return Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
+}
+
+/** Stops one container with its grace period as the CRI timeout. NotFound counts as success. */
+export async function killContainer(
+  deps: KillDeps,
+  target: { pod: Pod | undefined; view: ContainerView; container?: Container },
+  options: KillContainerOptions = {},
+): Promise<SyncResult> {
+  const { pod, view } = target;
+  const container = target.container ??
+    [...(pod?.spec.initContainers ?? []), ...(pod?.spec.containers ?? [])].find((c) =>
+      c.name === view.name
+    );
+  const graceOptions: { gracePeriodOverride?: number; reason?: KillReason; recorded?: number } =
+    {};
+  if (options.gracePeriodOverride !== undefined) {
+    graceOptions.gracePeriodOverride = options.gracePeriodOverride;
+  }
+  if (options.reason !== undefined) graceOptions.reason = options.reason;
+  if (view.terminationGracePeriodSeconds !== undefined) {
+    graceOptions.recorded = view.terminationGracePeriodSeconds;
+  }
+  const grace = containerGracePeriod(pod, container, graceOptions);
+  deps.logger.info("Killing container with a grace period", {
+    containerName: view.name,
+    containerID: view.id,
+    gracePeriod: grace,
+    ...(options.message ? { reason: options.message } : {}),
+  });
+  try {
+    await deps.runtime.stopContainer(
+      { containerId: view.id, timeout: BigInt(grace) },
+      {
+        timeoutMs: grace * 1000 + deps.runtimeRequestTimeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+    return { action: "KillContainer", target: view.name };
+  } catch (error) {
+    if (isNotFound(error)) return { action: "KillContainer", target: view.name };
+    options.signal?.throwIfAborted();
+    return {
+      action: "KillContainer",
+      target: view.name,
+      reason: "KillContainerError",
+      message: `failed to stop container "${view.name}": ${errorText(error)}`,
+    };
+  }
+}
+
+/** Options of {@linkcode killPod}. */
+export interface KillPodOptions {
+  gracePeriodOverride?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Stops every running (or unknown-state) container of the pod in parallel, regular containers
+ * before sidecars, then every sandbox.
+ */
+export async function killPod(
+  deps: KillDeps,
+  target: { pod: Pod | undefined; status: PodRuntimeStatus },
+  options: KillPodOptions = {},
+): Promise<SyncResult[]> {
+  const { pod, status } = target;
+  const live = status.containers.filter((c) => c.state === "running" || c.state === "unknown");
+  const sidecarNames = new Set(
+    (pod?.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always").map((c) =>
+      c.name
+    ),
+  );
+  const killOptions: KillContainerOptions = {};
+  if (options.gracePeriodOverride !== undefined) {
+    killOptions.gracePeriodOverride = options.gracePeriodOverride;
+  }
+  if (options.signal) killOptions.signal = options.signal;
+  const kill = (views: ContainerView[]) =>
+    Promise.all(views.map((view) => killContainer(deps, { pod, view }, killOptions)));
+  const results = [
+    ...await kill(live.filter((c) => !sidecarNames.has(c.name))),
+    ...await kill(live.filter((c) => sidecarNames.has(c.name))),
+  ];
+  for (const sandbox of status.sandboxes) {
+    try {
+      await deps.runtime.stopPodSandbox(
+        { podSandboxId: sandbox.id },
+        options.signal ? { signal: options.signal } : {},
+      );
+      results.push({ action: "KillPodSandbox", target: sandbox.id });
+    } catch (error) {
+      if (isNotFound(error)) continue;
+      options.signal?.throwIfAborted();
+      results.push({
+        action: "KillPodSandbox",
+        target: sandbox.id,
+        reason: "KillPodSandboxError",
+        message: `failed to stop sandbox "${sandbox.id}": ${errorText(error)}`,
+      });
+    }
+  }
+  return results;
+}
+
+/** Message text of an unknown thrown value. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

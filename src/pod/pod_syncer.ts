@@ -1,0 +1,482 @@
+/**
+ * The "act" half of a pod sync (kubelet's `SyncPod`/`SyncTerminatingPod`/`SyncTerminatedPod`):
+ * reads the runtime's view of the pod, stores the computed status, executes
+ * `computePodActions` in the §2.6 order and records per-step results. Per-container failures are
+ * {@linkcode SyncResult} values with upstream reasons; only infrastructure failures (runtime
+ * unreachable, abort) reject.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { ImageService, RuntimeService } from "../runtime/mod.ts";
+import { isNotFound } from "../runtime/mod.ts";
+import { computePodStatus, type PodStatusManager, terminatePodStatus } from "../status/mod.ts";
+import { formatGoDuration } from "../util/go_duration.ts";
+import { type Backoff, containerBackoffKey, createContainerBackoff } from "./backoff.ts";
+import {
+  ContainerConfigError,
+  type ContainerType,
+  generateContainerConfig,
+  generatePodSandboxConfig,
+  type PodSandboxConfigInit,
+  podLogDirectory,
+} from "./container_config.ts";
+import type { DnsOptions } from "./dns_config.ts";
+import { createImagePuller, type ImagePuller } from "./image_puller.ts";
+import { computePodActions, type PodActions, type ProbeResult } from "./pod_actions.ts";
+import { errorText, type KillDeps, killContainer, killPod } from "./pod_kill.ts";
+import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
+import type {
+  Container,
+  Pod,
+  PodRuntimeStatus,
+  PodStatus,
+  PodSyncer,
+  PodSyncOutcome,
+  PodWork,
+  SyncResult,
+} from "./types.ts";
+
+/** Dependencies of {@linkcode createPodSyncer}. */
+export interface PodSyncerDeps {
+  runtime: RuntimeService;
+  images: ImageService;
+  clock: Clock;
+  logger: Logger;
+  statusManager: PodStatusManager;
+  /** Probe results by container id (absent until a prober exists). */
+  probes?: {
+    liveness?: ReadonlyMap<string, ProbeResult>;
+    startup?: ReadonlyMap<string, ProbeResult>;
+    readiness?: ReadonlyMap<string, boolean>;
+  };
+  /** Creates a directory with parents (default: `Deno.mkdir(path, { recursive: true, mode: 0o755 })`). */
+  mkdir?: (path: string) => Promise<void>;
+}
+
+/** Options of {@linkcode createPodSyncer}. */
+export interface PodSyncerOptions {
+  /** Root of pod log directories (`podLogsDir`, default `/var/log/pods`). */
+  podLogsDir: string;
+  serializeImagePulls: boolean;
+  maxParallelImagePulls?: number;
+  nodeName: string;
+  /** Node addresses reported as hostIP(s) (and as pod IPs for host-network pods). */
+  hostIPs?: string[];
+  /** CRI deadline added to stop timeouts (`runtimeRequestTimeout`, default 2m). */
+  runtimeRequestTimeoutMs?: number;
+  /** Runtime name for container IDs in the status (default `containerd`). */
+  runtimeName?: string;
+  /** DNS inputs for sandboxes; omitted → none sent. */
+  dns?: DnsOptions;
+  /** CRI runtime handler (RuntimeClass); default "". */
+  runtimeHandler?: string;
+}
+
+/** A {@linkcode PodSyncer} with read access to what it last did (for status and tests). */
+export interface RuntimePodSyncer extends PodSyncer {
+  /** Results of the last `syncPod` of the pod (empty when unknown). */
+  lastSyncResults(uid: string): readonly SyncResult[];
+}
+
+const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
+
+function uidOf(pod: Pod): string {
+  return pod.metadata.uid ?? "";
+}
+
+function identity(pod: Pod) {
+  return {
+    uid: uidOf(pod),
+    name: pod.metadata.name ?? "",
+    namespace: pod.metadata.namespace ?? "default",
+  };
+}
+
+function isTerminalPhase(status: PodStatus | undefined): boolean {
+  return status?.phase === "Succeeded" || status?.phase === "Failed";
+}
+
+function isStaticPod(pod: Pod): boolean {
+  const source = pod.metadata.annotations?.["kubernetes.io/config.source"];
+  return source !== undefined && source !== "api";
+}
+
+class KubePodSyncer implements RuntimePodSyncer {
+  #deps: PodSyncerDeps;
+  #options: PodSyncerOptions;
+  #kill: KillDeps;
+  #backoff: Backoff;
+  #puller: ImagePuller;
+  /** Last StartContainer failure per pod uid and container name (kubelet's reason cache). */
+  #reasons = new Map<string, Map<string, SyncResult>>();
+  #lastResults = new Map<string, SyncResult[]>();
+  #mkdir: (path: string) => Promise<void>;
+
+  constructor(deps: PodSyncerDeps, options: PodSyncerOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#kill = {
+      runtime: deps.runtime,
+      logger: deps.logger,
+      runtimeRequestTimeoutMs: options.runtimeRequestTimeoutMs ??
+        DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+    };
+    this.#backoff = createContainerBackoff({ clock: deps.clock });
+    this.#puller = createImagePuller(
+      { images: deps.images, clock: deps.clock, logger: deps.logger },
+      {
+        serializeImagePulls: options.serializeImagePulls,
+        ...(options.maxParallelImagePulls !== undefined
+          ? { maxParallelImagePulls: options.maxParallelImagePulls }
+          : {}),
+      },
+    );
+    this.#mkdir = deps.mkdir ??
+      ((path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
+  }
+
+  lastSyncResults(uid: string): readonly SyncResult[] {
+    return this.#lastResults.get(uid) ?? [];
+  }
+
+  #computeStatus(
+    pod: Pod,
+    runtime: PodRuntimeStatus,
+    podIsTerminal: boolean,
+  ): PodStatus {
+    const uid = uidOf(pod);
+    const previous = this.#deps.statusManager.getPodStatus(uid);
+    return computePodStatus(pod, runtime, {
+      clock: this.#deps.clock,
+      syncResults: [...(this.#reasons.get(uid)?.values() ?? [])],
+      ...(previous ? { previous } : {}),
+      podIsTerminal,
+      isStatic: isStaticPod(pod),
+      hostIPs: this.#options.hostIPs ?? [],
+      runtimeName: this.#options.runtimeName ?? "containerd",
+      ...(this.#deps.probes?.readiness ? { readiness: this.#deps.probes.readiness } : {}),
+    });
+  }
+
+  #readRuntime(pod: Pod, signal: AbortSignal): Promise<PodRuntimeStatus> {
+    return getPodRuntimeStatus(this.#deps.runtime, identity(pod), { signal });
+  }
+
+  async syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome> {
+    const pod = work.pod;
+    const uid = uidOf(pod);
+    const logger = this.#deps.logger.with({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid });
+    const before = await this.#readRuntime(pod, signal);
+    const status = this.#computeStatus(pod, before, false);
+    this.#deps.statusManager.setPodStatus(pod, status);
+    if (isTerminalPhase(status)) return { terminal: true };
+
+    const actions = computePodActions(pod, before, {
+      ...(this.#deps.probes?.liveness ? { livenessResults: this.#deps.probes.liveness } : {}),
+      ...(this.#deps.probes?.startup ? { startupResults: this.#deps.probes.startup } : {}),
+    });
+    const results = await this.#execute(pod, before, actions, signal, logger);
+    this.#lastResults.set(uid, results);
+    this.#recordReasons(uid, results);
+
+    const after = await this.#readRuntime(pod, signal);
+    const final = this.#computeStatus(pod, after, false);
+    this.#deps.statusManager.setPodStatus(pod, final);
+    const outcome: PodSyncOutcome = { terminal: isTerminalPhase(final) };
+    const retry = this.#retryAfter(results);
+    if (retry !== undefined) outcome.retryAfterMs = retry;
+    return outcome;
+  }
+
+  #retryAfter(results: readonly SyncResult[]): number | undefined {
+    const now = this.#deps.clock.now();
+    let retry: number | undefined;
+    for (const r of results) {
+      if (!r.reason) continue;
+      const after = r.retryAt !== undefined ? Math.max(0, r.retryAt - now) : 10_000;
+      retry = retry === undefined ? after : Math.min(retry, after);
+    }
+    return retry;
+  }
+
+  #recordReasons(uid: string, results: readonly SyncResult[]): void {
+    let reasons = this.#reasons.get(uid);
+    for (const r of results) {
+      if (r.action !== "StartContainer") continue;
+      if (r.reason) {
+        if (!reasons) this.#reasons.set(uid, reasons = new Map());
+        reasons.set(r.target, r);
+      } else {
+        reasons?.delete(r.target);
+      }
+    }
+  }
+
+  async #execute(
+    pod: Pod,
+    status: PodRuntimeStatus,
+    actions: PodActions,
+    signal: AbortSignal,
+    logger: Logger,
+  ): Promise<SyncResult[]> {
+    const results: SyncResult[] = [];
+    const failed = () => results.some((r) => r.reason !== undefined);
+    if (actions.createSandbox && actions.sandboxId) {
+      logger.info("Pod sandbox changed, it will be killed and re-created", { sandboxID: actions.sandboxId });
+    }
+    if (actions.killPod) {
+      logger.v(2).info("Stopping pod", { createSandbox: actions.createSandbox });
+      results.push(...await killPod(this.#kill, { pod, status }, { signal }));
+      if (failed()) return results;
+      if (actions.createSandbox) await this.#purgeInitContainers(pod, status, signal);
+    } else {
+      for (const kill of actions.containersToKill.values()) {
+        const view = status.containers.find((c) => c.id === kill.containerId)!;
+        const r = await killContainer(this.#kill, { pod, view, container: kill.container }, {
+          reason: kill.reason,
+          message: kill.message,
+          signal,
+        });
+        results.push(r);
+        if (r.reason) return results;
+      }
+    }
+    await this.#pruneInitContainers(pod, status, signal);
+
+    let sandboxId = actions.sandboxId;
+    let podIPs = status.sandboxes[0] ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps] : [];
+    const sandboxConfig = generatePodSandboxConfig(pod, {
+      podLogsDir: this.#options.podLogsDir,
+      attempt: actions.attempt,
+      ...(this.#options.dns ? { dns: this.#options.dns } : {}),
+    });
+    if (actions.createSandbox) {
+      const created = await this.#createSandbox(pod, sandboxConfig, signal);
+      results.push(created.result);
+      if (!created.id) return results;
+      sandboxId = created.id;
+      podIPs = created.ips;
+    }
+    if (!actions.createSandbox && actions.killPod) return results;
+
+    const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: podIPs.filter((ip) => ip), signal };
+    const inits = pod.spec.initContainers ?? [];
+    for (const index of actions.initContainersToStart) {
+      const container = inits[index]!;
+      const r = await this.#startContainer(ctx, container, "init");
+      results.push(r);
+      if (r.reason && container.restartPolicy !== "Always") return results;
+    }
+    for (const index of actions.containersToStart) {
+      results.push(await this.#startContainer(ctx, pod.spec.containers[index]!, "container"));
+    }
+    return results;
+  }
+
+  async #createSandbox(
+    pod: Pod,
+    config: PodSandboxConfigInit,
+    signal: AbortSignal,
+  ): Promise<{ id: string; ips: string[]; result: SyncResult }> {
+    const name = pod.metadata.name ?? "";
+    try {
+      await this.#mkdir(podLogDirectory(this.#options.podLogsDir, pod));
+      const res = await this.#deps.runtime.runPodSandbox(
+        { config, runtimeHandler: this.#options.runtimeHandler ?? "" },
+        { signal },
+      );
+      let ips: string[] = [];
+      try {
+        const st = await this.#deps.runtime.podSandboxStatus({ podSandboxId: res.podSandboxId }, { signal });
+        const net = st.status?.network;
+        if (net) ips = [net.ip, ...net.additionalIps.map((p) => p.ip)];
+      } catch (error) {
+        signal.throwIfAborted();
+        this.#deps.logger.warn("Failed to read the new pod sandbox status", { pod: name, err: errorText(error) });
+      }
+      return { id: res.podSandboxId, ips, result: { action: "CreatePodSandbox", target: res.podSandboxId } };
+    } catch (error) {
+      signal.throwIfAborted();
+      const message = `Failed to create pod sandbox: ${errorText(error)}`;
+      this.#deps.logger.error("Failed to create pod sandbox", { pod: name, err: errorText(error) });
+      return { id: "", ips: [], result: { action: "CreatePodSandbox", target: name, reason: "CreatePodSandboxError", message } };
+    }
+  }
+
+  async #remove(containerId: string, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#deps.runtime.removeContainer({ containerId }, { signal });
+    } catch (error) {
+      signal.throwIfAborted();
+      if (!isNotFound(error)) {
+        this.#deps.logger.warn("Failed to remove container", { containerID: containerId, err: errorText(error) });
+      }
+    }
+  }
+
+  async #purgeInitContainers(pod: Pod, status: PodRuntimeStatus, signal: AbortSignal): Promise<void> {
+    const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
+    for (const c of status.containers) {
+      if (names.has(c.name)) await this.#remove(c.id, signal);
+    }
+  }
+
+  /** Keeps only the newest exited instance of each init container. */
+  async #pruneInitContainers(pod: Pod, status: PodRuntimeStatus, signal: AbortSignal): Promise<void> {
+    const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
+    const seen = new Set<string>();
+    for (const c of status.containers) {
+      if (!names.has(c.name) || c.state !== "exited") continue;
+      if (seen.has(c.name)) await this.#remove(c.id, signal);
+      else seen.add(c.name);
+    }
+  }
+
+  async #startContainer(ctx: StartContext, container: Container, type: ContainerType): Promise<SyncResult> {
+    const { pod, status, signal } = ctx;
+    const fail = (reason: string, message: string, retryAt?: number): SyncResult => ({
+      action: "StartContainer",
+      target: container.name,
+      reason,
+      message,
+      ...(retryAt !== undefined ? { retryAt } : {}),
+    });
+    const newest = status.containers.find((c) => c.name === container.name);
+    if (newest?.state === "exited") {
+      const key = containerBackoffKey(pod, container);
+      if (this.#backoff.isInBackoffSince(key, newest.finishedAt)) {
+        const window = this.#backoff.get(key);
+        const m = pod.metadata;
+        return fail(
+          "CrashLoopBackOff",
+          `back-off ${formatGoDuration(window)} restarting failed container=${container.name} pod=${m.name}_${m.namespace}(${m.uid})`,
+          newest.finishedAt + window,
+        );
+      }
+      this.#backoff.next(key, newest.finishedAt);
+    }
+
+    const image = await this.#puller.ensureImage(pod, container, { sandboxConfig: ctx.sandboxConfig, signal });
+    if (!image.ok) return fail(image.reason, image.message, image.retryAt);
+
+    const restartCount = newest ? newest.restartCount + 1 : await this.#restartCountFromLogs(pod, container);
+    let config;
+    try {
+      await this.#mkdir(`${podLogDirectory(this.#options.podLogsDir, pod)}/${container.name}`);
+      config = generateContainerConfig(pod, container, {
+        restartCount,
+        imageRef: image.imageRef,
+        containerType: type,
+        nodeName: this.#options.nodeName,
+        podIPs: ctx.podIPs,
+        ...(ctx.podIPs[0] ? { podIP: ctx.podIPs[0] } : {}),
+        ...(this.#options.hostIPs?.[0] ? { hostIP: this.#options.hostIPs[0], hostIPs: this.#options.hostIPs } : {}),
+      });
+    } catch (error) {
+      signal.throwIfAborted();
+      // bad env references, bad quantities and log dir failures all block this container only
+      const detail = error instanceof ContainerConfigError ? error.message : errorText(error);
+      return fail("CreateContainerConfigError", detail);
+    }
+    let containerId: string;
+    try {
+      const res = await this.#deps.runtime.createContainer(
+        { podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig },
+        { signal },
+      );
+      containerId = res.containerId;
+    } catch (error) {
+      signal.throwIfAborted();
+      return fail("CreateContainerError", errorText(error));
+    }
+    try {
+      await this.#deps.runtime.startContainer({ containerId }, { signal });
+    } catch (error) {
+      signal.throwIfAborted();
+      return fail("RunContainerError", `failed to start container "${containerId}": ${errorText(error)}`);
+    }
+    this.#deps.logger.v(2).info("Started container", { container: container.name, containerID: containerId, restartCount });
+    return { action: "StartContainer", target: container.name };
+  }
+
+  /** Restart count when the runtime has no instance: highest `<N>.log` in the log dir + 1. */
+  async #restartCountFromLogs(pod: Pod, container: Container): Promise<number> {
+    const dir = `${podLogDirectory(this.#options.podLogsDir, pod)}/${container.name}`;
+    let highest = -1;
+    try {
+      for await (const entry of Deno.readDir(dir)) {
+        const m = /^(\d+)\.log$/.exec(entry.name);
+        if (m) highest = Math.max(highest, Number(m[1]));
+      }
+    } catch {
+      return 0;
+    }
+    return highest + 1;
+  }
+
+  async syncTerminatingPod(work: PodWork, signal: AbortSignal): Promise<void> {
+    const pod = work.pod;
+    const before = await this.#readRuntime(pod, signal);
+    this.#deps.statusManager.setPodStatus(pod, this.#computeStatus(pod, before, false));
+    const results = await killPod(this.#kill, { pod, status: before }, {
+      signal,
+      ...(work.gracePeriodSeconds !== undefined ? { gracePeriodOverride: work.gracePeriodSeconds } : {}),
+    });
+    const failures = results.filter((r) => r.reason);
+    if (failures.length > 0) {
+      throw new Error(
+        `Cannot stop pod "${pod.metadata.namespace}/${pod.metadata.name}": ${failures.map((f) => f.message).join("; ")}`,
+      );
+    }
+    const after = await this.#readRuntime(pod, signal);
+    const stillRunning = after.containers.filter((c) => c.state === "running");
+    if (stillRunning.length > 0) {
+      throw new Error(
+        `Cannot stop pod "${pod.metadata.namespace}/${pod.metadata.name}": CRI violation: containers still running after stop: ${stillRunning.map((c) => c.name).join(", ")}`,
+      );
+    }
+    this.#deps.statusManager.setPodStatus(pod, this.#computeStatus(pod, after, true));
+  }
+
+  async syncTerminatedPod(work: PodWork, signal: AbortSignal): Promise<void> {
+    const pod = work.pod;
+    const uid = uidOf(pod);
+    const status = await this.#readRuntime(pod, signal);
+    const final = terminatePodStatus(this.#computeStatus(pod, status, true), { isStatic: isStaticPod(pod) });
+    this.#deps.statusManager.setPodStatus(pod, final);
+    // anything still running was missed by the terminating step: stop it before removing
+    await killPod(this.#kill, { pod, status }, { signal, gracePeriodOverride: 0 });
+    for (const c of status.containers) await this.#remove(c.id, signal);
+    for (const s of status.sandboxes) {
+      try {
+        await this.#deps.runtime.removePodSandbox({ podSandboxId: s.id }, { signal });
+      } catch (error) {
+        signal.throwIfAborted();
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+      this.#backoff.reset(containerBackoffKey(pod, c));
+    }
+    this.#reasons.delete(uid);
+    this.#lastResults.delete(uid);
+    this.#deps.statusManager.removePod(uid);
+  }
+}
+
+interface StartContext {
+  pod: Pod;
+  status: PodRuntimeStatus;
+  sandboxId: string;
+  sandboxConfig: PodSandboxConfigInit;
+  podIPs: string[];
+  signal: AbortSignal;
+}
+
+/** Creates the CRI-backed {@linkcode PodSyncer}. */
+export function createPodSyncer(deps: PodSyncerDeps, options: PodSyncerOptions): RuntimePodSyncer {
+  return new KubePodSyncer(deps, options);
+}

@@ -1,0 +1,193 @@
+/**
+ * The file pod source (`staticPodPath`, `--pod-manifest-path`): a single manifest file or a
+ * directory of them (not recursive; dotfiles ignored). It lists the path at start, again every
+ * `fileCheckFrequency`, and whenever `Deno.watchFs` reports a change. Each listing is reported
+ * as a full snapshot; invalid manifests are logged (file and field) and skipped.
+ *
+ * @module
+ */
+
+import type { Clock } from "../../clock/mod.ts";
+import type { Logger } from "../../log/mod.ts";
+import type { Pod } from "../types.ts";
+import { readStaticPods } from "../static_pod.ts";
+
+/** Dependencies of {@linkcode createFileSource}. */
+export interface FileSourceDeps {
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Options of {@linkcode createFileSource}. */
+export interface FileSourceOptions {
+  /** Manifest file or directory. Relative paths are kept as given. */
+  path: string;
+  /** Lower-cased node name. */
+  nodeName: string;
+  /** Re-list period in ms (`fileCheckFrequency`, default 20 s). */
+  checkFrequencyMs: number;
+  /** Receives every snapshot (every listing, changed or not). */
+  onSnapshot: (pods: Pod[]) => void;
+  /** Use `Deno.watchFs` in addition to polling (default true). */
+  watch?: boolean;
+}
+
+/** A running or runnable pod source. */
+export interface PodSource {
+  /** Source name as used in `kubernetes.io/config.source`. */
+  readonly name: string;
+  /** Lists once and reports the snapshot; resolves to the pods reported (undefined if skipped). */
+  refresh(): Promise<Pod[] | undefined>;
+  /** Lists now, then keeps listing until `signal` aborts. Never rejects. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Creates the file source. */
+export function createFileSource(
+  deps: FileSourceDeps,
+  options: FileSourceOptions,
+): PodSource {
+  const { clock, logger } = deps;
+  const log = logger.with({ source: "file", path: options.path });
+  let lastErrors = "";
+  let missingLogged = false;
+
+  async function listPods(): Promise<Pod[] | undefined> {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(options.path);
+    } catch (cause) {
+      if (cause instanceof Deno.errors.NotFound) {
+        if (!missingLogged) {
+          log.warn("Static pod path does not exist, no static pods to run");
+          missingLogged = true;
+        }
+        return [];
+      }
+      log.error("Cannot read static pod path", { err: String(cause) });
+      return undefined;
+    }
+    missingLogged = false;
+    const files: string[] = [];
+    if (info.isDirectory) {
+      for await (const entry of Deno.readDir(options.path)) {
+        if (entry.name.startsWith(".")) continue;
+        if (entry.isDirectory) continue;
+        files.push(joinPath(options.path, entry.name));
+      }
+      files.sort();
+    } else {
+      files.push(options.path);
+    }
+    const pods: Pod[] = [];
+    const problems: string[] = [];
+    for (const file of files) {
+      let text: string;
+      try {
+        text = await Deno.readTextFile(file);
+      } catch (cause) {
+        if (cause instanceof Deno.errors.NotFound) continue; // removed meanwhile
+        problems.push(`Cannot read manifest "${file}": ${cause}`);
+        continue;
+      }
+      const parsed = readStaticPods(text, {
+        nodeName: options.nodeName,
+        source: "file",
+        origin: file,
+      });
+      pods.push(...parsed.pods);
+      for (const e of parsed.errors) problems.push(e.message);
+    }
+    const key = problems.join("\n");
+    if (key !== lastErrors) {
+      for (const p of problems) log.error(p);
+      lastErrors = key;
+    }
+    return pods;
+  }
+
+  async function refresh(): Promise<Pod[] | undefined> {
+    const pods = await listPods();
+    if (pods) options.onSnapshot(pods);
+    return pods;
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    let wake: (() => void) | undefined;
+    let dirty = false;
+    const poke = () => {
+      dirty = true;
+      wake?.();
+    };
+    const watcher = options.watch === false ? undefined : openWatcher(
+      options.path,
+      log,
+    );
+    const pump = watcher ? pumpWatcher(watcher, poke) : Promise.resolve();
+    const onAbort = () => {
+      watcher?.close();
+      wake?.();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (!signal.aborted) {
+        dirty = false;
+        await refresh().catch((cause) =>
+          log.error("Listing static pods failed", { err: String(cause) })
+        );
+        if (signal.aborted || dirty) continue;
+        const tick = new AbortController();
+        const sleep = clock.sleep(
+          options.checkFrequencyMs,
+          AbortSignal.any([signal, tick.signal]),
+        ).catch(() => {});
+        wake = () => tick.abort();
+        await sleep;
+        wake = undefined;
+      }
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      try {
+        watcher?.close();
+      } catch { /* already closed */ }
+      await pump;
+    }
+  }
+
+  return { name: "file", refresh, run };
+}
+
+function openWatcher(path: string, log: Logger): Deno.FsWatcher | undefined {
+  try {
+    // A single file is watched through its directory: editors replace files by renaming.
+    const target = Deno.statSync(path).isDirectory ? path : parentDir(path);
+    return Deno.watchFs(target, { recursive: false });
+  } catch (cause) {
+    log.v(2).info("Cannot watch static pod path, polling only", {
+      err: String(cause),
+    });
+    return undefined;
+  }
+}
+
+async function pumpWatcher(
+  watcher: Deno.FsWatcher,
+  poke: () => void,
+): Promise<void> {
+  try {
+    for await (const event of watcher) {
+      if (event.kind === "access") continue;
+      poke();
+    }
+  } catch { /* closed */ }
+}
+
+function parentDir(path: string): string {
+  const i = path.lastIndexOf("/");
+  if (i < 0) return ".";
+  return i === 0 ? "/" : path.slice(0, i);
+}
+
+function joinPath(dir: string, name: string): string {
+  return dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
+}

@@ -1,0 +1,183 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../../clock/testing.ts";
+import { CaptureLogger } from "../../log/testing.ts";
+import type { Pod } from "../types.ts";
+import { createFileSource } from "./file_source.ts";
+
+const pod = (name: string, image = "busybox:1.36") =>
+  `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: c\n    image: ${image}\n`;
+
+function names(pods: Pod[] | undefined): string[] {
+  return (pods ?? []).map((p) => p.metadata.name!).sort();
+}
+
+Deno.test("createFileSource().refresh() lists a directory, skipping dotfiles and subdirectories", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.yaml`, pod("a"));
+    await Deno.writeTextFile(
+      `${dir}/b.json`,
+      JSON.stringify({
+        metadata: { name: "b" },
+        spec: { containers: [{ name: "c", image: "i" }] },
+      }),
+    );
+    await Deno.writeTextFile(
+      `${dir}/multi.yaml`,
+      `${pod("m1")}---\n${pod("m2")}`,
+    );
+    await Deno.writeTextFile(`${dir}/.hidden.yaml`, pod("hidden"));
+    await Deno.mkdir(`${dir}/sub`);
+    await Deno.writeTextFile(`${dir}/sub/x.yaml`, pod("x"));
+    const snapshots: Pod[][] = [];
+    const source = createFileSource({
+      clock: new FakeClock(),
+      logger: new CaptureLogger(),
+    }, {
+      path: dir,
+      nodeName: "node1",
+      checkFrequencyMs: 20_000,
+      onSnapshot: (p) => snapshots.push(p),
+      watch: false,
+    });
+    const pods = await source.refresh();
+    assert.deepEqual(names(pods), [
+      "a-node1",
+      "b-node1",
+      "m1-node1",
+      "m2-node1",
+    ]);
+    assert.equal(snapshots.length, 1);
+    assert.equal(source.name, "file");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createFileSource() logs an invalid manifest with its file and field and keeps the others", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/good.yaml`, pod("good"));
+    await Deno.writeTextFile(
+      `${dir}/bad.yaml`,
+      "metadata: {name: bad}\nspec: {containers: [{name: c}]}\n",
+    );
+    const logger = new CaptureLogger();
+    const source = createFileSource({ clock: new FakeClock(), logger }, {
+      path: dir,
+      nodeName: "n",
+      checkFrequencyMs: 1000,
+      onSnapshot: () => {},
+      watch: false,
+    });
+    assert.deepEqual(names(await source.refresh()), ["good-n"]);
+    const errors = logger.records.filter((r) => r.severity === "error");
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!.msg, /bad\.yaml.*spec\.containers\[0\]\.image/);
+    // The same problem is not logged again on every listing.
+    await source.refresh();
+    assert.equal(
+      logger.records.filter((r) => r.severity === "error").length,
+      1,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createFileSource() accepts a single file and reports an empty set for a missing path", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/only.yaml`, pod("only"));
+    const opts = {
+      nodeName: "n",
+      checkFrequencyMs: 1000,
+      onSnapshot: () => {},
+      watch: false,
+    };
+    const deps = { clock: new FakeClock(), logger: new CaptureLogger() };
+    assert.deepEqual(
+      names(
+        await createFileSource(deps, { ...opts, path: `${dir}/only.yaml` })
+          .refresh(),
+      ),
+      ["only-n"],
+    );
+    assert.deepEqual(
+      await createFileSource(deps, { ...opts, path: `${dir}/nope` }).refresh(),
+      [],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createFileSource().run() polls every checkFrequency", async () => {
+  const dir = await Deno.makeTempDir();
+  const clock = new FakeClock();
+  const ac = new AbortController();
+  try {
+    const snapshots: string[][] = [];
+    let notify: () => void = () => {};
+    const source = createFileSource({ clock, logger: new CaptureLogger() }, {
+      path: dir,
+      nodeName: "n",
+      checkFrequencyMs: 20_000,
+      watch: false,
+      onSnapshot: (p) => {
+        snapshots.push(names(p));
+        notify();
+      },
+    });
+    let next = new Promise<void>((r) => (notify = r));
+    const running = source.run(ac.signal);
+    await next;
+    assert.deepEqual(snapshots, [[]]);
+    await Deno.writeTextFile(`${dir}/a.yaml`, pod("a"));
+    next = new Promise<void>((r) => (notify = r));
+    await clock.advance(20_000);
+    await next;
+    assert.deepEqual(snapshots.at(-1), ["a-n"]);
+    ac.abort();
+    await running;
+  } finally {
+    ac.abort();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createFileSource().run() notices new and removed files through the watcher", async () => {
+  const dir = await Deno.makeTempDir();
+  const ac = new AbortController();
+  try {
+    let want: string[] = [];
+    let notify: () => void = () => {};
+    const source = createFileSource({
+      clock: new FakeClock(),
+      logger: new CaptureLogger(),
+    }, {
+      path: dir,
+      nodeName: "n",
+      checkFrequencyMs: 20_000,
+      onSnapshot: (p) => {
+        if (JSON.stringify(names(p)) === JSON.stringify(want)) notify();
+      },
+    });
+    let reached = new Promise<void>((r) => (notify = r));
+    const running = source.run(ac.signal);
+    await reached;
+    want = ["w-n"];
+    reached = new Promise<void>((r) => (notify = r));
+    await Deno.writeTextFile(`${dir}/w.yaml`, pod("w"));
+    await reached; // the fake clock never moves: only the watcher can trigger this listing
+    want = [];
+    reached = new Promise<void>((r) => (notify = r));
+    await Deno.remove(`${dir}/w.yaml`);
+    await reached;
+    ac.abort();
+    await running;
+  } finally {
+    ac.abort();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

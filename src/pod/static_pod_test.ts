@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import {
+  applyStaticPodDefaults,
+  CONFIG_HASH_ANNOTATION,
+  CONFIG_SOURCE_ANNOTATION,
+  defaultPullPolicy,
+  ManifestError,
+  parseManifest,
+  readStaticPods,
+} from "./static_pod.ts";
+
+const WEB = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: httpd
+    image: busybox:1.36
+    command: ["httpd", "-f"]
+`;
+
+Deno.test("parseManifest() reads a single YAML pod", () => {
+  const { pods, errors } = parseManifest(WEB, { origin: "web.yaml" });
+  assert.deepEqual(errors, []);
+  assert.equal(pods.length, 1);
+  assert.equal(pods[0]!.spec.containers[0]!.image, "busybox:1.36");
+});
+
+Deno.test("parseManifest() reads JSON and multi-document YAML with PodLists", () => {
+  const json = JSON.stringify({
+    metadata: { name: "a" },
+    spec: { containers: [{ name: "c", image: "i" }] },
+  });
+  assert.equal(parseManifest(json, { origin: "a.json" }).pods.length, 1);
+  const multi =
+    `${WEB}\n---\nkind: PodList\nitems:\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: i}]}\n---\n`;
+  const { pods, errors } = parseManifest(multi, { origin: "m.yaml" });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(pods.map((p) => p.metadata.name), ["web", "b"]);
+});
+
+Deno.test("parseManifest() names the file and field of an invalid document and keeps the valid ones", () => {
+  const text =
+    `${WEB}\n---\nmetadata: {name: bad}\nspec:\n  containers:\n  - name: c\n`;
+  const { pods, errors } = parseManifest(text, { origin: "/m/x.yaml" });
+  assert.equal(pods.length, 1);
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0] instanceof ManifestError);
+  assert.equal(errors[0]!.field, "[document 1].spec.containers[0].image");
+  assert.match(
+    errors[0]!.message,
+    /"\/m\/x\.yaml".*containers\[0\]\.image" is required/,
+  );
+});
+
+Deno.test("parseManifest() reports YAML syntax errors with a line", () => {
+  const { pods, errors } = parseManifest("metadata:\n  name: [x\n", {
+    origin: "broken.yaml",
+  });
+  assert.equal(pods.length, 0);
+  assert.equal(errors.length, 1);
+  assert.match(errors[0]!.message, /Cannot parse manifest "broken\.yaml"/);
+});
+
+Deno.test("validatePod() rejects bad kinds, names, restart policies and duplicate containers", () => {
+  const cases: [string, string][] = [
+    [
+      "kind: Deployment\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}",
+      "kind",
+    ],
+    [
+      "metadata: {name: A_B}\nspec: {containers: [{name: c, image: i}]}",
+      "metadata.name",
+    ],
+    [
+      "metadata: {name: a}\nspec: {restartPolicy: Sometimes, containers: [{name: c, image: i}]}",
+      "spec.restartPolicy",
+    ],
+    ["metadata: {name: a}\nspec: {containers: []}", "spec.containers"],
+    [
+      "metadata: {name: a}\nspec: {initContainers: [{name: c, image: i}], containers: [{name: c, image: i}]}",
+      "spec.containers[0].name",
+    ],
+    ["spec: {containers: [{name: c, image: i}]}", "metadata"],
+  ];
+  for (const [text, field] of cases) {
+    const { errors } = parseManifest(text, { origin: "t" });
+    assert.equal(errors[0]?.field, field, text);
+  }
+});
+
+Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a static pod", () => {
+  const pod = parseManifest(WEB, { origin: "w" }).pods[0]!;
+  const a = applyStaticPodDefaults(pod, {
+    nodeName: "node-a",
+    source: "file",
+    origin: "/etc/m/web.yaml",
+  });
+  assert.equal(a.metadata.name, "web-node-a");
+  assert.equal(a.metadata.namespace, "default");
+  assert.equal(a.spec.nodeName, "node-a");
+  assert.match(a.metadata.uid!, /^[0-9a-f]{32}$/);
+  assert.equal(a.metadata.annotations![CONFIG_HASH_ANNOTATION], a.metadata.uid);
+  assert.equal(a.metadata.annotations![CONFIG_SOURCE_ANNOTATION], "file");
+  assert.equal(a.spec.restartPolicy, "Always");
+  assert.equal(a.spec.terminationGracePeriodSeconds, 30);
+  assert.equal(a.spec.containers[0]!.imagePullPolicy, "IfNotPresent");
+  assert.deepEqual(a.spec.tolerations, [{
+    operator: "Exists",
+    effect: "NoExecute",
+  }]);
+  // The input is not mutated.
+  assert.equal(pod.metadata.name, "web");
+  // Same content → same UID; other node, path or content → other UID.
+  const again = applyStaticPodDefaults(pod, {
+    nodeName: "node-a",
+    source: "file",
+    origin: "/etc/m/web.yaml",
+  });
+  assert.equal(again.metadata.uid, a.metadata.uid);
+  const otherNode = applyStaticPodDefaults(pod, {
+    nodeName: "node-b",
+    source: "file",
+    origin: "/etc/m/web.yaml",
+  });
+  assert.notEqual(otherNode.metadata.uid, a.metadata.uid);
+  const edited = structuredClone(pod);
+  edited.spec.containers[0]!.image = "busybox:1.37";
+  const b = applyStaticPodDefaults(edited, {
+    nodeName: "node-a",
+    source: "file",
+    origin: "/etc/m/web.yaml",
+  });
+  assert.notEqual(b.metadata.uid, a.metadata.uid);
+});
+
+Deno.test("applyStaticPodDefaults() keeps an explicit UID and namespace; http pods get no toleration", () => {
+  const pod = parseManifest(
+    "metadata: {name: x, namespace: kube-system, uid: fixed}\nspec: {containers: [{name: c, image: i}]}",
+    { origin: "u" },
+  ).pods[0]!;
+  const out = applyStaticPodDefaults(pod, {
+    nodeName: "n",
+    source: "http",
+    origin: "http://h/p",
+  });
+  assert.equal(out.metadata.uid, "fixed");
+  assert.equal(out.metadata.namespace, "kube-system");
+  assert.equal(out.spec.tolerations, undefined);
+  assert.equal(out.metadata.annotations![CONFIG_SOURCE_ANNOTATION], "http");
+});
+
+Deno.test("defaultPullPolicy() is Always for latest or untagged images", () => {
+  assert.equal(defaultPullPolicy("busybox"), "Always");
+  assert.equal(defaultPullPolicy("busybox:latest"), "Always");
+  assert.equal(defaultPullPolicy("reg:5000/busybox"), "Always");
+  assert.equal(defaultPullPolicy("reg:5000/busybox:1.36"), "IfNotPresent");
+  assert.equal(defaultPullPolicy("busybox@sha256:abc"), "IfNotPresent");
+});
+
+Deno.test("readStaticPods() returns defaulted pods and errors together", () => {
+  const { pods, errors } = readStaticPods(`${WEB}\n---\nfoo: 1\n`, {
+    nodeName: "n1",
+    source: "file",
+    origin: "f",
+  });
+  assert.deepEqual(pods.map((p) => p.metadata.name), ["web-n1"]);
+  assert.equal(errors.length, 1);
+});

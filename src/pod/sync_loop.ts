@@ -1,0 +1,269 @@
+/**
+ * The kubelet sync loop: one consumer of a typed {@linkcode LoopEvent} queue fed by the pod
+ * config (updates), the PLEG (lifecycle events), a 1 s resync ticker and a 2 s housekeeping
+ * ticker. {@linkcode dispatch} maps one event to one {@linkcode SyncHandler} call and is tested
+ * per event; {@linkcode PodSyncHandler} is the kubelet's handler (pod manager + pod workers +
+ * orphan garbage collection once every source has reported).
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { PodUpdate } from "./pod_config.ts";
+import type { PodLifecycleEvent } from "./pleg.ts";
+import type { PodWorkers } from "./pod_workers.ts";
+import { podFullName } from "./types.ts";
+import type { Pod } from "./types.ts";
+import { CONFIG_SEEN_ANNOTATION } from "./static_pod.ts";
+
+/** Everything the sync loop reacts to. */
+export type LoopEvent =
+  | { kind: "config"; update: PodUpdate }
+  | { kind: "pleg"; event: PodLifecycleEvent }
+  | { kind: "resync" }
+  | { kind: "housekeeping" };
+
+/** What the sync loop calls; one method per kind of work (kubelet's `SyncHandler`). */
+export interface SyncHandler {
+  handlePodAdditions(pods: Pod[]): void;
+  handlePodUpdates(pods: Pod[]): void;
+  handlePodRemoves(pods: Pod[]): void;
+  /** A full snapshot replaces the known pods (adds, updates and removes as needed). */
+  handlePodSet(pods: Pod[]): void;
+  handlePlegEvent(event: PodLifecycleEvent): void;
+  /** Re-syncs the pods whose worker asked to be requeued by now. */
+  handleResync(): void;
+  /** Periodic cleanup; only acts once every source has reported. */
+  handleHousekeeping(): Promise<void>;
+}
+
+/** Routes one loop event to the handler. */
+export async function dispatch(
+  event: LoopEvent,
+  handler: SyncHandler,
+): Promise<void> {
+  switch (event.kind) {
+    case "config": {
+      const { op, pods } = event.update;
+      if (op === "ADD") handler.handlePodAdditions(pods);
+      else if (op === "UPDATE") handler.handlePodUpdates(pods);
+      else if (op === "REMOVE") handler.handlePodRemoves(pods);
+      else handler.handlePodSet(pods);
+      return;
+    }
+    case "pleg":
+      handler.handlePlegEvent(event.event);
+      return;
+    case "resync":
+      handler.handleResync();
+      return;
+    case "housekeeping":
+      await handler.handleHousekeeping();
+      return;
+  }
+}
+
+/** A FIFO of loop events with an async `next`; tick kinds are queued at most once. */
+export class LoopEventQueue {
+  #items: LoopEvent[] = [];
+  #waiter: (() => void) | undefined;
+
+  /** Appends an event; resync/housekeeping ticks already waiting are not queued twice. */
+  push(event: LoopEvent): void {
+    if (
+      (event.kind === "resync" || event.kind === "housekeeping") &&
+      this.#items.some((e) => e.kind === event.kind)
+    ) return;
+    this.#items.push(event);
+    this.#waiter?.();
+  }
+
+  /** Number of queued events. */
+  get size(): number {
+    return this.#items.length;
+  }
+
+  /** The next event, or undefined once `signal` aborts. */
+  async next(signal: AbortSignal): Promise<LoopEvent | undefined> {
+    while (!signal.aborted) {
+      const item = this.#items.shift();
+      if (item) return item;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.#waiter = undefined;
+          signal.removeEventListener("abort", done);
+          resolve();
+        };
+        this.#waiter = done;
+        signal.addEventListener("abort", done, { once: true });
+      });
+    }
+    return undefined;
+  }
+}
+
+/** Dependencies of {@linkcode runSyncLoop}. */
+export interface SyncLoopDeps {
+  queue: LoopEventQueue;
+  handler: SyncHandler;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Options of {@linkcode runSyncLoop}. */
+export interface SyncLoopOptions {
+  signal: AbortSignal;
+  /** Resync ticker period (default 1 s). */
+  resyncPeriodMs?: number;
+  /** Housekeeping ticker period (default 2 s, `podHousekeepingPeriod`). */
+  housekeepingPeriodMs?: number;
+}
+
+/** Runs the loop until `options.signal` aborts; the tickers stop with it. Never rejects. */
+export async function runSyncLoop(
+  deps: SyncLoopDeps,
+  options: SyncLoopOptions,
+): Promise<void> {
+  const { queue, handler, clock, logger } = deps;
+  const { signal } = options;
+  const ticker = async (period: number, kind: "resync" | "housekeeping") => {
+    while (!signal.aborted) {
+      await clock.sleep(period, signal).catch(() => {});
+      if (!signal.aborted) queue.push({ kind });
+    }
+  };
+  const tickers = [
+    ticker(options.resyncPeriodMs ?? 1000, "resync"),
+    ticker(options.housekeepingPeriodMs ?? 2000, "housekeeping"),
+  ];
+  logger.info("Starting kubelet main sync loop");
+  for (;;) {
+    const event = await queue.next(signal);
+    if (!event) break;
+    try {
+      await dispatch(event, handler);
+    } catch (cause) {
+      logger.error("Sync loop handler failed", {
+        event: event.kind,
+        err: cause instanceof Error ? cause.message : String(cause),
+      });
+    }
+  }
+  await Promise.all(tickers);
+}
+
+/** Dependencies of {@linkcode PodSyncHandler}. */
+export interface PodSyncHandlerDeps {
+  workers: PodWorkers;
+  clock: Clock;
+  logger: Logger;
+  /** True once every pod source has reported (pod config). */
+  allSourcesReady: () => boolean;
+  /** Stops and removes runtime pods whose UID is not in the set (POD-CORE's orphan GC). */
+  garbageCollectOrphans?: (activeUids: Set<string>) => Promise<void>;
+}
+
+/** The kubelet's sync handler: a pod manager in front of the pod workers. */
+export class PodSyncHandler implements SyncHandler {
+  #deps: PodSyncHandlerDeps;
+  #pods = new Map<string, Pod>();
+  #housekeepingLogged = false;
+
+  constructor(deps: PodSyncHandlerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Pods currently desired by the configuration. */
+  pods(): Pod[] {
+    return [...this.#pods.values()];
+  }
+
+  handlePodAdditions(pods: Pod[]): void {
+    const sorted = [...pods].sort((a, b) =>
+      creation(a).localeCompare(creation(b))
+    );
+    this.#log("ADD", sorted);
+    for (const pod of sorted) {
+      this.#pods.set(pod.metadata.uid!, pod);
+      this.#deps.workers.updatePod({ pod, updateType: "create" });
+    }
+  }
+
+  handlePodUpdates(pods: Pod[]): void {
+    this.#log("UPDATE", pods);
+    for (const pod of pods) {
+      this.#pods.set(pod.metadata.uid!, pod);
+      this.#deps.workers.updatePod({ pod, updateType: "update" });
+    }
+  }
+
+  handlePodRemoves(pods: Pod[]): void {
+    this.#log("REMOVE", pods);
+    for (const pod of pods) {
+      this.#pods.delete(pod.metadata.uid!);
+      this.#deps.workers.updatePod({ pod, updateType: "kill" });
+    }
+  }
+
+  handlePodSet(pods: Pod[]): void {
+    const next = new Set(pods.map((p) => p.metadata.uid!));
+    const gone = [...this.#pods.values()].filter((p) =>
+      !next.has(p.metadata.uid!)
+    );
+    if (gone.length) this.handlePodRemoves(gone);
+    const added = pods.filter((p) => !this.#pods.has(p.metadata.uid!));
+    const kept = pods.filter((p) => this.#pods.has(p.metadata.uid!));
+    if (added.length) this.handlePodAdditions(added);
+    if (kept.length) this.handlePodUpdates(kept);
+  }
+
+  handlePlegEvent(event: PodLifecycleEvent): void {
+    if (event.type === "ContainerRemoved") return;
+    const pod = this.#pods.get(event.podUid);
+    if (!pod) return;
+    this.#deps.logger.v(4).info("SyncLoop (PLEG): event for pod", {
+      pod: podFullName(pod),
+      event: event.type,
+      id: event.id,
+    });
+    this.#deps.workers.updatePod({ pod, updateType: "sync" });
+  }
+
+  handleResync(): void {
+    const { workers, clock } = this.#deps;
+    for (const due of workers.duePods(clock.now())) {
+      const pod = this.#pods.get(due.metadata.uid!) ?? due;
+      workers.updatePod({ pod, updateType: "sync" });
+    }
+  }
+
+  async handleHousekeeping(): Promise<void> {
+    const { workers, logger } = this.#deps;
+    if (!this.#deps.allSourcesReady()) {
+      if (!this.#housekeepingLogged) {
+        logger.v(2).info(
+          "Skipping pod cleanup until every pod source has reported",
+        );
+        this.#housekeepingLogged = true;
+      }
+      return;
+    }
+    const desired = new Set(this.#pods.keys());
+    workers.syncKnownPods(desired);
+    const active = new Set([...desired, ...workers.activeUids()]);
+    await this.#deps.garbageCollectOrphans?.(active);
+  }
+
+  #log(op: string, pods: Pod[]): void {
+    if (!pods.length) return;
+    this.#deps.logger.info(`SyncLoop ${op}`, {
+      pods: pods.map((p) => podFullName(p)),
+    });
+  }
+}
+
+function creation(pod: Pod): string {
+  return pod.metadata.creationTimestamp ??
+    pod.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? "";
+}

@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import type { PodLifecycleEvent } from "./pleg.ts";
+import { PodWorkers } from "./pod_workers.ts";
+import {
+  dispatch,
+  type LoopEvent,
+  LoopEventQueue,
+  PodSyncHandler,
+  runSyncLoop,
+  type SyncHandler,
+} from "./sync_loop.ts";
+import type { Pod, PodSyncer } from "./types.ts";
+
+function pod(uid: string): Pod {
+  return {
+    metadata: { name: `p-${uid}`, namespace: "default", uid },
+    spec: { containers: [{ name: "c", image: "i" }] },
+  };
+}
+
+function recordingHandler(log: string[]): SyncHandler {
+  const names = (pods: Pod[]) => pods.map((p) => p.metadata.uid).join(",");
+  return {
+    handlePodAdditions: (p) => void log.push(`add ${names(p)}`),
+    handlePodUpdates: (p) => void log.push(`update ${names(p)}`),
+    handlePodRemoves: (p) => void log.push(`remove ${names(p)}`),
+    handlePodSet: (p) => void log.push(`set ${names(p)}`),
+    handlePlegEvent: (e) => void log.push(`pleg ${e.type} ${e.podUid}`),
+    handleResync: () => void log.push("resync"),
+    handleHousekeeping: () => {
+      log.push("housekeeping");
+      return Promise.resolve();
+    },
+  };
+}
+
+Deno.test("dispatch() routes every event kind to its handler method", async () => {
+  const log: string[] = [];
+  const handler = recordingHandler(log);
+  const events: LoopEvent[] = [
+    { kind: "config", update: { op: "ADD", source: "file", pods: [pod("a")] } },
+    {
+      kind: "config",
+      update: { op: "UPDATE", source: "file", pods: [pod("a")] },
+    },
+    {
+      kind: "config",
+      update: { op: "REMOVE", source: "file", pods: [pod("a")] },
+    },
+    { kind: "config", update: { op: "SET", source: "file", pods: [pod("b")] } },
+    { kind: "pleg", event: { type: "ContainerDied", podUid: "b", id: "c1" } },
+    { kind: "resync" },
+    { kind: "housekeeping" },
+  ];
+  for (const e of events) await dispatch(e, handler);
+  assert.deepEqual(log, [
+    "add a",
+    "update a",
+    "remove a",
+    "set b",
+    "pleg ContainerDied b",
+    "resync",
+    "housekeeping",
+  ]);
+});
+
+Deno.test("LoopEventQueue keeps order and queues a tick kind at most once", async () => {
+  const q = new LoopEventQueue();
+  q.push({ kind: "resync" });
+  q.push({ kind: "resync" });
+  q.push({
+    kind: "pleg",
+    event: { type: "ContainerStarted", podUid: "a", id: "c" },
+  });
+  q.push({ kind: "housekeeping" });
+  assert.equal(q.size, 3);
+  const ac = new AbortController();
+  assert.equal((await q.next(ac.signal))?.kind, "resync");
+  assert.equal((await q.next(ac.signal))?.kind, "pleg");
+  assert.equal((await q.next(ac.signal))?.kind, "housekeeping");
+  const pending = q.next(ac.signal);
+  ac.abort();
+  assert.equal(await pending, undefined);
+});
+
+Deno.test("runSyncLoop() consumes queued events and ticks resync and housekeeping on the clock", async () => {
+  const log: string[] = [];
+  const queue = new LoopEventQueue();
+  const clock = new FakeClock();
+  const ac = new AbortController();
+  const running = runSyncLoop(
+    {
+      queue,
+      handler: recordingHandler(log),
+      clock,
+      logger: new CaptureLogger(),
+    },
+    { signal: ac.signal, resyncPeriodMs: 1000, housekeepingPeriodMs: 2000 },
+  );
+  queue.push({
+    kind: "config",
+    update: { op: "ADD", source: "file", pods: [pod("a")] },
+  });
+  await clock.advance(0);
+  assert.deepEqual(log, ["add a"]);
+  await clock.advance(2000);
+  assert.deepEqual(log.filter((l) => l === "resync").length, 2);
+  assert.deepEqual(log.filter((l) => l === "housekeeping").length, 1);
+  ac.abort();
+  await running;
+});
+
+function handlerWithWorkers(ready: { value: boolean }) {
+  const synced: string[] = [];
+  const gc: string[][] = [];
+  const syncer: PodSyncer = {
+    syncPod: (w) => {
+      synced.push(`sync ${w.pod.metadata.uid} ${w.updateType}`);
+      return Promise.resolve({ terminal: false });
+    },
+    syncTerminatingPod: (w) => {
+      synced.push(`terminating ${w.pod.metadata.uid}`);
+      return Promise.resolve();
+    },
+    syncTerminatedPod: (w) => {
+      synced.push(`terminated ${w.pod.metadata.uid}`);
+      return Promise.resolve();
+    },
+  };
+  const clock = new FakeClock();
+  const workers = new PodWorkers(
+    { syncer, clock, logger: new CaptureLogger() },
+    { random: () => 0 },
+  );
+  const handler = new PodSyncHandler({
+    workers,
+    clock,
+    logger: new CaptureLogger(),
+    allSourcesReady: () => ready.value,
+    garbageCollectOrphans: (active) => {
+      gc.push([...active].sort());
+      return Promise.resolve();
+    },
+  });
+  return { handler, workers, synced, gc, clock };
+}
+
+Deno.test("PodSyncHandler syncs known pods on PLEG events and ignores unknown pods and removals", async () => {
+  const { handler, workers, synced } = handlerWithWorkers({ value: true });
+  await using _ = workers;
+  handler.handlePodAdditions([pod("a")]);
+  await workers.whenIdle();
+  const ev = (
+    type: PodLifecycleEvent["type"],
+    podUid: string,
+  ): PodLifecycleEvent => ({ type, podUid, id: "x" });
+  handler.handlePlegEvent(ev("ContainerDied", "a"));
+  await workers.whenIdle();
+  handler.handlePlegEvent(ev("ContainerRemoved", "a"));
+  handler.handlePlegEvent(ev("ContainerStarted", "unknown"));
+  await workers.whenIdle();
+  assert.deepEqual(synced, ["sync a create", "sync a sync"]);
+});
+
+Deno.test("PodSyncHandler.handleHousekeeping() collects orphans only after every source reported", async () => {
+  const ready = { value: false };
+  const { handler, workers, synced, gc } = handlerWithWorkers(ready);
+  await using _ = workers;
+  handler.handlePodAdditions([pod("a"), pod("b")]);
+  await workers.whenIdle();
+  await handler.handleHousekeeping();
+  assert.deepEqual(gc, []);
+  ready.value = true;
+  handler.handlePodRemoves([pod("b")]);
+  await workers.whenIdle();
+  await handler.handleHousekeeping();
+  assert.deepEqual(gc, [["a"]]);
+  assert.ok(synced.includes("terminated b"));
+});
+
+Deno.test("PodSyncHandler.handleResync() re-syncs pods whose requeue time passed, with the latest spec", async () => {
+  const { handler, workers, synced, clock } = handlerWithWorkers({
+    value: true,
+  });
+  await using _ = workers;
+  handler.handlePodAdditions([pod("a")]);
+  await workers.whenIdle();
+  handler.handleResync();
+  await workers.whenIdle();
+  assert.equal(synced.length, 1);
+  await clock.advance(60_000);
+  handler.handleResync();
+  await workers.whenIdle();
+  assert.deepEqual(synced, ["sync a create", "sync a sync"]);
+});
+
+Deno.test("PodSyncHandler.handlePodSet() adds, updates and removes against the known pods", async () => {
+  const { handler, workers, synced } = handlerWithWorkers({ value: true });
+  await using _ = workers;
+  handler.handlePodSet([pod("a"), pod("b")]);
+  await workers.whenIdle();
+  handler.handlePodSet([pod("b")]);
+  await workers.whenIdle();
+  assert.deepEqual(handler.pods().map((p) => p.metadata.uid), ["b"]);
+  assert.ok(synced.includes("terminating a"));
+  assert.ok(synced.includes("sync b update"));
+});

@@ -1,0 +1,38 @@
+/**
+ * The simulated CRI runtime: a real in-memory state machine implementing
+ * `RuntimeService` and `ImageService` (containerd 1.6 semantics and error
+ * shapes), driven by scenario data and an injected clock. Selected by the
+ * kubelet with a `sim://` endpoint. It must not touch the host: no files,
+ * processes or network.
+ *
+ * @module
+ */
+
+/** Builds a simulated runtime from options (clock, scenario, logger). */
+export {
+  createSimRuntime,
+  SIM_RUNTIME_NAME,
+  SimRuntime,
+} from "./sim_runtime.ts";
+export type { SimRuntimeOptions } from "./sim_runtime.ts";
+/** Endpoint helpers: `isSimEndpoint("sim://default")`, factory from an endpoint. */
+export {
+  createSimRuntimeForEndpoint,
+  isSimEndpoint,
+  loadSimScenario,
+} from "./endpoint.ts";
+/** Scenario data types, schema and validation. */
+export {
+  parseSimScenario,
+  SIM_PAUSE_IMAGE,
+  SimContainerBehaviorSchema,
+  SimImageBehaviorSchema,
+  SimScenarioSchema,
+} from "./scenario.ts";
+export type {
+  SimContainerBehavior,
+  SimImageBehavior,
+  SimScenario,
+} from "./scenario.ts";
+export type { SimMethod } from "./_base.ts";
+export { normalizeImageRef } from "./_images.ts";

@@ -1,0 +1,190 @@
+/**
+ * Shared fixtures for the ship tests: a throw-away node layout (root dir,
+ * static pod dir, logs dir, kubelet config on the `sim://` runtime), the
+ * permission lists `deno task compile` would bake for it, and a bundle of
+ * `main.ts` built with `scripts/bundle.ts`.
+ * @module
+ */
+import { join } from "node:path";
+import {
+  parseListsArgs,
+  planFor,
+  runtimeFlags,
+} from "../../scripts/permission_lists.ts";
+import type { PermissionPlan } from "../../src/permissions/mod.ts";
+
+export const ROOT = new URL("../..", import.meta.url).pathname;
+
+/** True once the CLI and kubelet entry points other engineers own exist. */
+export function exists(path: string): boolean {
+  try {
+    Deno.statSync(join(ROOT, path));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const CLI_READY = exists("src/cli/mod.ts") && exists("main.ts");
+export const KUBELET_READY = CLI_READY && exists("src/kubelet.ts");
+
+/** Whether this machine can create a network namespace (root + unshare). */
+export function canUnshareNet(): boolean {
+  try {
+    const { code } = new Deno.Command("unshare", {
+      args: ["-n", "true"],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
+    return code === 0;
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+const STATIC_POD = `apiVersion: v1
+kind: Pod
+metadata:
+  name: ship-web
+  namespace: default
+spec:
+  containers:
+  - name: web
+    image: registry.k8s.io/pause:3.10
+`;
+
+/** A temp node layout plus the exact lists compile would bake for it. */
+export interface TestLayout extends AsyncDisposable {
+  dir: string;
+  root: string;
+  manifests: string;
+  logs: string;
+  config: string;
+  /** Kubelet arguments: `--config <file> --root-dir=<dir>`. */
+  kubeletArgs: string[];
+  /** `--no-prompt` + the scoped `--allow-*` lists. */
+  denoFlags: string[];
+  plan: PermissionPlan;
+}
+
+/** Creates the layout; `await using` removes it. */
+export async function makeLayout(): Promise<TestLayout> {
+  const dir = await Deno.makeTempDir({ prefix: "kts-ship-" });
+  const root = join(dir, "root");
+  const manifests = join(dir, "manifests");
+  const logs = join(dir, "logs");
+  const config = join(dir, "config.yaml");
+  await Deno.mkdir(root);
+  await Deno.mkdir(manifests);
+  await Deno.mkdir(logs);
+  await Deno.writeTextFile(join(manifests, "web.yaml"), STATIC_POD);
+  await Deno.writeTextFile(
+    config,
+    [
+      "apiVersion: kubelet.config.k8s.io/v1beta1",
+      "kind: KubeletConfiguration",
+      "containerRuntimeEndpoint: sim://",
+      `staticPodPath: ${manifests}`,
+      `podLogsDir: ${logs}`,
+      "address: 127.0.0.1",
+      `port: ${freePort()}`,
+      `healthzPort: ${freePort()}`,
+      "fileCheckFrequency: 1s",
+      "",
+    ].join("\n"),
+  );
+  const kubeletArgs = ["--config", config, `--root-dir=${root}`];
+  const { request } = parseListsArgs([
+    "--permissions-from",
+    config,
+    `--root-dir=${root}`,
+  ]);
+  const plan = await planFor(request, dir);
+  return {
+    dir,
+    root,
+    manifests,
+    logs,
+    config,
+    kubeletArgs,
+    denoFlags: runtimeFlags(plan),
+    plan,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Bundles `main.ts` into `<dir>/kubelet.js` via the bundle script. */
+export async function bundleInto(dir: string): Promise<string> {
+  const out = join(dir, "kubelet.js");
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "scripts/bundle.ts"), `--out=${out}`],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (result.code !== 0) {
+    const text = new TextDecoder().decode(result.stderr) +
+      new TextDecoder().decode(result.stdout);
+    throw new Error(`scripts/bundle.ts failed:\n${text}`);
+  }
+  return out;
+}
+
+/** Environment for child deno processes: no update check, no colour. */
+export const CHILD_ENV = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+
+/** Is one audited access inside the plan's lists? */
+export function allowedByPlan(
+  plan: PermissionPlan,
+  permission: string,
+  value: string,
+): boolean {
+  switch (permission) {
+    case "read":
+    case "write":
+      return plan[permission].some((p) =>
+        value === p || value.startsWith(p.endsWith("/") ? p : p + "/")
+      );
+    case "net":
+      // Exact match; a port-less host entry would cover all its ports.
+      return plan.net.some((n) =>
+        n === value ||
+        (!n.startsWith("unix:") && !/:\d+$/.test(n) &&
+          value.startsWith(n + ":"))
+      );
+    case "env":
+    case "sys":
+      return plan[permission].includes(value);
+    default:
+      return false;
+  }
+}
+
+/** One line of a `DENO_AUDIT_PERMISSIONS` file. */
+export interface AuditRecord {
+  permission: string;
+  value: string | null;
+}
+
+/** Parses an audit file (JSON lines). */
+export function readAudit(path: string): AuditRecord[] {
+  let text = "";
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  return text.split("\n").filter((l) => l.trim() !== "").map((l) =>
+    JSON.parse(l) as AuditRecord
+  );
+}
