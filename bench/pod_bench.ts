@@ -14,29 +14,177 @@
  */
 // deno-lint-ignore-file no-console
 
-import { startLatencyBench } from "./pod_bench_latency.ts";
+import { systemClock } from "../src/clock/mod.ts";
+import { createKubelet } from "../src/kubelet.ts";
+import { createLogger } from "../src/log/mod.ts";
+import { createPodSyncer } from "../src/pod/mod.ts";
+import {
+  ContainerState,
+  createCriRuntime,
+  type CriRuntime,
+} from "../src/runtime/mod.ts";
+import { createPodStatusManager } from "../src/status/mod.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const QUICK = Deno.args.includes("--quick");
 const CLK_TCK = 100;
 
-function manifest(i: number): string {
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(
+    sorted.length - 1,
+    Math.ceil((p / 100) * sorted.length) - 1,
+  );
+  return sorted[Math.max(0, index)]!;
+}
+
+async function until(
+  probe: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await probe())) {
+    if (performance.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function isRunning(
+  runtime: CriRuntime,
+  podName: string,
+): Promise<boolean> {
+  const { containers } = await runtime.listContainers({
+    filter: { labelSelector: { "io.kubernetes.pod.name": podName } },
+  });
+  return containers.some((c) => c.state === ContainerState.CONTAINER_RUNNING);
+}
+
+async function sweep(runtime: CriRuntime, suffix: string): Promise<void> {
+  const { items } = await runtime.listPodSandbox({});
+  for (const s of items.filter((s) => s.metadata?.name.endsWith(suffix))) {
+    await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
+    await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
+  }
+}
+
+/** (a): kubelet path vs. the bare CRI calls, same pods, one at a time. */
+async function startLatencyBench(
+  endpoint: string,
+  options: { pods: number },
+): Promise<void> {
+  const image = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
+    "kts.local/busybox:latest";
+  const node = `bench-${crypto.randomUUID().slice(0, 6)}`;
+  const dir = await Deno.makeTempDir({ prefix: "kts-pod-bench-a-" });
+  await Deno.mkdir(`${dir}/manifests`);
+  const runtime = createCriRuntime({ endpoint, timeoutMs: 60_000 });
+  const logger = createLogger({ stderr: () => {} });
+  const syncer = createPodSyncer({
+    runtime,
+    images: runtime,
+    clock: systemClock,
+    logger,
+    statusManager: createPodStatusManager(),
+  }, { podLogsDir: `${dir}/logs`, serializeImagePulls: true, nodeName: node });
+  const kubelet = createKubelet(
+    { runtime, syncer, clock: systemClock, logger },
+    {
+      nodeName: node,
+      staticPodPath: `${dir}/manifests`,
+    },
+  );
+  const kubeletMs: number[] = [];
+  const bareMs: number[] = [];
+  try {
+    kubelet.start();
+    for (let i = 0; i < options.pods; i++) {
+      const t0 = performance.now();
+      await Deno.writeTextFile(
+        `${dir}/manifests/lat-${i}.yaml`,
+        manifest(i, { name: `lat-${i}`, image }),
+      );
+      await until(() => isRunning(runtime, `lat-${i}-${node}`));
+      kubeletMs.push(performance.now() - t0);
+    }
+    for (let i = 0; i < options.pods; i++) {
+      const uid = crypto.randomUUID();
+      const name = `bare-${i}-${node}`;
+      const labels = {
+        "io.kubernetes.pod.name": name,
+        "io.kubernetes.pod.namespace": "default",
+        "io.kubernetes.pod.uid": uid,
+      };
+      const sandboxConfig = {
+        metadata: { name, uid, namespace: "default", attempt: 0 },
+        hostname: name,
+        logDirectory: `${dir}/logs/default_${name}_${uid}`,
+        labels,
+        linux: {},
+      };
+      await Deno.mkdir(`${sandboxConfig.logDirectory}/app`, {
+        recursive: true,
+      });
+      const t0 = performance.now();
+      const { podSandboxId } = await runtime.runPodSandbox({
+        config: sandboxConfig,
+      });
+      const { containerId } = await runtime.createContainer({
+        podSandboxId,
+        sandboxConfig,
+        config: {
+          metadata: { name: "app", attempt: 0 },
+          image: { image },
+          command: ["sleep", "3600"],
+          logPath: "app/0.log",
+          labels: { ...labels, "io.kubernetes.container.name": "app" },
+        },
+      });
+      await runtime.startContainer({ containerId });
+      bareMs.push(performance.now() - t0);
+    }
+    const fmt = (v: number) => `${v.toFixed(0)} ms`;
+    const ratio = percentile(kubeletMs, 50) / percentile(bareMs, 50);
+    console.log(
+      `(a) start latency over ${options.pods} pods: kubelet p50 ${
+        fmt(percentile(kubeletMs, 50))
+      } ` +
+        `p99 ${fmt(percentile(kubeletMs, 99))}; bare CRI p50 ${
+          fmt(percentile(bareMs, 50))
+        } ` +
+        `p99 ${fmt(percentile(bareMs, 99))}; ratio p50 ${
+          ratio.toFixed(2)
+        } (target ≤ 1.3: ${ratio <= 1.3 ? "OK" : "MISSED"})`,
+    );
+  } finally {
+    await kubelet.stop();
+    await sweep(runtime, `-${node}`);
+    await runtime.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+function manifest(
+  i: number,
+  opts: { name?: string; image?: string } = {},
+): string {
   return [
     "apiVersion: v1",
     "kind: Pod",
     "metadata:",
-    `  name: bench-${i}`,
+    `  name: ${opts.name ?? `bench-${i}`}`,
     "spec:",
     "  containers:",
     "  - name: app",
-    "    image: kts.local/busybox:latest",
+    `    image: ${opts.image ?? "kts.local/busybox:latest"}`,
     "    imagePullPolicy: IfNotPresent",
     '    command: ["sleep", "3600"]',
     "",
   ].join("\n");
 }
 
-async function readProc(pid: number): Promise<{ ticks: number; rssKiB: number }> {
+async function readProc(
+  pid: number,
+): Promise<{ ticks: number; rssKiB: number }> {
   const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // fields[0] is field 3 (state); utime/stime are fields 14/15.
@@ -101,7 +249,10 @@ async function steadyState(pods: number): Promise<void> {
     const timeout = new Promise<"timeout">((r) =>
       setTimeout(() => r("timeout"), 60_000 + pods * 60)
     );
-    const outcome = await Promise.race([started.then(() => "ok" as const), timeout]);
+    const outcome = await Promise.race([
+      started.then(() => "ok" as const),
+      timeout,
+    ]);
     const warmupMs = performance.now() - t0;
     if (outcome === "timeout") {
       console.log(
@@ -125,13 +276,17 @@ async function steadyState(pods: number): Promise<void> {
     await child.status;
     await reader.catch(() => {});
     const targets = pods === 110
-      ? ` (targets ≤ 0.05 cores: ${cores <= 0.05 ? "OK" : "MISSED"}, ≤ 120 MiB: ${
-        rssMiB <= 120 ? "OK" : "MISSED"
-      })`
+      ? ` (targets ≤ 0.05 cores: ${
+        cores <= 0.05 ? "OK" : "MISSED"
+      }, ≤ 120 MiB: ${rssMiB <= 120 ? "OK" : "MISSED"})`
       : "";
     console.log(
-      `(b) ${pods} pods on sim: all running after ${(warmupMs / 1000).toFixed(1)} s; ` +
-        `steady CPU ${cores.toFixed(3)} cores, RSS ${rssMiB.toFixed(1)} MiB${targets}`,
+      `(b) ${pods} pods on sim: all running after ${
+        (warmupMs / 1000).toFixed(1)
+      } s; ` +
+        `steady CPU ${cores.toFixed(3)} cores, RSS ${
+          rssMiB.toFixed(1)
+        } MiB${targets}`,
     );
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -141,7 +296,9 @@ async function steadyState(pods: number): Promise<void> {
 console.log("pod_bench: pod start latency and steady-state cost");
 const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT");
 if (!endpoint) {
-  console.log("(a) skipped: set KUBELET_TS_CRI_ENDPOINT (scripts/cri_env.sh up) to measure on containerd");
+  console.log(
+    "(a) skipped: set KUBELET_TS_CRI_ENDPOINT (scripts/cri_env.sh up) to measure on containerd",
+  );
 } else {
   await startLatencyBench(endpoint, { pods: QUICK ? 5 : 20 });
 }

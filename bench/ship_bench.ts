@@ -78,7 +78,11 @@ async function measure(
     await new Promise((r) => setTimeout(r, 1000));
     rss = rssKiB(child.pid);
   }
-  child.kill("SIGTERM");
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // already exited
+  }
   await child.status;
   await pumps;
   if (readyAt === undefined) {

@@ -36,7 +36,9 @@ export function bundleArgs(entry: string, out: string): string[] {
 }
 
 async function main(): Promise<number> {
-  const { request, rest } = parseListsArgs(Deno.args);
+  const { request, rest } = parseListsArgs(Deno.args, {
+    valued: ["--out", "--entry"],
+  });
   let out = join(ROOT, "dist", "kubelet.js");
   let entry = join(ROOT, "main.ts");
   for (const arg of rest) {
@@ -45,7 +47,7 @@ async function main(): Promise<number> {
     else if (name === "--entry" && value) entry = value;
     else {
       throw new UsageError(
-        `Unknown option "${arg}"; use --out=<file>, --entry=<file>, --permissions-from <file>, --api-server host:port or kubelet flags`,
+        `Invalid option "${arg}"; use --out=<file>, --entry=<file>, --permissions-from <file>, --api-server host:port or kubelet flags`,
       );
     }
   }

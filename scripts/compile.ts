@@ -163,7 +163,10 @@ interface CompileOptions {
 }
 
 function parseOptions(args: readonly string[]): CompileOptions {
-  const { request, rest } = parseListsArgs(args);
+  const { request, rest } = parseListsArgs(args, {
+    valued: ["--arch", "--out-dir"],
+    boolean: ["--print-command"],
+  });
   const options: CompileOptions = {
     request,
     printOnly: false,
@@ -178,7 +181,7 @@ function parseOptions(args: readonly string[]): CompileOptions {
     } else if (name === "--out-dir" && value) options.outDir = value;
     else {
       throw new UsageError(
-        `Unknown option "${arg}"; use --print-command, --arch=amd64|arm64, --out-dir=<dir>, --permissions-from <file>, --api-server host:port or kubelet flags`,
+        `Invalid option "${arg}"; use --print-command, --arch=amd64|arm64, --out-dir=<dir>, --permissions-from <file>, --api-server host:port or kubelet flags`,
       );
     }
   }

@@ -5,14 +5,15 @@
  * same planner the kubelet runs at startup (`src/permissions`).
  *
  * Run directly to print the flags, one per line:
- *   deno run --allow-read scripts/permission_lists.ts --permissions-from cfg.yaml --root-dir=/srv/k
+ *   deno run -A scripts/permission_lists.ts --permissions-from cfg.yaml --root-dir=/srv/k
  * @module
  */
-import { loadConfigFile } from "../src/config/mod.ts";
+import { stringify } from "yaml";
+import { resolveConfiguration } from "../src/cli/mod.ts";
+import { createLogger } from "../src/log/mod.ts";
 import { isAbsolute, join } from "node:path";
 import {
   type PermissionPlan,
-  type PlanConfig,
   type PlanContext,
   type PlanFlags,
   planPermissions,
@@ -24,7 +25,7 @@ import {
 export interface ListsRequest {
   /** Kubelet config file; undefined = the standard layout. */
   permissionsFrom?: string | undefined;
-  /** Kubelet flags that change paths/ports (`--root-dir=/x`, …). */
+  /** Kubelet flags, passed verbatim to the kubelet's own flag parser. */
   kubeletFlags: string[];
   /** Extra API servers (`host:port`) not readable from a kubeconfig now. */
   apiServers: string[];
@@ -38,133 +39,135 @@ export class UsageError extends Error {
   }
 }
 
-type Target =
-  | { flag: keyof PlanFlags }
-  | { config: keyof PlanConfig; kind: "string" | "number" }
-  | { clientCA: true };
-
-/** Kubelet flags that change the permission plan, and where they land. */
-const KUBELET_FLAGS: Record<string, Target> = {
-  "root-dir": { flag: "rootDir" },
-  "kubeconfig": { flag: "kubeconfig" },
-  "bootstrap-kubeconfig": { flag: "bootstrapKubeconfig" },
-  "cert-dir": { flag: "certDir" },
-  "config": { flag: "config" },
-  "config-dir": { flag: "configDir" },
-  "lock-file": { flag: "lockFile" },
-  "pod-manifest-path": { config: "staticPodPath", kind: "string" },
-  "manifest-url": { config: "staticPodURL", kind: "string" },
-  "container-runtime-endpoint": {
-    config: "containerRuntimeEndpoint",
-    kind: "string",
-  },
-  "image-service-endpoint": { config: "imageServiceEndpoint", kind: "string" },
-  "tls-cert-file": { config: "tlsCertFile", kind: "string" },
-  "tls-private-key-file": { config: "tlsPrivateKeyFile", kind: "string" },
-  "client-ca-file": { clientCA: true },
-  "resolv-conf": { config: "resolvConf", kind: "string" },
-  "address": { config: "address", kind: "string" },
-  "port": { config: "port", kind: "number" },
-  "read-only-port": { config: "readOnlyPort", kind: "number" },
-  "healthz-bind-address": { config: "healthzBindAddress", kind: "string" },
-  "healthz-port": { config: "healthzPort", kind: "number" },
-};
+/** Options the scripts themselves take (everything else goes to the kubelet). */
+export interface OwnOptions {
+  /** Options that take a value (`--out-dir=x` or `--out-dir x`). */
+  valued?: readonly string[];
+  /** Boolean options (`--print-command`). */
+  boolean?: readonly string[];
+}
 
 /**
- * Splits script arguments into our own options and the kubelet flags.
- * `rest` keeps every argument that is neither (e.g. `--print-command`).
+ * Splits script arguments into the request and the scripts' own options
+ * (`rest`, normalised to `--name=value` / `--name`). Every other argument is
+ * a kubelet flag and is kept verbatim, in order.
  */
 export function parseListsArgs(
   args: readonly string[],
-  own: ReadonlySet<string> = new Set(),
+  own: OwnOptions = {},
 ): { request: ListsRequest; rest: string[] } {
   const request: ListsRequest = { kubeletFlags: [], apiServers: [] };
   const rest: string[] = [];
+  const valued = new Set([
+    "--permissions-from",
+    "--api-server",
+    ...(own.valued ?? []),
+  ]);
+  const boolean = new Set(own.boolean ?? []);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    const [name, inline] = splitFlag(arg);
-    const value = (): string => {
-      if (inline !== undefined) return inline;
-      const next = args[++i];
-      if (next === undefined || next.startsWith("--")) {
-        throw new UsageError(
-          `Flag "${name}" needs a value, e.g. ${name}=<value>`,
-        );
-      }
-      return next;
-    };
-    if (name === "--permissions-from") request.permissionsFrom = value();
-    else if (name === "--api-server") request.apiServers.push(value());
-    else if (own.has(name)) rest.push(arg);
-    else if (name.startsWith("--") && name.slice(2) in KUBELET_FLAGS) {
-      request.kubeletFlags.push(`${name}=${value()}`);
-    } else if (name.startsWith("--")) {
+    const eq = arg.indexOf("=");
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (boolean.has(name)) {
       rest.push(arg);
-    } else {
+      continue;
+    }
+    if (!valued.has(name)) {
+      request.kubeletFlags.push(arg);
+      continue;
+    }
+    let value: string | undefined = eq < 0 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === "") {
       throw new UsageError(
-        `Unexpected argument "${arg}": write kubelet flags as --flag=value`,
+        `Option "${name}" needs a value, e.g. ${name}=<value>`,
       );
     }
+    if (name === "--permissions-from") request.permissionsFrom = value;
+    else if (name === "--api-server") request.apiServers.push(value);
+    else rest.push(`${name}=${value}`);
+    value = undefined;
   }
   return { request, rest };
 }
 
-function splitFlag(arg: string): [string, string | undefined] {
-  const eq = arg.indexOf("=");
-  return eq < 0 ? [arg, undefined] : [arg.slice(0, eq), arg.slice(eq + 1)];
+function standardConfigYaml(): string {
+  return stringify({
+    apiVersion: "kubelet.config.k8s.io/v1beta1",
+    kind: "KubeletConfiguration",
+    ...STANDARD_LAYOUT.config,
+  });
 }
 
-async function readConfigFile(path: string): Promise<PlanConfig> {
-  try {
-    // The kubelet's own loader: same decoding, defaults and relative-path
-    // resolution as at runtime, so the baked lists match the startup check.
-    return await loadConfigFile(path);
-  } catch (cause) {
-    throw new UsageError(
-      `Cannot use --permissions-from file "${path}": ${
-        (cause as Error).message
-      }`,
-    );
-  }
+function standardFlagArgs(): string[] {
+  const f = STANDARD_LAYOUT.flags;
+  return [
+    `--root-dir=${f.rootDir}`,
+    `--kubeconfig=${f.kubeconfig}`,
+    `--bootstrap-kubeconfig=${f.bootstrapKubeconfig}`,
+  ];
 }
 
-function applyFlag(ctx: PlanContext, arg: string): void {
-  const [name, value = ""] = splitFlag(arg);
-  const target = KUBELET_FLAGS[name.slice(2)]!;
-  if ("flag" in target) {
-    ctx.flags[target.flag] = value;
-  } else if ("clientCA" in target) {
-    ctx.config.authentication = { x509: { clientCAFile: value } };
-  } else if (target.kind === "number") {
-    const port = Number(value);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new UsageError(
-        `Flag "${name}" must be a port number, got "${value}"`,
-      );
-    }
-    (ctx.config as Record<string, unknown>)[target.config] = port;
-  } else {
-    (ctx.config as Record<string, unknown>)[target.config] = value;
-  }
-}
-
-/** The planner input for a request (standard layout when no config file). */
+/**
+ * The planner input for a request, produced by the kubelet's own flag and
+ * config resolution (`src/cli` `resolveConfiguration`): same defaults, same
+ * precedence, same relative-path handling as at run time, so the lists baked
+ * in at build time are exactly what the startup check expects. Without
+ * `--permissions-from` the standard layout's config is used.
+ */
 export async function contextFor(
   request: ListsRequest,
   cwd: string,
 ): Promise<PlanContext> {
-  const ctx: PlanContext = request.permissionsFrom === undefined
-    ? structuredClone(STANDARD_LAYOUT)
-    : {
-      config: await readConfigFile(request.permissionsFrom),
-      flags: {
-        config: isAbsolute(request.permissionsFrom)
-          ? request.permissionsFrom
-          : join(cwd, request.permissionsFrom),
-      },
-    };
-  for (const flag of request.kubeletFlags) applyFlag(ctx, flag);
-  return ctx;
+  let tempConfig: string | undefined;
+  let argv: string[];
+  if (request.permissionsFrom !== undefined) {
+    const path = isAbsolute(request.permissionsFrom)
+      ? request.permissionsFrom
+      : join(cwd, request.permissionsFrom);
+    argv = ["--config", path, ...request.kubeletFlags];
+  } else {
+    tempConfig = await Deno.makeTempFile({
+      prefix: "kts-standard-",
+      suffix: ".yaml",
+    });
+    await Deno.writeTextFile(tempConfig, standardConfigYaml());
+    argv = [
+      "--config",
+      tempConfig,
+      ...standardFlagArgs(),
+      ...request.kubeletFlags,
+    ];
+  }
+  const messages: string[] = [];
+  const collect = (text: string) => void messages.push(text);
+  try {
+    const resolution = await resolveConfiguration(argv, {
+      logger: createLogger({ stderr: collect }),
+      stderr: collect,
+    });
+    if (resolution.kind !== "config") {
+      throw new UsageError(
+        `The kubelet flags ${
+          JSON.stringify(request.kubeletFlags)
+        } do not describe a configuration (help/version requested?)`,
+      );
+    }
+    const flags: PlanFlags = { ...resolution.flags };
+    if (tempConfig !== undefined) flags.config = STANDARD_LAYOUT.flags.config;
+    return { config: resolution.config, flags };
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const where = request.permissionsFrom === undefined
+      ? "the standard layout"
+      : `--permissions-from "${request.permissionsFrom}"`;
+    throw new UsageError(
+      `Cannot resolve the kubelet configuration for ${where}: ${
+        (error as Error).message
+      }`,
+    );
+  } finally {
+    if (tempConfig !== undefined) await Deno.remove(tempConfig);
+  }
 }
 
 /** The plan for a request; relative paths become absolute against `cwd`. */
@@ -185,8 +188,7 @@ export function runtimeFlags(plan: PermissionPlan): string[] {
 
 if (import.meta.main) {
   try {
-    const { request, rest } = parseListsArgs(Deno.args);
-    if (rest.length > 0) throw new UsageError(`Unknown option "${rest[0]}"`);
+    const { request } = parseListsArgs(Deno.args);
     const flags = runtimeFlags(await planFor(request, Deno.cwd()));
     // deno-lint-ignore no-console
     console.log(flags.join("\n"));

@@ -14,7 +14,7 @@ import type { Logger } from "./log/mod.ts";
 import type { PodSyncer } from "./pod/types.ts";
 import { createPodSyncer, garbageCollectOrphans } from "./pod/mod.ts";
 import type { CriRuntime, RuntimeService } from "./runtime/mod.ts";
-import { createPodStatusManager, type PodStatusManager } from "./status/mod.ts";
+import { createPodStatusManager } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 import { PodConfig } from "./pod/pod_config.ts";
 import { Pleg } from "./pod/pleg.ts";
@@ -287,8 +287,7 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
         logger: logger.with({ component: "sim-runtime" }),
       });
     } else {
-      // TODO(pod-loop): import from ./runtime/mod.ts once it re-exports createCriRuntime.
-      const { createCriRuntime } = await import("./runtime/cri_client.ts");
+      const { createCriRuntime } = await import("./runtime/mod.ts");
       runtime = createCriRuntime({
         endpoint,
         ...(config.imageServiceEndpoint

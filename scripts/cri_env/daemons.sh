@@ -256,7 +256,7 @@ kts_stop_pidfile() {
 kts_our_shims() {
   local dir cmdline
   for dir in /proc/[0-9]*; do
-    cmdline=$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null) || continue
+    cmdline=$({ tr '\0' ' ' <"$dir/cmdline"; } 2>/dev/null) || continue
     case "$cmdline" in
     *containerd-shim*"-address $KTS_SOCK "*) printf '%s\n' "${dir#/proc/}" ;;
     esac
@@ -282,6 +282,8 @@ kts_down() {
   while read -r mnt; do
     umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
   done < <(awk -v root="$KTS_ROOT" 'index($2, root) == 1 { print $2 }' /proc/self/mounts | sort -r)
+  # Empty pod cgroups the tests created under /kts-test (see tests/cri/contract.ts).
+  find /sys/fs/cgroup -depth -type d -path '*/kts-test*' -exec rmdir {} \; 2>/dev/null || true
   if ip link show "$KTS_BRIDGE" >/dev/null 2>&1; then
     ip link delete "$KTS_BRIDGE" || true
   fi

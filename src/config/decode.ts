@@ -113,7 +113,7 @@ export function checkDocumentTypes(
   if (!result.success) {
     const issue = result.error.issues[0] as z.core.$ZodIssue;
     throw new ConfigError(
-      `${describeIssue(issue)}; fix the value in the config file`,
+      describeIssue(issue),
       { field: issue.path.join("."), cause: result.error },
     );
   }

@@ -6,6 +6,7 @@
  */
 import { createFeatureGates, type FeatureGates } from "../features/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
+import { checkDocumentTypes } from "./decode.ts";
 import { ConfigError } from "./errors.ts";
 import {
   KUBELET_CONFIG_API_VERSION,
@@ -173,14 +174,26 @@ export interface DefaultsOptions {
 
 /**
  * Applies v1beta1 defaults to a decoded document (not modified) and
- * returns the defaulted configuration. Throws ConfigError for an unknown or
- * locked feature gate in `featureGates` (upstream panics instead).
+ * returns the defaulted configuration. Unknown fields are dropped. Throws
+ * ConfigError for a field of the wrong type, and for an unknown or locked
+ * feature gate in `featureGates` (upstream panics instead).
  */
 export function applyKubeletConfigurationDefaults(
   doc: Record<string, unknown>,
   options: DefaultsOptions = {},
 ): KubeletConfiguration {
-  const out = dropNulls(structuredClone(doc)) as Json;
+  return defaultCheckedDocument(checkDocumentTypes(doc).doc, options);
+}
+
+/**
+ * applyKubeletConfigurationDefaults for a document that already passed
+ * `checkDocumentTypes` (a fresh copy owned by the caller; modified).
+ */
+export function defaultCheckedDocument(
+  checked: Record<string, unknown>,
+  options: DefaultsOptions = {},
+): KubeletConfiguration {
+  const out = dropNulls(checked) as Json;
   const gates = gatesFor(out, options.featureGates);
   out.apiVersion ??= KUBELET_CONFIG_API_VERSION;
   out.kind ??= KUBELET_CONFIG_KIND;

@@ -122,3 +122,77 @@ Deno.test("applyKubeletConfigurationDefaults() does not modify its input", () =>
   applyKubeletConfigurationDefaults(doc);
   assert.deepEqual(doc, { port: 0, logging: { format: "" } });
 });
+
+Deno.test("applyKubeletConfigurationDefaults() keeps explicit negative and false values (upstream 'all negative')", () => {
+  const doc = {
+    enableServer: false,
+    syncFrequency: "-1s",
+    port: -1,
+    readOnlyPort: -1,
+    registryPullQPS: -1,
+    registryBurst: -1,
+    eventRecordQPS: -1,
+    eventBurst: -1,
+    enableDebuggingHandlers: false,
+    healthzPort: -1,
+    oomScoreAdj: -1,
+    nodeLeaseDurationSeconds: -1,
+    imageGCHighThresholdPercent: -1,
+    imageGCLowThresholdPercent: -1,
+    cgroupsPerQOS: false,
+    maxPods: -1,
+    podPidsLimit: -1,
+    cpuCFSQuota: false,
+    nodeStatusMaxImages: -1,
+    maxOpenFiles: -1,
+    kubeAPIQPS: -1,
+    kubeAPIBurst: -1,
+    serializeImagePulls: false,
+    iptablesMasqueradeBit: -1,
+    iptablesDropBit: -1,
+    failSwapOn: false,
+    containerLogMaxFiles: -1,
+    containerLogMaxWorkers: -1,
+    enableSystemLogHandler: false,
+    memoryThrottlingFactor: -1,
+    registerNode: false,
+    localStorageCapacityIsolation: false,
+    failCgroupV1: false,
+  };
+  const c = applyKubeletConfigurationDefaults(doc);
+  for (const [key, value] of Object.entries(doc)) {
+    const expected = key === "syncFrequency" ? "-1s" : value;
+    assert.equal((c as Record<string, unknown>)[key], expected, key);
+  }
+});
+
+Deno.test("applyKubeletConfigurationDefaults() keeps explicit positive values (upstream 'all positive')", () => {
+  const doc = {
+    port: 1,
+    maxPods: 1,
+    podPidsLimit: 1,
+    registryBurst: 1,
+    eventBurst: 1,
+    kubeAPIBurst: 1,
+    nodeLeaseDurationSeconds: 1,
+    containerLogMaxSize: "1Mi",
+    memoryThrottlingFactor: 1,
+    cpuCFSQuotaPeriod: "1s",
+    hairpinMode: "none",
+    logging: { format: "json", flushFrequency: "1s", verbosity: 5 },
+  };
+  const c = applyKubeletConfigurationDefaults(doc);
+  assert.equal(c.port, 1);
+  assert.equal(c.maxPods, 1);
+  assert.equal(c.podPidsLimit, 1);
+  assert.equal(c.containerLogMaxSize, "1Mi");
+  assert.equal(c.memoryThrottlingFactor, 1);
+  assert.equal(c.cpuCFSQuotaPeriod, "1s");
+  assert.equal(c.hairpinMode, "none");
+  assert.deepEqual(c.logging, {
+    format: "json",
+    flushFrequency: "1s",
+    verbosity: 5,
+    options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } },
+  });
+});

@@ -12,7 +12,7 @@ import {
   isMapping,
   parseConfigText,
 } from "./decode.ts";
-import { applyKubeletConfigurationDefaults } from "./defaults.ts";
+import { defaultCheckedDocument } from "./defaults.ts";
 import { ConfigError } from "./errors.ts";
 import type { InfoLogger } from "./load_config.ts";
 import { goPathError, readBoundedTextFile } from "./read_file.ts";
@@ -154,12 +154,12 @@ export async function mergeDropInDirectory(
     throw new ConfigError(
       `${wrap}failed to unmarshal merged JSON into kubelet configuration: ${
         (err as Error).message
-      }`,
+      }; fix the value in the config file or its drop-ins`,
       { path: abs, cause: err },
     );
   }
   try {
-    return applyKubeletConfigurationDefaults(
+    return defaultCheckedDocument(
       doc,
       options.featureGates ? { featureGates: options.featureGates } : {},
     );

@@ -12,7 +12,7 @@ import {
   isMapping,
   parseConfigText,
 } from "./decode.ts";
-import { applyKubeletConfigurationDefaults } from "./defaults.ts";
+import { defaultCheckedDocument } from "./defaults.ts";
 import { ConfigError } from "./errors.ts";
 import { withEvictionHardDefaults } from "./eviction_defaults.ts";
 import { readBoundedTextFile } from "./read_file.ts";
@@ -62,10 +62,15 @@ function resolveRelativePaths(config: KubeletConfiguration, dir: string): void {
   }
 }
 
-/** Decodes file text into a defaulted config (inner errors, unwrapped). */
-function decodeFile(
+/**
+ * Decodes config text (YAML or JSON) into a defaulted configuration, like
+ * the `--config` decoder but without file I/O, relative-path resolution or
+ * evictionHard defaults. Throws ConfigError with the inner upstream text
+ * (`failed to decode: …`).
+ */
+export function decodeKubeletConfiguration(
   text: string,
-  options: LoadConfigOptions,
+  options: LoadConfigOptions = {},
 ): KubeletConfiguration {
   let parsed;
   try {
@@ -87,10 +92,12 @@ function decodeFile(
     checked = checkDocumentTypes(parsed.value);
   } catch (err) {
     const field = err instanceof ConfigError ? err.field : undefined;
-    throw new ConfigError(`failed to decode: ${(err as Error).message}`, {
-      cause: err,
-      ...(field === undefined ? {} : { field }),
-    });
+    throw new ConfigError(
+      `failed to decode: ${
+        (err as Error).message
+      }; fix the value in the config file`,
+      { cause: err, ...(field === undefined ? {} : { field }) },
+    );
   }
   const strictErrors = [
     ...parsed.strictErrors,
@@ -101,7 +108,7 @@ function decodeFile(
       err: `strict decoding error: ${strictErrors.join(", ")}`,
     });
   }
-  return applyKubeletConfigurationDefaults(
+  return defaultCheckedDocument(
     checked.doc,
     options.featureGates ? { featureGates: options.featureGates } : {},
   );
@@ -137,7 +144,7 @@ export async function loadConfigFile(
   }
   let config: KubeletConfiguration;
   try {
-    config = decodeFile(text, options);
+    config = decodeKubeletConfiguration(text, options);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // A bad feature gate panics upstream; we report it cleanly instead.

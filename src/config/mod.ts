@@ -16,6 +16,7 @@ export {
 } from "./defaults.ts";
 /** `--config` loading. */
 export {
+  decodeKubeletConfiguration,
   type InfoLogger,
   loadConfigFile,
   type LoadConfigOptions,

@@ -39,6 +39,10 @@ export interface Backoff {
   next(key: string, eventTime: number): void;
   /** True while less than the current window has passed since `eventTime`. */
   isInBackoffSince(key: string, eventTime: number): boolean;
+  /** True while less than the current window has passed since the entry's last update. */
+  isInBackoffSinceUpdate(key: string, eventTime: number): boolean;
+  /** ms epoch when the window opened by the last update closes (undefined without entry). */
+  expiresAtSinceUpdate(key: string): number | undefined;
   /** Current window of `key` in ms (0 when there is no entry). */
   get(key: string): number;
   /** ms epoch when the window that started at `eventTime` closes (undefined without entry). */
@@ -98,6 +102,17 @@ class ExponentialBackoff implements Backoff {
     const entry = this.#entries.get(key);
     if (!entry || this.#expired(entry, eventTime)) return false;
     return this.#clock.now() - eventTime < entry.windowMs;
+  }
+
+  isInBackoffSinceUpdate(key: string, eventTime: number): boolean {
+    const entry = this.#entries.get(key);
+    if (!entry || this.#expired(entry, eventTime)) return false;
+    return eventTime - entry.lastUpdate < entry.windowMs;
+  }
+
+  expiresAtSinceUpdate(key: string): number | undefined {
+    const entry = this.#entries.get(key);
+    return entry ? entry.lastUpdate + entry.windowMs : undefined;
   }
 
   get(key: string): number {

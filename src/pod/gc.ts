@@ -36,8 +36,15 @@ export async function garbageCollectOrphans(
   options: GarbageCollectOptions = {},
 ): Promise<GcResult> {
   const call = options.signal ? { signal: options.signal } : {};
-  const grace = Math.max(options.gracePeriodSeconds ?? 0, MINIMUM_GRACE_PERIOD_SECONDS);
-  const result: GcResult = { containersRemoved: 0, sandboxesRemoved: 0, errors: [] };
+  const grace = Math.max(
+    options.gracePeriodSeconds ?? 0,
+    MINIMUM_GRACE_PERIOD_SECONDS,
+  );
+  const result: GcResult = {
+    containersRemoved: 0,
+    sandboxesRemoved: 0,
+    errors: [],
+  };
   const orphan = (labels: Record<string, string> | undefined) => {
     const uid = labels?.[POD_UID_LABEL];
     return uid !== undefined && !activePodUids.has(uid);
@@ -49,9 +56,13 @@ export async function garbageCollectOrphans(
     } catch (error) {
       options.signal?.throwIfAborted();
       if (isNotFound(error)) return true;
-      const text = `${what}: ${error instanceof Error ? error.message : String(error)}`;
+      const text = `${what}: ${
+        error instanceof Error ? error.message : String(error)
+      }`;
       result.errors.push(text);
-      deps.logger.warn("Failed to garbage collect orphaned runtime object", { err: text });
+      deps.logger.warn("Failed to garbage collect orphaned runtime object", {
+        err: text,
+      });
       return false;
     }
   };
@@ -62,13 +73,21 @@ export async function garbageCollectOrphans(
       containerID: c.id,
       podUID: c.labels[POD_UID_LABEL],
     });
-    const stopped = await attempt(`stop container "${c.id}"`, () =>
-      deps.runtime.stopContainer(
-        { containerId: c.id, timeout: BigInt(grace) },
-        { ...call, timeoutMs: grace * 1000 + 120_000 },
-      ));
-    if (stopped && await attempt(`remove container "${c.id}"`, () =>
-      deps.runtime.removeContainer({ containerId: c.id }, call))) {
+    const stopped = await attempt(
+      `stop container "${c.id}"`,
+      () =>
+        deps.runtime.stopContainer(
+          { containerId: c.id, timeout: BigInt(grace) },
+          { ...call, timeoutMs: grace * 1000 + 120_000 },
+        ),
+    );
+    if (
+      stopped &&
+      await attempt(
+        `remove container "${c.id}"`,
+        () => deps.runtime.removeContainer({ containerId: c.id }, call),
+      )
+    ) {
       result.containersRemoved++;
     }
   }
@@ -78,10 +97,17 @@ export async function garbageCollectOrphans(
       sandboxID: s.id,
       podUID: s.labels[POD_UID_LABEL],
     });
-    const stopped = await attempt(`stop sandbox "${s.id}"`, () =>
-      deps.runtime.stopPodSandbox({ podSandboxId: s.id }, call));
-    if (stopped && await attempt(`remove sandbox "${s.id}"`, () =>
-      deps.runtime.removePodSandbox({ podSandboxId: s.id }, call))) {
+    const stopped = await attempt(
+      `stop sandbox "${s.id}"`,
+      () => deps.runtime.stopPodSandbox({ podSandboxId: s.id }, call),
+    );
+    if (
+      stopped &&
+      await attempt(
+        `remove sandbox "${s.id}"`,
+        () => deps.runtime.removePodSandbox({ podSandboxId: s.id }, call),
+      )
+    ) {
       result.sandboxesRemoved++;
     }
   }

@@ -12,7 +12,11 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ImageService, PullImageRequestInit } from "../runtime/mod.ts";
-import { type Backoff, createImageBackoff, imageBackoffKey } from "./backoff.ts";
+import {
+  type Backoff,
+  createImageBackoff,
+  imageBackoffKey,
+} from "./backoff.ts";
 import type { Container, Pod, PullPolicy } from "./types.ts";
 
 /** Outcome of {@linkcode ImagePuller.ensureImage}. */
@@ -26,7 +30,10 @@ export interface ImagePuller {
   ensureImage(
     pod: Pod,
     container: Container,
-    options: { sandboxConfig?: PullImageRequestInit["sandboxConfig"]; signal?: AbortSignal },
+    options: {
+      sandboxConfig?: PullImageRequestInit["sandboxConfig"];
+      signal?: AbortSignal;
+    },
   ): Promise<EnsureImageResult>;
 }
 
@@ -95,57 +102,76 @@ class RuntimeImagePuller implements ImagePuller {
   #limit: Semaphore | undefined;
 
   constructor(
-    deps: { images: ImageService; clock: Clock; logger: Logger; backoff?: Backoff },
+    deps: {
+      images: ImageService;
+      clock: Clock;
+      logger: Logger;
+      backoff?: Backoff;
+    },
     options: ImagePullerOptions,
   ) {
     this.#images = deps.images;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
     this.#backoff = deps.backoff ?? createImageBackoff({ clock: deps.clock });
-    const max = options.serializeImagePulls ? 1 : options.maxParallelImagePulls ?? 0;
+    const max = options.serializeImagePulls
+      ? 1
+      : options.maxParallelImagePulls ?? 0;
     this.#limit = max > 0 ? new Semaphore(max) : undefined;
   }
 
   async #imageRef(image: string, signal?: AbortSignal): Promise<string> {
-    const res = await this.#images.imageStatus({ image: { image } }, signal ? { signal } : {});
+    const res = await this.#images.imageStatus(
+      { image: { image } },
+      signal ? { signal } : {},
+    );
     return res.image?.id ?? "";
   }
 
   async ensureImage(
     pod: Pod,
     container: Container,
-    options: { sandboxConfig?: PullImageRequestInit["sandboxConfig"]; signal?: AbortSignal },
+    options: {
+      sandboxConfig?: PullImageRequestInit["sandboxConfig"];
+      signal?: AbortSignal;
+    },
   ): Promise<EnsureImageResult> {
     const image = container.image ?? "";
     if (!IMAGE_REFERENCE_REGEXP.test(image)) {
       return {
         ok: false,
         reason: "InvalidImageName",
-        message: `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+        message:
+          `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
       };
     }
     const policy = container.imagePullPolicy ?? defaultPullPolicy(image);
     const signal = options.signal;
-    const present = policy === "Always" ? "" : await this.#imageRef(image, signal);
+    const present = policy === "Always"
+      ? ""
+      : await this.#imageRef(image, signal);
     if (policy !== "Always" && present) {
-      this.#logger.v(4).info("Container image already present on machine", { image });
+      this.#logger.v(4).info("Container image already present on machine", {
+        image,
+      });
       return { ok: true, imageRef: present };
     }
     if (policy === "Never") {
       return {
         ok: false,
         reason: "ErrImageNeverPull",
-        message: `Container image "${image}" is not present with pull policy of Never`,
+        message:
+          `Container image "${image}" is not present with pull policy of Never`,
       };
     }
     const key = imageBackoffKey(pod, image);
     const now = this.#clock.now();
-    if (this.#backoff.isInBackoffSince(key, now)) {
+    if (this.#backoff.isInBackoffSinceUpdate(key, now)) {
       return {
         ok: false,
         reason: "ImagePullBackOff",
         message: `Back-off pulling image "${image}"`,
-        retryAt: now + this.#backoff.get(key),
+        retryAt: this.#backoff.expiresAtSinceUpdate(key)!,
       };
     }
     const release = this.#limit ? await this.#limit.acquire(signal) : undefined;
@@ -153,8 +179,12 @@ class RuntimeImagePuller implements ImagePuller {
       this.#logger.info("Pulling image", { image, pod: pod.metadata.name });
       const request: PullImageRequestInit = { image: { image } };
       if (options.sandboxConfig) request.sandboxConfig = options.sandboxConfig;
-      const res = await this.#images.pullImage(request, signal ? { signal } : {});
-      const imageRef = res.imageRef || (await this.#imageRef(image, signal)) || image;
+      const res = await this.#images.pullImage(
+        request,
+        signal ? { signal } : {},
+      );
+      const imageRef = res.imageRef || (await this.#imageRef(image, signal)) ||
+        image;
       this.#logger.info("Successfully pulled image", { image, imageRef });
       return { ok: true, imageRef };
     } catch (error) {
@@ -166,6 +196,7 @@ class RuntimeImagePuller implements ImagePuller {
         ok: false,
         reason: "ErrImagePull",
         message: `Failed to pull image "${image}": ${detail}`,
+        retryAt: this.#backoff.expiresAtSinceUpdate(key)!,
       };
     } finally {
       release?.();
@@ -175,7 +206,12 @@ class RuntimeImagePuller implements ImagePuller {
 
 /** Creates an image puller over the CRI image service. */
 export function createImagePuller(
-  deps: { images: ImageService; clock: Clock; logger: Logger; backoff?: Backoff },
+  deps: {
+    images: ImageService;
+    clock: Clock;
+    logger: Logger;
+    backoff?: Backoff;
+  },
   options: ImagePullerOptions,
 ): ImagePuller {
   return new RuntimeImagePuller(deps, options);

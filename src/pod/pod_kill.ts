@@ -8,7 +8,13 @@
 import type { Logger } from "../log/mod.ts";
 import { isNotFound, type RuntimeService } from "../runtime/mod.ts";
 import type { KillReason } from "./pod_actions.ts";
-import type { Container, ContainerView, Pod, PodRuntimeStatus, SyncResult } from "./types.ts";
+import type {
+  Container,
+  ContainerView,
+  Pod,
+  PodRuntimeStatus,
+  SyncResult,
+} from "./types.ts";
 
 /** Kubelet never asks the runtime for less than this many seconds of grace. */
 export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
@@ -39,7 +45,11 @@ export interface KillContainerOptions {
 export function containerGracePeriod(
   pod: Pod | undefined,
   container: Container | undefined,
-  options: { gracePeriodOverride?: number; reason?: KillReason; recorded?: number },
+  options: {
+    gracePeriodOverride?: number;
+    reason?: KillReason;
+    recorded?: number;
+  },
 ): number {
   let grace = pod?.metadata.deletionGracePeriodSeconds ??
     pod?.spec.terminationGracePeriodSeconds ?? options.recorded ??
@@ -54,7 +64,9 @@ export function containerGracePeriod(
       grace = probe.terminationGracePeriodSeconds;
     }
   }
-  if (options.gracePeriodOverride !== undefined) grace = options.gracePeriodOverride;
+  if (options.gracePeriodOverride !== undefined) {
+    grace = options.gracePeriodOverride;
+  }
   return Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
 }
 
@@ -66,11 +78,14 @@ export async function killContainer(
 ): Promise<SyncResult> {
   const { pod, view } = target;
   const container = target.container ??
-    [...(pod?.spec.initContainers ?? []), ...(pod?.spec.containers ?? [])].find((c) =>
-      c.name === view.name
+    [...(pod?.spec.initContainers ?? []), ...(pod?.spec.containers ?? [])].find(
+      (c) => c.name === view.name,
     );
-  const graceOptions: { gracePeriodOverride?: number; reason?: KillReason; recorded?: number } =
-    {};
+  const graceOptions: {
+    gracePeriodOverride?: number;
+    reason?: KillReason;
+    recorded?: number;
+  } = {};
   if (options.gracePeriodOverride !== undefined) {
     graceOptions.gracePeriodOverride = options.gracePeriodOverride;
   }
@@ -95,7 +110,9 @@ export async function killContainer(
     );
     return { action: "KillContainer", target: view.name };
   } catch (error) {
-    if (isNotFound(error)) return { action: "KillContainer", target: view.name };
+    if (isNotFound(error)) {
+      return { action: "KillContainer", target: view.name };
+    }
     options.signal?.throwIfAborted();
     return {
       action: "KillContainer",
@@ -122,11 +139,12 @@ export async function killPod(
   options: KillPodOptions = {},
 ): Promise<SyncResult[]> {
   const { pod, status } = target;
-  const live = status.containers.filter((c) => c.state === "running" || c.state === "unknown");
+  const live = status.containers.filter((c) =>
+    c.state === "running" || c.state === "unknown"
+  );
   const sidecarNames = new Set(
-    (pod?.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always").map((c) =>
-      c.name
-    ),
+    (pod?.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always")
+      .map((c) => c.name),
   );
   const killOptions: KillContainerOptions = {};
   if (options.gracePeriodOverride !== undefined) {
@@ -134,7 +152,9 @@ export async function killPod(
   }
   if (options.signal) killOptions.signal = options.signal;
   const kill = (views: ContainerView[]) =>
-    Promise.all(views.map((view) => killContainer(deps, { pod, view }, killOptions)));
+    Promise.all(
+      views.map((view) => killContainer(deps, { pod, view }, killOptions)),
+    );
   const results = [
     ...await kill(live.filter((c) => !sidecarNames.has(c.name))),
     ...await kill(live.filter((c) => sidecarNames.has(c.name))),

@@ -12,24 +12,42 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ImageService, RuntimeService } from "../runtime/mod.ts";
 import { isNotFound } from "../runtime/mod.ts";
-import { computePodStatus, type PodStatusManager, terminatePodStatus } from "../status/mod.ts";
-import { formatGoDuration } from "../util/go_duration.ts";
-import { type Backoff, containerBackoffKey, createContainerBackoff } from "./backoff.ts";
 import {
-  ContainerConfigError,
-  type ContainerType,
-  generateContainerConfig,
+  computePodStatus,
+  type PodStatusManager,
+  terminatePodStatus,
+} from "../status/mod.ts";
+import {
+  type Backoff,
+  containerBackoffKey,
+  createContainerBackoff,
+} from "./backoff.ts";
+import {
   generatePodSandboxConfig,
-  type PodSandboxConfigInit,
   podLogDirectory,
+  type PodSandboxConfigInit,
 } from "./container_config.ts";
 import type { DnsOptions } from "./dns_config.ts";
-import { createImagePuller, type ImagePuller } from "./image_puller.ts";
-import { computePodActions, type PodActions, type ProbeResult } from "./pod_actions.ts";
-import { errorText, type KillDeps, killContainer, killPod } from "./pod_kill.ts";
+import { createImagePuller } from "./image_puller.ts";
+import {
+  computePodActions,
+  type PodActions,
+  type ProbeResult,
+} from "./pod_actions.ts";
+import {
+  errorText,
+  killContainer,
+  type KillDeps,
+  killPod,
+} from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
+import {
+  denoReadDirNames,
+  startContainer,
+  type StartContainerDeps,
+  type StartContext,
+} from "./start_container.ts";
 import type {
-  Container,
   Pod,
   PodRuntimeStatus,
   PodStatus,
@@ -54,6 +72,8 @@ export interface PodSyncerDeps {
   };
   /** Creates a directory with parents (default: `Deno.mkdir(path, { recursive: true, mode: 0o755 })`). */
   mkdir?: (path: string) => Promise<void>;
+  /** Lists a directory's file names (default: `Deno.readDir`; missing → empty). */
+  readDirNames?: (path: string) => Promise<string[]>;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
@@ -109,7 +129,7 @@ class KubePodSyncer implements RuntimePodSyncer {
   #options: PodSyncerOptions;
   #kill: KillDeps;
   #backoff: Backoff;
-  #puller: ImagePuller;
+  #startDeps: StartContainerDeps;
   /** Last StartContainer failure per pod uid and container name (kubelet's reason cache). */
   #reasons = new Map<string, Map<string, SyncResult>>();
   #lastResults = new Map<string, SyncResult[]>();
@@ -125,7 +145,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
     };
     this.#backoff = createContainerBackoff({ clock: deps.clock });
-    this.#puller = createImagePuller(
+    const puller = createImagePuller(
       { images: deps.images, clock: deps.clock, logger: deps.logger },
       {
         serializeImagePulls: options.serializeImagePulls,
@@ -136,6 +156,17 @@ class KubePodSyncer implements RuntimePodSyncer {
     );
     this.#mkdir = deps.mkdir ??
       ((path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
+    this.#startDeps = {
+      runtime: deps.runtime,
+      logger: deps.logger,
+      backoff: this.#backoff,
+      puller,
+      mkdir: this.#mkdir,
+      readDirNames: deps.readDirNames ?? denoReadDirNames,
+      podLogsDir: options.podLogsDir,
+      nodeName: options.nodeName,
+      hostIPs: options.hostIPs ?? [],
+    };
   }
 
   lastSyncResults(uid: string): readonly SyncResult[] {
@@ -157,7 +188,9 @@ class KubePodSyncer implements RuntimePodSyncer {
       isStatic: isStaticPod(pod),
       hostIPs: this.#options.hostIPs ?? [],
       runtimeName: this.#options.runtimeName ?? "containerd",
-      ...(this.#deps.probes?.readiness ? { readiness: this.#deps.probes.readiness } : {}),
+      ...(this.#deps.probes?.readiness
+        ? { readiness: this.#deps.probes.readiness }
+        : {}),
     });
   }
 
@@ -168,15 +201,22 @@ class KubePodSyncer implements RuntimePodSyncer {
   async syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome> {
     const pod = work.pod;
     const uid = uidOf(pod);
-    const logger = this.#deps.logger.with({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid });
+    const logger = this.#deps.logger.with({
+      pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+      podUID: uid,
+    });
     const before = await this.#readRuntime(pod, signal);
     const status = this.#computeStatus(pod, before, false);
     this.#deps.statusManager.setPodStatus(pod, status);
     if (isTerminalPhase(status)) return { terminal: true };
 
     const actions = computePodActions(pod, before, {
-      ...(this.#deps.probes?.liveness ? { livenessResults: this.#deps.probes.liveness } : {}),
-      ...(this.#deps.probes?.startup ? { startupResults: this.#deps.probes.startup } : {}),
+      ...(this.#deps.probes?.liveness
+        ? { livenessResults: this.#deps.probes.liveness }
+        : {}),
+      ...(this.#deps.probes?.startup
+        ? { startupResults: this.#deps.probes.startup }
+        : {}),
     });
     const results = await this.#execute(pod, before, actions, signal, logger);
     this.#lastResults.set(uid, results);
@@ -196,7 +236,9 @@ class KubePodSyncer implements RuntimePodSyncer {
     let retry: number | undefined;
     for (const r of results) {
       if (!r.reason) continue;
-      const after = r.retryAt !== undefined ? Math.max(0, r.retryAt - now) : 10_000;
+      const after = r.retryAt !== undefined
+        ? Math.max(0, r.retryAt - now)
+        : 10_000;
       retry = retry === undefined ? after : Math.min(retry, after);
     }
     return retry;
@@ -225,17 +267,27 @@ class KubePodSyncer implements RuntimePodSyncer {
     const results: SyncResult[] = [];
     const failed = () => results.some((r) => r.reason !== undefined);
     if (actions.createSandbox && actions.sandboxId) {
-      logger.info("Pod sandbox changed, it will be killed and re-created", { sandboxID: actions.sandboxId });
+      logger.info("Pod sandbox changed, it will be killed and re-created", {
+        sandboxID: actions.sandboxId,
+      });
     }
     if (actions.killPod) {
-      logger.v(2).info("Stopping pod", { createSandbox: actions.createSandbox });
+      logger.v(2).info("Stopping pod", {
+        createSandbox: actions.createSandbox,
+      });
       results.push(...await killPod(this.#kill, { pod, status }, { signal }));
       if (failed()) return results;
-      if (actions.createSandbox) await this.#purgeInitContainers(pod, status, signal);
+      if (actions.createSandbox) {
+        await this.#purgeInitContainers(pod, status, signal);
+      }
     } else {
       for (const kill of actions.containersToKill.values()) {
         const view = status.containers.find((c) => c.id === kill.containerId)!;
-        const r = await killContainer(this.#kill, { pod, view, container: kill.container }, {
+        const r = await killContainer(this.#kill, {
+          pod,
+          view,
+          container: kill.container,
+        }, {
           reason: kill.reason,
           message: kill.message,
           signal,
@@ -247,7 +299,9 @@ class KubePodSyncer implements RuntimePodSyncer {
     await this.#pruneInitContainers(pod, status, signal);
 
     let sandboxId = actions.sandboxId;
-    let podIPs = status.sandboxes[0] ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps] : [];
+    let podIPs = status.sandboxes[0]
+      ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps]
+      : [];
     const sandboxConfig = generatePodSandboxConfig(pod, {
       podLogsDir: this.#options.podLogsDir,
       attempt: actions.attempt,
@@ -262,16 +316,32 @@ class KubePodSyncer implements RuntimePodSyncer {
     }
     if (!actions.createSandbox && actions.killPod) return results;
 
-    const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: podIPs.filter((ip) => ip), signal };
+    const ctx: StartContext = {
+      pod,
+      status,
+      sandboxId,
+      sandboxConfig,
+      podIPs: podIPs.filter((ip) => ip),
+      signal,
+    };
     const inits = pod.spec.initContainers ?? [];
     for (const index of actions.initContainersToStart) {
       const container = inits[index]!;
-      const r = await this.#startContainer(ctx, container, "init");
+      const r = await startContainer(this.#startDeps, ctx, {
+        container,
+        type: "init",
+      });
       results.push(r);
       if (r.reason && container.restartPolicy !== "Always") return results;
     }
     for (const index of actions.containersToStart) {
-      results.push(await this.#startContainer(ctx, pod.spec.containers[index]!, "container"));
+      const container = pod.spec.containers[index]!;
+      results.push(
+        await startContainer(this.#startDeps, ctx, {
+          container,
+          type: "container",
+        }),
+      );
     }
     return results;
   }
@@ -290,19 +360,40 @@ class KubePodSyncer implements RuntimePodSyncer {
       );
       let ips: string[] = [];
       try {
-        const st = await this.#deps.runtime.podSandboxStatus({ podSandboxId: res.podSandboxId }, { signal });
+        const st = await this.#deps.runtime.podSandboxStatus({
+          podSandboxId: res.podSandboxId,
+        }, { signal });
         const net = st.status?.network;
         if (net) ips = [net.ip, ...net.additionalIps.map((p) => p.ip)];
       } catch (error) {
         signal.throwIfAborted();
-        this.#deps.logger.warn("Failed to read the new pod sandbox status", { pod: name, err: errorText(error) });
+        this.#deps.logger.warn("Failed to read the new pod sandbox status", {
+          pod: name,
+          err: errorText(error),
+        });
       }
-      return { id: res.podSandboxId, ips, result: { action: "CreatePodSandbox", target: res.podSandboxId } };
+      return {
+        id: res.podSandboxId,
+        ips,
+        result: { action: "CreatePodSandbox", target: res.podSandboxId },
+      };
     } catch (error) {
       signal.throwIfAborted();
       const message = `Failed to create pod sandbox: ${errorText(error)}`;
-      this.#deps.logger.error("Failed to create pod sandbox", { pod: name, err: errorText(error) });
-      return { id: "", ips: [], result: { action: "CreatePodSandbox", target: name, reason: "CreatePodSandboxError", message } };
+      this.#deps.logger.error("Failed to create pod sandbox", {
+        pod: name,
+        err: errorText(error),
+      });
+      return {
+        id: "",
+        ips: [],
+        result: {
+          action: "CreatePodSandbox",
+          target: name,
+          reason: "CreatePodSandboxError",
+          message,
+        },
+      };
     }
   }
 
@@ -312,12 +403,19 @@ class KubePodSyncer implements RuntimePodSyncer {
     } catch (error) {
       signal.throwIfAborted();
       if (!isNotFound(error)) {
-        this.#deps.logger.warn("Failed to remove container", { containerID: containerId, err: errorText(error) });
+        this.#deps.logger.warn("Failed to remove container", {
+          containerID: containerId,
+          err: errorText(error),
+        });
       }
     }
   }
 
-  async #purgeInitContainers(pod: Pod, status: PodRuntimeStatus, signal: AbortSignal): Promise<void> {
+  async #purgeInitContainers(
+    pod: Pod,
+    status: PodRuntimeStatus,
+    signal: AbortSignal,
+  ): Promise<void> {
     const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     for (const c of status.containers) {
       if (names.has(c.name)) await this.#remove(c.id, signal);
@@ -325,7 +423,11 @@ class KubePodSyncer implements RuntimePodSyncer {
   }
 
   /** Keeps only the newest exited instance of each init container. */
-  async #pruneInitContainers(pod: Pod, status: PodRuntimeStatus, signal: AbortSignal): Promise<void> {
+  async #pruneInitContainers(
+    pod: Pod,
+    status: PodRuntimeStatus,
+    signal: AbortSignal,
+  ): Promise<void> {
     const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     const seen = new Set<string>();
     for (const c of status.containers) {
@@ -335,130 +437,75 @@ class KubePodSyncer implements RuntimePodSyncer {
     }
   }
 
-  async #startContainer(ctx: StartContext, container: Container, type: ContainerType): Promise<SyncResult> {
-    const { pod, status, signal } = ctx;
-    const fail = (reason: string, message: string, retryAt?: number): SyncResult => ({
-      action: "StartContainer",
-      target: container.name,
-      reason,
-      message,
-      ...(retryAt !== undefined ? { retryAt } : {}),
-    });
-    const newest = status.containers.find((c) => c.name === container.name);
-    if (newest?.state === "exited") {
-      const key = containerBackoffKey(pod, container);
-      if (this.#backoff.isInBackoffSince(key, newest.finishedAt)) {
-        const window = this.#backoff.get(key);
-        const m = pod.metadata;
-        return fail(
-          "CrashLoopBackOff",
-          `back-off ${formatGoDuration(window)} restarting failed container=${container.name} pod=${m.name}_${m.namespace}(${m.uid})`,
-          newest.finishedAt + window,
-        );
-      }
-      this.#backoff.next(key, newest.finishedAt);
-    }
-
-    const image = await this.#puller.ensureImage(pod, container, { sandboxConfig: ctx.sandboxConfig, signal });
-    if (!image.ok) return fail(image.reason, image.message, image.retryAt);
-
-    const restartCount = newest ? newest.restartCount + 1 : await this.#restartCountFromLogs(pod, container);
-    let config;
-    try {
-      await this.#mkdir(`${podLogDirectory(this.#options.podLogsDir, pod)}/${container.name}`);
-      config = generateContainerConfig(pod, container, {
-        restartCount,
-        imageRef: image.imageRef,
-        containerType: type,
-        nodeName: this.#options.nodeName,
-        podIPs: ctx.podIPs,
-        ...(ctx.podIPs[0] ? { podIP: ctx.podIPs[0] } : {}),
-        ...(this.#options.hostIPs?.[0] ? { hostIP: this.#options.hostIPs[0], hostIPs: this.#options.hostIPs } : {}),
-      });
-    } catch (error) {
-      signal.throwIfAborted();
-      // bad env references, bad quantities and log dir failures all block this container only
-      const detail = error instanceof ContainerConfigError ? error.message : errorText(error);
-      return fail("CreateContainerConfigError", detail);
-    }
-    let containerId: string;
-    try {
-      const res = await this.#deps.runtime.createContainer(
-        { podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig },
-        { signal },
-      );
-      containerId = res.containerId;
-    } catch (error) {
-      signal.throwIfAborted();
-      return fail("CreateContainerError", errorText(error));
-    }
-    try {
-      await this.#deps.runtime.startContainer({ containerId }, { signal });
-    } catch (error) {
-      signal.throwIfAborted();
-      return fail("RunContainerError", `failed to start container "${containerId}": ${errorText(error)}`);
-    }
-    this.#deps.logger.v(2).info("Started container", { container: container.name, containerID: containerId, restartCount });
-    return { action: "StartContainer", target: container.name };
-  }
-
-  /** Restart count when the runtime has no instance: highest `<N>.log` in the log dir + 1. */
-  async #restartCountFromLogs(pod: Pod, container: Container): Promise<number> {
-    const dir = `${podLogDirectory(this.#options.podLogsDir, pod)}/${container.name}`;
-    let highest = -1;
-    try {
-      for await (const entry of Deno.readDir(dir)) {
-        const m = /^(\d+)\.log$/.exec(entry.name);
-        if (m) highest = Math.max(highest, Number(m[1]));
-      }
-    } catch {
-      return 0;
-    }
-    return highest + 1;
-  }
-
   async syncTerminatingPod(work: PodWork, signal: AbortSignal): Promise<void> {
     const pod = work.pod;
     const before = await this.#readRuntime(pod, signal);
-    this.#deps.statusManager.setPodStatus(pod, this.#computeStatus(pod, before, false));
+    this.#deps.statusManager.setPodStatus(
+      pod,
+      this.#computeStatus(pod, before, false),
+    );
     const results = await killPod(this.#kill, { pod, status: before }, {
       signal,
-      ...(work.gracePeriodSeconds !== undefined ? { gracePeriodOverride: work.gracePeriodSeconds } : {}),
+      ...(work.gracePeriodSeconds !== undefined
+        ? { gracePeriodOverride: work.gracePeriodSeconds }
+        : {}),
     });
     const failures = results.filter((r) => r.reason);
     if (failures.length > 0) {
       throw new Error(
-        `Cannot stop pod "${pod.metadata.namespace}/${pod.metadata.name}": ${failures.map((f) => f.message).join("; ")}`,
+        `Cannot stop pod "${pod.metadata.namespace}/${pod.metadata.name}": ${
+          failures.map((f) => f.message).join("; ")
+        }`,
       );
     }
     const after = await this.#readRuntime(pod, signal);
     const stillRunning = after.containers.filter((c) => c.state === "running");
     if (stillRunning.length > 0) {
       throw new Error(
-        `Cannot stop pod "${pod.metadata.namespace}/${pod.metadata.name}": CRI violation: containers still running after stop: ${stillRunning.map((c) => c.name).join(", ")}`,
+        `Cannot stop pod "${pod.metadata.namespace}/${pod.metadata.name}": CRI violation: containers still running after stop: ${
+          stillRunning.map((c) => c.name).join(", ")
+        }`,
       );
     }
-    this.#deps.statusManager.setPodStatus(pod, this.#computeStatus(pod, after, true));
+    this.#deps.statusManager.setPodStatus(
+      pod,
+      this.#computeStatus(pod, after, true),
+    );
   }
 
   async syncTerminatedPod(work: PodWork, signal: AbortSignal): Promise<void> {
     const pod = work.pod;
     const uid = uidOf(pod);
     const status = await this.#readRuntime(pod, signal);
-    const final = terminatePodStatus(this.#computeStatus(pod, status, true), { isStatic: isStaticPod(pod) });
+    const known = this.#deps.statusManager.getPodStatus(uid) !== undefined;
+    if (
+      !known && status.sandboxes.length === 0 && status.containers.length === 0
+    ) {
+      return; // already cleaned up
+    }
+    const final = terminatePodStatus(this.#computeStatus(pod, status, true), {
+      isStatic: isStaticPod(pod),
+    });
     this.#deps.statusManager.setPodStatus(pod, final);
     // anything still running was missed by the terminating step: stop it before removing
-    await killPod(this.#kill, { pod, status }, { signal, gracePeriodOverride: 0 });
+    await killPod(this.#kill, { pod, status }, {
+      signal,
+      gracePeriodOverride: 0,
+    });
     for (const c of status.containers) await this.#remove(c.id, signal);
     for (const s of status.sandboxes) {
       try {
-        await this.#deps.runtime.removePodSandbox({ podSandboxId: s.id }, { signal });
+        await this.#deps.runtime.removePodSandbox({ podSandboxId: s.id }, {
+          signal,
+        });
       } catch (error) {
         signal.throwIfAborted();
         if (!isNotFound(error)) throw error;
       }
     }
-    for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+    for (
+      const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]
+    ) {
       this.#backoff.reset(containerBackoffKey(pod, c));
     }
     this.#reasons.delete(uid);
@@ -467,16 +514,10 @@ class KubePodSyncer implements RuntimePodSyncer {
   }
 }
 
-interface StartContext {
-  pod: Pod;
-  status: PodRuntimeStatus;
-  sandboxId: string;
-  sandboxConfig: PodSandboxConfigInit;
-  podIPs: string[];
-  signal: AbortSignal;
-}
-
 /** Creates the CRI-backed {@linkcode PodSyncer}. */
-export function createPodSyncer(deps: PodSyncerDeps, options: PodSyncerOptions): RuntimePodSyncer {
+export function createPodSyncer(
+  deps: PodSyncerDeps,
+  options: PodSyncerOptions,
+): RuntimePodSyncer {
   return new KubePodSyncer(deps, options);
 }

@@ -3,6 +3,7 @@ import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createSimRuntime, type SimScenario } from "../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../status/mod.ts";
+import { containerHashString } from "./container_hash.ts";
 import { createPodSyncer } from "./pod_syncer.ts";
 import type { Container, Pod, PodWork } from "./types.ts";
 
@@ -46,17 +47,26 @@ function work(p: Pod, extra: Partial<PodWork> = {}): PodWork {
 }
 
 function live(runtime: ReturnType<typeof createSimRuntime>) {
-  return [...runtime.containers.values()].map((c) => `${c.metadata.name}#${c.metadata.attempt}`);
+  return [...runtime.containers.values()].map((c) =>
+    `${c.metadata.name}#${c.metadata.attempt}`
+  );
 }
 
 Deno.test("syncPod() starts a new pod and reports it Running and Ready", async () => {
   const { runtime, statusManager, syncer, dirs, signal } = setup();
-  const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }, { name: "log", image: "busybox:1.36" }] });
+  const p = pod({
+    containers: [{ name: "app", image: "nginx:1.27" }, {
+      name: "log",
+      image: "busybox:1.36",
+    }],
+  });
   const out = await syncer.syncPod(work(p), signal);
   assert.deepEqual(out, { terminal: false });
   assert.equal(runtime.sandboxes.size, 1);
   assert.deepEqual(live(runtime).sort(), ["app#0", "log#0"]);
-  assert.ok([...runtime.containers.values()].every((c) => c.state === "running"));
+  assert.ok(
+    [...runtime.containers.values()].every((c) => c.state === "running"),
+  );
   assert.deepEqual(dirs, [
     "/var/log/pods/default_web_u1",
     "/var/log/pods/default_web_u1/app",
@@ -66,10 +76,13 @@ Deno.test("syncPod() starts a new pod and reports it Running and Ready", async (
   assert.equal(status.phase, "Running");
   assert.match(status.podIP ?? "", /^\d+\.\d+\.\d+\.\d+$/);
   assert.equal(status.hostIP, "192.168.0.10");
-  assert.deepEqual(status.containerStatuses?.map((c) => [c.name, c.ready, c.restartCount]), [
-    ["app", true, 0],
-    ["log", true, 0],
-  ]);
+  assert.deepEqual(
+    status.containerStatuses?.map((c) => [c.name, c.ready, c.restartCount]),
+    [
+      ["app", true, 0],
+      ["log", true, 0],
+    ],
+  );
   const ready = status.conditions?.find((c) => c.type === "Ready");
   assert.equal(ready?.status, "True");
 });
@@ -78,10 +91,16 @@ Deno.test("syncPod() is idempotent for a healthy pod", async () => {
   const { runtime, syncer, signal } = setup();
   const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });
   await syncer.syncPod(work(p), signal);
-  const callsAfterFirst = runtime.calls.filter((c) => c === "createContainer" || c === "runPodSandbox").length;
+  const callsAfterFirst =
+    runtime.calls.filter((c) =>
+      c === "createContainer" || c === "runPodSandbox"
+    ).length;
   await syncer.syncPod(work(p), signal);
   await syncer.syncPod(work(p), signal);
-  const callsAfterThird = runtime.calls.filter((c) => c === "createContainer" || c === "runPodSandbox").length;
+  const callsAfterThird =
+    runtime.calls.filter((c) =>
+      c === "createContainer" || c === "runPodSandbox"
+    ).length;
   assert.equal(callsAfterThird, callsAfterFirst);
   assert.equal(runtime.containers.size, 1);
 });
@@ -91,33 +110,53 @@ Deno.test("syncPod() backs off a crash-looping container with growing delays", a
     containers: { app: { exitAfterMs: 1_000, exitCode: 1 } },
   });
   const p = pod({ containers: [{ name: "app", image: "busybox:1.36" }] });
-  const waiting = () => statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting;
+  const waiting = () =>
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting;
 
   await syncer.syncPod(work(p), signal); // start #0
   await clock.advance(1_000); // #0 exits
   await syncer.syncPod(work(p), signal); // first restart is immediate (#1), window 10s
-  assert.equal(statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.restartCount, 1);
+  assert.equal(
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.restartCount,
+    1,
+  );
   await clock.advance(1_000); // #1 exits
 
   const blocked = await syncer.syncPod(work(p), signal);
   assert.equal(waiting()?.reason, "CrashLoopBackOff");
-  assert.equal(waiting()?.message, "back-off 10s restarting failed container=app pod=web_default(u1)");
+  assert.equal(
+    waiting()?.message,
+    "back-off 10s restarting failed container=app pod=web_default(u1)",
+  );
   assert.equal(blocked.retryAfterMs, 10_000);
-  const last = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.lastState.terminated;
+  const last = statusManager.getPodStatus("u1")?.containerStatuses?.[0]
+    ?.lastState.terminated;
   assert.equal(last?.exitCode, 1);
   assert.equal(statusManager.getPodStatus("u1")?.phase, "Running");
 
   await clock.advance(9_999);
   await syncer.syncPod(work(p), signal);
-  assert.equal(waiting()?.reason, "CrashLoopBackOff", "still inside the 10s window");
+  assert.equal(
+    waiting()?.reason,
+    "CrashLoopBackOff",
+    "still inside the 10s window",
+  );
   await clock.advance(1);
   await syncer.syncPod(work(p), signal); // restart #2, window 20s
-  assert.equal(statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.restartCount, 2);
-  assert.ok(statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.running);
+  assert.equal(
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.restartCount,
+    2,
+  );
+  assert.ok(
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.running,
+  );
 
   await clock.advance(1_000);
   const again = await syncer.syncPod(work(p), signal);
-  assert.equal(waiting()?.message, "back-off 20s restarting failed container=app pod=web_default(u1)");
+  assert.equal(
+    waiting()?.message,
+    "back-off 20s restarting failed container=app pod=web_default(u1)",
+  );
   assert.equal(again.retryAfterMs, 20_000);
 });
 
@@ -126,13 +165,17 @@ Deno.test("syncPod() finishes a Never pod: Succeeded on exit 0, Failed otherwise
     const { clock, runtime, statusManager, syncer, signal } = setup({
       containers: { app: { exitAfterMs: 500, exitCode: code } },
     });
-    const p = pod({ restartPolicy: "Never", containers: [{ name: "app", image: "busybox:1.36" }] });
+    const p = pod({
+      restartPolicy: "Never",
+      containers: [{ name: "app", image: "busybox:1.36" }],
+    });
     assert.equal((await syncer.syncPod(work(p), signal)).terminal, false);
     await clock.advance(500);
     assert.equal((await syncer.syncPod(work(p), signal)).terminal, true);
     assert.equal(statusManager.getPodStatus("u1")?.phase, phase);
     assert.equal(runtime.containers.size, 1, "never restarted");
-    const term = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.terminated;
+    const term = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state
+      .terminated;
     assert.equal(term?.exitCode, code);
     assert.equal(term?.reason, code === 0 ? "Completed" : "Error");
   }
@@ -140,11 +183,17 @@ Deno.test("syncPod() finishes a Never pod: Succeeded on exit 0, Failed otherwise
 
 Deno.test("syncPod() restarts only failures with OnFailure", async () => {
   const { clock, runtime, statusManager, syncer, signal } = setup({
-    containers: { ok: { exitAfterMs: 100, exitCode: 0 }, bad: { exitAfterMs: 100, exitCode: 2 } },
+    containers: {
+      ok: { exitAfterMs: 100, exitCode: 0 },
+      bad: { exitAfterMs: 100, exitCode: 2 },
+    },
   });
   const p = pod({
     restartPolicy: "OnFailure",
-    containers: [{ name: "ok", image: "busybox:1.36" }, { name: "bad", image: "busybox:1.36" }],
+    containers: [{ name: "ok", image: "busybox:1.36" }, {
+      name: "bad",
+      image: "busybox:1.36",
+    }],
   });
   await syncer.syncPod(work(p), signal);
   await clock.advance(100);
@@ -159,15 +208,24 @@ Deno.test("syncPod() runs init containers one at a time, in order, before app co
     containers: { init1: { exitAfterMs: 100 }, init2: { exitAfterMs: 100 } },
   });
   const p = pod({
-    initContainers: [{ name: "init1", image: "busybox:1.36" }, { name: "init2", image: "busybox:1.36" }],
+    initContainers: [{ name: "init1", image: "busybox:1.36" }, {
+      name: "init2",
+      image: "busybox:1.36",
+    }],
     containers: [{ name: "app", image: "nginx:1.27" }],
   });
   await syncer.syncPod(work(p), signal);
   assert.deepEqual(live(runtime), ["init1#0"]);
   let status = statusManager.getPodStatus("u1")!;
   assert.equal(status.phase, "Pending");
-  assert.equal(status.containerStatuses?.[0]?.state.waiting?.reason, "PodInitializing");
-  assert.equal(status.conditions?.find((c) => c.type === "Initialized")?.status, "False");
+  assert.equal(
+    status.containerStatuses?.[0]?.state.waiting?.reason,
+    "PodInitializing",
+  );
+  assert.equal(
+    status.conditions?.find((c) => c.type === "Initialized")?.status,
+    "False",
+  );
 
   await syncer.syncPod(work(p), signal);
   assert.deepEqual(live(runtime), ["init1#0"], "waits while init1 runs");
@@ -179,8 +237,14 @@ Deno.test("syncPod() runs init containers one at a time, in order, before app co
   assert.deepEqual(live(runtime), ["init1#0", "init2#0", "app#0"]);
   status = statusManager.getPodStatus("u1")!;
   assert.equal(status.phase, "Running");
-  assert.equal(status.conditions?.find((c) => c.type === "Initialized")?.status, "True");
-  assert.deepEqual(status.initContainerStatuses?.map((s) => s.state.terminated?.reason), ["Completed", "Completed"]);
+  assert.equal(
+    status.conditions?.find((c) => c.type === "Initialized")?.status,
+    "True",
+  );
+  assert.deepEqual(
+    status.initContainerStatuses?.map((s) => s.state.terminated?.reason),
+    ["Completed", "Completed"],
+  );
 });
 
 Deno.test("syncPod() fails a Never pod whose init container fails", async () => {
@@ -197,7 +261,11 @@ Deno.test("syncPod() fails a Never pod whose init container fails", async () => 
   const out = await syncer.syncPod(work(p), signal);
   assert.equal(out.terminal, true);
   assert.equal(statusManager.getPodStatus("u1")?.phase, "Failed");
-  assert.deepEqual(live(runtime), ["init1#0"], "the app container never starts");
+  assert.deepEqual(
+    live(runtime),
+    ["init1#0"],
+    "the app container never starts",
+  );
 });
 
 Deno.test("syncPod() recreates a container whose image changed", async () => {
@@ -206,22 +274,43 @@ Deno.test("syncPod() recreates a container whose image changed", async () => {
   await syncer.syncPod(work(v1), signal);
   const v2 = pod({ containers: [{ name: "app", image: "nginx:1.28" }] });
   await syncer.syncPod(work(v2), signal);
-  const byAttempt = [...runtime.containers.values()].sort((a, b) => a.metadata.attempt - b.metadata.attempt);
-  assert.deepEqual(byAttempt.map((c) => [c.metadata.attempt, c.state, c.image.includes("1.28")]), [
-    [0, "exited", false],
-    [1, "running", true],
-  ]);
-  assert.equal(statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.restartCount, 1);
+  const byAttempt = [...runtime.containers.values()].sort((a, b) =>
+    a.metadata.attempt - b.metadata.attempt
+  );
+  assert.deepEqual(
+    byAttempt.map((
+      c,
+    ) => [
+      c.metadata.attempt,
+      c.state,
+      c.annotations["io.kubernetes.container.hash"] ===
+        containerHashString(v2.spec.containers[0]!),
+    ]),
+    [
+      [0, "exited", false],
+      [1, "running", true],
+    ],
+  );
+  assert.equal(
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.restartCount,
+    1,
+  );
 });
 
 Deno.test("syncTerminatingPod() gives SIGTERM-ignoring containers the full grace period", async () => {
   const { clock, runtime, statusManager, syncer, signal } = setup({
     containers: { app: { ignoreSigterm: true } },
   });
-  const p = pod({ terminationGracePeriodSeconds: 5, containers: [{ name: "app", image: "nginx:1.27" }] });
+  const p = pod({
+    terminationGracePeriodSeconds: 5,
+    containers: [{ name: "app", image: "nginx:1.27" }],
+  });
   await syncer.syncPod(work(p), signal);
   let done = false;
-  const stopping = syncer.syncTerminatingPod(work(p, { updateType: "kill" }), signal).then(() => {
+  const stopping = syncer.syncTerminatingPod(
+    work(p, { updateType: "kill" }),
+    signal,
+  ).then(() => {
     done = true;
   });
   await clock.advance(4_999);
@@ -232,17 +321,27 @@ Deno.test("syncTerminatingPod() gives SIGTERM-ignoring containers the full grace
   const c = [...runtime.containers.values()][0]!;
   assert.equal(c.state, "exited");
   assert.equal(c.exitCode, 137);
-  assert.ok([...runtime.sandboxes.values()].every((s) => s.state === "notready"));
+  assert.ok(
+    [...runtime.sandboxes.values()].every((s) => s.state === "notready"),
+  );
   const final = statusManager.getPodStatus("u1")!;
   assert.equal(final.containerStatuses?.[0]?.state.terminated?.exitCode, 137);
 });
 
 Deno.test("syncTerminatingPod() uses the worker's grace period override", async () => {
-  const { clock, runtime, syncer, signal } = setup({ containers: { app: { ignoreSigterm: true } } });
-  const p = pod({ terminationGracePeriodSeconds: 60, containers: [{ name: "app", image: "nginx:1.27" }] });
+  const { clock, runtime, syncer, signal } = setup({
+    containers: { app: { ignoreSigterm: true } },
+  });
+  const p = pod({
+    terminationGracePeriodSeconds: 60,
+    containers: [{ name: "app", image: "nginx:1.27" }],
+  });
   await syncer.syncPod(work(p), signal);
   let done = false;
-  const stopping = syncer.syncTerminatingPod(work(p, { gracePeriodSeconds: 3 }), signal).then(() => {
+  const stopping = syncer.syncTerminatingPod(
+    work(p, { gracePeriodSeconds: 3 }),
+    signal,
+  ).then(() => {
     done = true;
   });
   await clock.advance(2_999);
@@ -267,43 +366,76 @@ Deno.test("syncTerminatedPod() removes runtime objects and forgets the status", 
   await syncer.syncPod(work(p), signal);
   await syncer.syncTerminatingPod(work(p), signal);
   const changes: string[] = [];
-  statusManager.onChange((c) => changes.push(c.kind === "set" ? `set ${c.entry.status.phase}` : c.kind));
+  statusManager.onChange((c) =>
+    changes.push(c.kind === "set" ? `set ${c.entry.status.phase}` : c.kind)
+  );
   await syncer.syncTerminatedPod(work(p), signal);
   await syncer.syncTerminatedPod(work(p), signal); // idempotent
   assert.equal(runtime.containers.size, 0);
   assert.equal(runtime.sandboxes.size, 0);
   assert.equal(statusManager.getPodStatus("u1"), undefined);
-  assert.deepEqual(changes, ["set Failed", "removed"]);
+  assert.deepEqual(
+    changes,
+    ["removed"],
+    "the final status was already stored while terminating",
+  );
 });
 
 Deno.test("syncPod() reports ErrImagePull, then ImagePullBackOff until the window passes", async () => {
   const { clock, runtime, statusManager, syncer, signal } = setup({
-    images: { "example.com/broken:1": { pullFailures: -1, pullError: "manifest unknown" } },
+    images: {
+      "example.com/broken:1": {
+        pullFailures: -1,
+        pullError: "manifest unknown",
+      },
+    },
   });
-  const p = pod({ containers: [{ name: "app", image: "example.com/broken:1" }] });
-  const waiting = () => statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting;
+  const p = pod({
+    containers: [{ name: "app", image: "example.com/broken:1" }],
+  });
+  const waiting = () =>
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting;
   const first = await syncer.syncPod(work(p), signal);
   assert.equal(waiting()?.reason, "ErrImagePull");
-  assert.match(waiting()?.message ?? "", /Failed to pull image "example\.com\/broken:1": .*manifest unknown/);
+  assert.match(
+    waiting()?.message ?? "",
+    /Failed to pull image "example\.com\/broken:1": .*manifest unknown/,
+  );
   assert.equal(first.retryAfterMs, 10_000);
   await syncer.syncPod(work(p), signal);
   assert.equal(waiting()?.reason, "ImagePullBackOff");
-  assert.equal(waiting()?.message, `Back-off pulling image "example.com/broken:1"`);
+  assert.equal(
+    waiting()?.message,
+    `Back-off pulling image "example.com/broken:1"`,
+  );
   const pulls = runtime.calls.filter((c) => c === "pullImage").length;
   await clock.advance(10_000);
   await syncer.syncPod(work(p), signal);
   assert.equal(waiting()?.reason, "ErrImagePull");
-  assert.equal(runtime.calls.filter((c) => c === "pullImage").length, pulls + 1);
+  assert.equal(
+    runtime.calls.filter((c) => c === "pullImage").length,
+    pulls + 1,
+  );
   assert.equal(statusManager.getPodStatus("u1")?.phase, "Pending");
 });
 
 Deno.test("syncPod() reports ErrImageNeverPull for a missing image with policy Never", async () => {
   const { runtime, statusManager, syncer, signal } = setup();
-  const p = pod({ containers: [{ name: "app", image: "nginx:1.27", imagePullPolicy: "Never" }] });
+  const p = pod({
+    containers: [{
+      name: "app",
+      image: "nginx:1.27",
+      imagePullPolicy: "Never",
+    }],
+  });
   await syncer.syncPod(work(p), signal);
-  const w = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting;
+  const w = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state
+    .waiting;
   assert.equal(w?.reason, "ErrImageNeverPull");
-  assert.equal(w?.message, `Container image "nginx:1.27" is not present with pull policy of Never`);
+  assert.equal(
+    w?.message,
+    `Container image "nginx:1.27" is not present with pull policy of Never`,
+  );
   assert.equal(runtime.calls.includes("pullImage"), false);
 });
 
@@ -317,9 +449,13 @@ Deno.test("syncPod() reports CreateContainerConfigError for a bad env reference"
     }],
   });
   await syncer.syncPod(work(p), signal);
-  const w = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting;
+  const w = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state
+    .waiting;
   assert.equal(w?.reason, "CreateContainerConfigError");
-  assert.match(w?.message ?? "", /spec\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath/);
+  assert.match(
+    w?.message ?? "",
+    /spec\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath/,
+  );
 });
 
 Deno.test("syncPod() recreates the sandbox when it stops being ready", async () => {
@@ -329,9 +465,16 @@ Deno.test("syncPod() recreates the sandbox when it stops being ready", async () 
   const first = [...runtime.sandboxes.values()][0]!;
   await runtime.stopPodSandbox({ podSandboxId: first.id });
   await syncer.syncPod(work(p), signal);
-  const sandboxes = [...runtime.sandboxes.values()].sort((a, b) => a.metadata.attempt - b.metadata.attempt);
-  assert.deepEqual(sandboxes.map((s) => [s.metadata.attempt, s.state]), [[0, "notready"], [1, "ready"]]);
-  const running = [...runtime.containers.values()].filter((c) => c.state === "running");
+  const sandboxes = [...runtime.sandboxes.values()].sort((a, b) =>
+    a.metadata.attempt - b.metadata.attempt
+  );
+  assert.deepEqual(sandboxes.map((s) => [s.metadata.attempt, s.state]), [[
+    0,
+    "notready",
+  ], [1, "ready"]]);
+  const running = [...runtime.containers.values()].filter((c) =>
+    c.state === "running"
+  );
   assert.equal(running.length, 1);
   assert.equal(running[0]?.sandboxId, sandboxes[1]?.id);
 });

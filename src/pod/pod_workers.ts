@@ -18,7 +18,8 @@
  *                       │
  *                       ▼
  *                   FINISHED ──── ignored by updatePod(); forgotten by syncKnownPods() once the pod
- *                                 left the configuration (only then may the UID start again)
+ *                                 left the configuration (only then may the UID start again),
+ *                                 or restarted by it when the same UID was created again
  * ```
  *
  * Contract:
@@ -73,6 +74,8 @@ interface Worker {
   requeueAt: number | undefined;
   /** UID of an older pod with the same full name that must finish first. */
   waitingFor: string | undefined;
+  /** A finished UID was added again; `syncKnownPods` starts it afresh. */
+  restartRequested: boolean;
 }
 
 const TERMINAL_PHASES = new Set(["Succeeded", "Failed"]);
@@ -108,6 +111,11 @@ export class PodWorkers implements AsyncDisposable {
       w = this.#newWorker(uid, work);
     }
     if (w.phase === "finished") {
+      if (work.updateType === "create") {
+        // The same UID was added again after it finished: housekeeping restarts it.
+        w.restartRequested = true;
+        w.pod = work.pod;
+      }
       this.#deps.logger.v(4).info(
         "Pod worker already finished, ignoring update",
         {
@@ -172,10 +180,16 @@ export class PodWorkers implements AsyncDisposable {
 
   /**
    * Housekeeping: workers of pods no longer desired are killed (if still syncing) and finished
-   * workers of such pods are forgotten, so their UIDs may start again.
+   * workers of such pods are forgotten, so their UIDs may start again. A finished UID that was
+   * added again (a `create` after it finished) is forgotten and started afresh.
    */
   syncKnownPods(desired: Set<string>): void {
     for (const w of [...this.#workers.values()]) {
+      if (w.phase === "finished" && w.restartRequested && desired.has(w.uid)) {
+        this.#workers.delete(w.uid);
+        this.updatePod({ pod: w.pod, updateType: "create" });
+        continue;
+      }
       if (desired.has(w.uid)) continue;
       if (w.phase === "finished") this.#workers.delete(w.uid);
       else if (w.phase === "syncing") {
@@ -220,6 +234,7 @@ export class PodWorkers implements AsyncDisposable {
       grace: kill ? effectiveGrace(undefined, work) : undefined,
       requeueAt: undefined,
       waitingFor: older?.uid,
+      restartRequested: false,
     };
     this.#workers.set(uid, w);
     return w;

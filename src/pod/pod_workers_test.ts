@@ -335,3 +335,23 @@ Deno.test("PodWorkers requeues at the sync's retryAfterMs when it is sooner than
   assert.deepEqual(workers.duePods(clock.now() + 19_999), []);
   assert.equal(workers.duePods(clock.now() + 20_000).length, 1);
 });
+
+Deno.test("PodWorkers.syncKnownPods() restarts a finished UID that was created again", async () => {
+  const rec = recorder();
+  const { workers } = setup(rec);
+  await using _ = workers;
+  workers.updatePod({ pod: pod("a"), updateType: "create" });
+  workers.updatePod({ pod: pod("a"), updateType: "kill" });
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("a"), "finished");
+  workers.updatePod({
+    pod: pod("a", { image: "img:2" }),
+    updateType: "create",
+  });
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("a"), "finished");
+  workers.syncKnownPods(new Set(["a"]));
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("a"), "syncing");
+  assert.equal(summary(rec.calls).at(-1), "sync a img:2");
+});

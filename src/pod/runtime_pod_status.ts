@@ -140,7 +140,10 @@ export async function getPodRuntimeStatus(
       if (!isNotFound(error)) throw error;
     }
   }
-  sandboxes.sort((a, b) => b.createdAt - a.createdAt);
-  containers.sort((a, b) => b.createdAt - a.createdAt);
+  // newest first; equal timestamps (coarse clocks) fall back to the attempt number
+  sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
+  containers.sort((a, b) =>
+    b.createdAt - a.createdAt || b.restartCount - a.restartCount
+  );
   return { ...pod, sandboxes, containers };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { GrpcCode, RuntimeError } from "./errors.ts";
+import { GrpcCode, RuntimeError, runtimeErrorFromCode } from "./errors.ts";
 
 /** Bytes in a frame header: 1 compressed-flag byte + 4 length bytes (big-endian). */
 export const FRAME_HEADER_BYTES = 5;
@@ -217,4 +217,38 @@ export function parseCriEndpoint(
   if (!path.startsWith("/")) fail("the socket path must be absolute");
   if (path.includes("\0")) fail("the socket path contains a NUL byte");
   return path;
+}
+
+/** Error carried by the response headers, or undefined when they look healthy. */
+export function statusFromHeaders(
+  response: { status: number; headers: Headers },
+  method: string,
+): RuntimeError | undefined {
+  const grpcStatus = response.headers.get("grpc-status");
+  if (grpcStatus !== null) {
+    const code = /^\d+$/.test(grpcStatus.trim())
+      ? Number(grpcStatus)
+      : GrpcCode.Unknown;
+    if (code === GrpcCode.Ok) return undefined;
+    const message = decodeGrpcMessage(
+      response.headers.get("grpc-message") ?? "",
+    );
+    return runtimeErrorFromCode(code, message, { method });
+  }
+  if (response.status !== 200) {
+    return runtimeErrorFromCode(
+      grpcCodeFromHttpStatus(response.status),
+      `unexpected HTTP status ${response.status} without grpc-status`,
+      { method },
+    );
+  }
+  const contentType = response.headers.get("content-type") ?? "";
+  if (!contentType.startsWith("application/grpc")) {
+    return new RuntimeError(
+      GrpcCode.Unknown,
+      `unexpected content-type "${contentType}": the endpoint is not a gRPC server`,
+      { method },
+    );
+  }
+  return undefined;
 }

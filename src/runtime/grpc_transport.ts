@@ -26,25 +26,41 @@ import {
   toBinary,
 } from "@bufbuild/protobuf";
 import type { Logger } from "../log/mod.ts";
-import { formatGoDuration } from "../util/go_duration.ts";
+import { GrpcCode, RuntimeError } from "./errors.ts";
 import {
-  CanceledError,
-  DeadlineExceededError,
-  GrpcCode,
-  RuntimeError,
-  runtimeErrorFromCode,
-  RuntimeUnavailableError,
-} from "./errors.ts";
-import {
-  decodeGrpcMessage,
   DEFAULT_MAX_MESSAGE_BYTES,
   encodeFrame,
   formatGrpcTimeout,
   FrameDecoder,
-  grpcCodeFromHttpStatus,
   parseCriEndpoint,
+  statusFromHeaders,
 } from "./grpc_codec.ts";
 import type { CallOptions } from "./types.ts";
+import {
+  CallScope,
+  CRI_URL_HOST,
+  describeFetchError,
+  isConnectError,
+  permissionError,
+  sleep,
+} from "./_grpc_call.ts";
+
+export { CRI_URL_HOST, isConnectError };
+
+/**
+ * Every `--allow-net` entry a CRI client for `endpoint` needs (it also needs
+ * `--allow-read` and `--allow-write` on the socket path).
+ */
+export function criNetPermissions(
+  endpoint: string,
+  options: { flag?: string } = {},
+): string[] {
+  const socketPath = parseCriEndpoint(
+    endpoint,
+    options.flag === undefined ? {} : { flag: options.flag },
+  );
+  return [`unix:${socketPath}`, `${CRI_URL_HOST}:80`];
+}
 
 /** Default per-call deadline: kubelet's `--runtime-request-timeout` (2m). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -113,159 +129,6 @@ export function createGrpcTransport(
   return new FetchGrpcTransport(socketPath, { ...options, timeoutMs });
 }
 
-type Reason = "deadline" | "canceled" | "closed";
-
-/** Abort plumbing for one call: caller signal + deadline + transport close. */
-class CallScope {
-  readonly controller = new AbortController();
-  reason: Reason | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #cleanup: Array<() => void> = [];
-  readonly #userSignal: AbortSignal | undefined;
-
-  constructor(
-    closeSignal: AbortSignal,
-    userSignal: AbortSignal | undefined,
-    timeoutMs: number | undefined,
-  ) {
-    this.#userSignal = userSignal;
-    this.#link(closeSignal, "closed");
-    if (userSignal) this.#link(userSignal, "canceled");
-    if (timeoutMs !== undefined && !this.controller.signal.aborted) {
-      this.#timer = setTimeout(() => this.#abort("deadline"), timeoutMs);
-    }
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  #link(signal: AbortSignal, reason: Reason): void {
-    if (signal.aborted) {
-      this.#abort(reason);
-      return;
-    }
-    const onAbort = () => this.#abort(reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    this.#cleanup.push(() => signal.removeEventListener("abort", onAbort));
-  }
-
-  #abort(reason: Reason): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    this.controller.abort(reason);
-  }
-
-  /** Converts whatever was thrown during the call into a RuntimeError. */
-  translate(
-    error: unknown,
-    context: { method: string; socketPath: string; timeoutMs?: number },
-  ): RuntimeError {
-    const method = context.method;
-    switch (this.reason) {
-      case "deadline":
-        return new DeadlineExceededError(
-          `no response within ${
-            formatGoDuration(context.timeoutMs ?? 0)
-          } (context deadline exceeded)`,
-          { method, cause: error },
-        );
-      case "canceled":
-        return new CanceledError("the call was canceled by the caller", {
-          method,
-          cause: this.#userSignal?.reason ?? error,
-        });
-      case "closed":
-        return new CanceledError("the CRI client was closed", {
-          method,
-          cause: error,
-        });
-    }
-    if (error instanceof RuntimeError) return error;
-    return new RuntimeUnavailableError(
-      `cannot reach the container runtime at "${context.socketPath}": ${
-        describeFetchError(error)
-      }`,
-      { method, cause: error },
-    );
-  }
-
-  dispose(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    for (const undo of this.#cleanup) undo();
-    this.#cleanup = [];
-  }
-}
-
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: unknown })?.cause;
-  const text = cause instanceof Error
-    ? cause.message
-    : error instanceof Error
-    ? error.message
-    : String(error);
-  return text.replace(/^error sending request for url \([^)]*\): /, "");
-}
-
-/** True for failures to open the connection (nothing was sent). */
-export function isConnectError(error: unknown): boolean {
-  const text = describeFetchError(error);
-  return /\(Connect\)|os error (2|111)\b/.test(text);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** Error carried by the response headers, or undefined when they look healthy. */
-export function statusFromHeaders(
-  response: { status: number; headers: Headers },
-  method: string,
-): RuntimeError | undefined {
-  const grpcStatus = response.headers.get("grpc-status");
-  if (grpcStatus !== null) {
-    const code = /^\d+$/.test(grpcStatus.trim())
-      ? Number(grpcStatus)
-      : GrpcCode.Unknown;
-    if (code === GrpcCode.Ok) return undefined;
-    const message = decodeGrpcMessage(
-      response.headers.get("grpc-message") ?? "",
-    );
-    return runtimeErrorFromCode(code, message, { method });
-  }
-  if (response.status !== 200) {
-    return runtimeErrorFromCode(
-      grpcCodeFromHttpStatus(response.status),
-      `unexpected HTTP status ${response.status} without grpc-status`,
-      { method },
-    );
-  }
-  const contentType = response.headers.get("content-type") ?? "";
-  if (!contentType.startsWith("application/grpc")) {
-    return new RuntimeError(
-      GrpcCode.Unknown,
-      `unexpected content-type "${contentType}": the endpoint is not a gRPC server`,
-      { method },
-    );
-  }
-  return undefined;
-}
-
 interface ResolvedOptions extends GrpcTransportOptions {
   timeoutMs: number;
 }
@@ -279,6 +142,7 @@ class FetchGrpcTransport implements GrpcTransport {
   #retryDelays: readonly number[];
   #logger: Logger | undefined;
   #url: string;
+  #flag: string;
 
   constructor(socketPath: string, options: ResolvedOptions) {
     this.socketPath = socketPath;
@@ -288,12 +152,17 @@ class FetchGrpcTransport implements GrpcTransport {
     this.#retryDelays = options.connectRetryDelaysMs ??
       DEFAULT_CONNECT_RETRY_DELAYS_MS;
     this.#logger = options.logger;
-    this.#url = "http://localhost";
-    this.#client = Deno.createHttpClient({
-      proxy: { transport: "unix", path: socketPath },
-      http1: false,
-      http2: true,
-    });
+    this.#url = `http://${CRI_URL_HOST}`;
+    this.#flag = options.flag ?? "--container-runtime-endpoint";
+    try {
+      this.#client = Deno.createHttpClient({
+        proxy: { transport: "unix", path: socketPath },
+        http1: false,
+        http2: true,
+      });
+    } catch (error) {
+      throw permissionError(error, socketPath, options.flag) ?? error;
+    }
   }
 
   async unary<I extends DescMessage, O extends DescMessage>(
@@ -339,6 +208,7 @@ class FetchGrpcTransport implements GrpcTransport {
       throw scope.translate(error, {
         method: path,
         socketPath: this.socketPath,
+        flag: this.#flag,
         timeoutMs,
       });
     } finally {
@@ -391,6 +261,7 @@ class FetchGrpcTransport implements GrpcTransport {
       throw scope.translate(error, {
         method: path,
         socketPath: this.socketPath,
+        flag: this.#flag,
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
     } finally {

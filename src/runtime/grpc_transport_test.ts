@@ -20,7 +20,7 @@ import {
   VersionResponseSchema,
 } from "./gen/api_pb.ts";
 import { encodeFrame } from "./grpc_codec.ts";
-import { createGrpcTransport } from "./grpc_transport.ts";
+import { createGrpcTransport, criNetPermissions } from "./grpc_transport.ts";
 
 const M = RuntimeService.method;
 const VERSION = "/runtime.v1.RuntimeService/Version";
@@ -299,5 +299,75 @@ Deno.test("invalid endpoint and timeout fail fast with flag names", () => {
   assert.throws(
     () => createGrpcTransport({ endpoint: "/x.sock", timeoutMs: 0 }),
     /--runtime-request-timeout/,
+  );
+});
+
+Deno.test("concurrent calls share one HTTP/2 connection and keep their answers apart", async () => {
+  await using server = await TestGrpcServer.create();
+  server.handlers.set(SANDBOX_STATUS, async ({ messages }) => {
+    const request = fromBinary(PodSandboxStatusRequestSchema, messages[0]!);
+    // answer out of order: later IDs first
+    await new Promise((r) => setTimeout(r, 50 - Number(request.podSandboxId)));
+    return grpcReply(PodSandboxStatusResponseSchema, {
+      status: { id: request.podSandboxId },
+    });
+  });
+  server.start();
+  await using transport = createGrpcTransport({ endpoint: server.endpoint });
+  const ids = Array.from({ length: 40 }, (_, i) => String(i));
+  const answers = await Promise.all(
+    ids.map((podSandboxId) =>
+      transport.unary(M.podSandboxStatus, { podSandboxId })
+    ),
+  );
+  assert.deepEqual(answers.map((a) => a.status?.id), ids);
+});
+
+Deno.test("missing Deno permission becomes PermissionDenied naming the grant", async () => {
+  const here = (name: string) => new URL(name, import.meta.url).href;
+  const script = `
+    import { createGrpcTransport } from "${here("./grpc_transport.ts")}";
+    import { RuntimeService } from "${here("./gen/api_pb.ts")}";
+    try {
+      const t = createGrpcTransport({ endpoint: "unix:///tmp/kts-no-such.sock" });
+      await t.unary(RuntimeService.method.version, {});
+    } catch (e) {
+      Deno.stdout.writeSync(new TextEncoder().encode(e.message));
+    }`;
+  // no --allow-net and no access to the socket path: the CRI client must say what to grant
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      `--allow-read=${new URL("../..", import.meta.url).pathname}`,
+      "-",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  const { stdout, stderr } = await child.output();
+  const text = new TextDecoder().decode(stdout);
+  assert.match(text, /PermissionDenied/, new TextDecoder().decode(stderr));
+  assert.match(
+    text,
+    /--allow-net=unix:\/tmp\/kts-no-such\.sock,cri\.invalid:80/,
+  );
+});
+
+Deno.test("criNetPermissions lists the unix socket and the URL host", () => {
+  assert.deepEqual(
+    criNetPermissions("unix:///run/containerd/containerd.sock"),
+    [
+      "unix:/run/containerd/containerd.sock",
+      "cri.invalid:80",
+    ],
+  );
+  assert.throws(
+    () => criNetPermissions("tcp://x:1", { flag: "--image-service-endpoint" }),
+    /--image-service-endpoint/,
   );
 });

@@ -89,7 +89,12 @@ export type {
   HandshakeResult,
   RuntimeReadiness,
 } from "./connect_runtime.ts";
-export { createGrpcTransport, DEFAULT_TIMEOUT_MS } from "./grpc_transport.ts";
+export {
+  createGrpcTransport,
+  CRI_URL_HOST,
+  criNetPermissions,
+  DEFAULT_TIMEOUT_MS,
+} from "./grpc_transport.ts";
 export type { GrpcTransport, GrpcTransportOptions } from "./grpc_transport.ts";
 export { parseCriEndpoint } from "./grpc_codec.ts";
 

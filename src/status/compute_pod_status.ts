@@ -49,7 +49,10 @@ function iso(ms: number): string | undefined {
   return ms > 0 ? rfc3339(ms) : undefined;
 }
 
-function terminatedState(view: ContainerView, runtimeName: string): ContainerState {
+function terminatedState(
+  view: ContainerView,
+  runtimeName: string,
+): ContainerState {
   const reason = view.reason || (view.exitCode === 0 ? "Completed" : "Error");
   const terminated: NonNullable<ContainerState["terminated"]> = {
     exitCode: view.exitCode,
@@ -79,11 +82,17 @@ function stateOf(view: ContainerView, runtimeName: string): ContainerState {
   }
 }
 
-function wouldRestart(pod: Pod, c: Container, view: ContainerView | undefined, init: boolean): boolean {
+function wouldRestart(
+  pod: Pod,
+  c: Container,
+  view: ContainerView | undefined,
+  init: boolean,
+): boolean {
   if (pod.metadata.deletionTimestamp) return false;
   if (!view || view.state !== "exited") return view?.state !== "running";
   if (init && c.restartPolicy !== "Always") {
-    return view.exitCode !== 0 && (pod.spec.restartPolicy ?? "Always") !== "Never";
+    return view.exitCode !== 0 &&
+      (pod.spec.restartPolicy ?? "Always") !== "Never";
   }
   const policy = init ? "Always" : pod.spec.restartPolicy ?? "Always";
   if (policy === "Never") return false;
@@ -98,17 +107,25 @@ interface ConvertContext {
   runtimeName: string;
 }
 
-function convert(ctx: ConvertContext, containers: Container[], init: boolean): ContainerStatus[] {
+function convert(
+  ctx: ConvertContext,
+  containers: Container[],
+  init: boolean,
+): ContainerStatus[] {
   const { pod, runtime, options } = ctx;
   const hasInits = (pod.spec.initContainers ?? []).length > 0;
-  const old = init ? options.previous?.initContainerStatuses : options.previous?.containerStatuses;
+  const old = init
+    ? options.previous?.initContainerStatuses
+    : options.previous?.containerStatuses;
   return containers.map((c) => {
     const views = runtime.containers.filter((v) => v.name === c.name);
     const newest = views[0];
     const oldStatus = old?.find((s) => s.name === c.name);
     const status: ContainerStatus = {
       name: c.name,
-      state: { waiting: { reason: hasInits ? "PodInitializing" : "ContainerCreating" } },
+      state: {
+        waiting: { reason: hasInits ? "PodInitializing" : "ContainerCreating" },
+      },
       lastState: {},
       ready: false,
       started: false,
@@ -132,16 +149,22 @@ function convert(ctx: ConvertContext, containers: Container[], init: boolean): C
       status.restartCount = oldStatus.restartCount;
     }
     const failure = ctx.failures.get(c.name);
-    const initDone = init && c.restartPolicy !== "Always" && newest?.state === "exited" &&
+    const initDone = init && c.restartPolicy !== "Always" &&
+      newest?.state === "exited" &&
       newest.exitCode === 0;
     if (failure && !initDone && wouldRestart(pod, c, newest, init)) {
       if (status.state.terminated) status.lastState = status.state;
-      status.state = { waiting: { reason: failure.reason!, message: failure.message ?? "" } };
+      status.state = {
+        waiting: { reason: failure.reason!, message: failure.message ?? "" },
+      };
     }
     const running = status.state.running !== undefined;
-    const probed = (m: ReadonlyMap<string, boolean> | undefined, hasProbe: boolean) =>
-      newest && m?.has(newest.id) ? m.get(newest.id)! : !hasProbe;
-    status.started = running && probed(options.started, c.startupProbe !== undefined);
+    const probed = (
+      m: ReadonlyMap<string, boolean> | undefined,
+      hasProbe: boolean,
+    ) => newest && m?.has(newest.id) ? m.get(newest.id)! : !hasProbe;
+    status.started = running &&
+      probed(options.started, c.startupProbe !== undefined);
     if (init && c.restartPolicy !== "Always") {
       status.ready = status.state.terminated?.exitCode === 0;
     } else {
@@ -155,14 +178,16 @@ function convert(ctx: ConvertContext, containers: Container[], init: boolean): C
 function qosClass(pod: Pod): string {
   const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   const any = all.some((c) =>
-    Object.keys(c.resources?.requests ?? {}).length + Object.keys(c.resources?.limits ?? {}).length > 0
+    Object.keys(c.resources?.requests ?? {}).length +
+        Object.keys(c.resources?.limits ?? {}).length > 0
   );
   if (!any) return "BestEffort";
   const guaranteed = all.every((c) => {
     const lim = c.resources?.limits ?? {};
     const req = c.resources?.requests ?? {};
     return ["cpu", "memory"].every((r) =>
-      lim[r] !== undefined && (req[r] === undefined || String(req[r]) === String(lim[r]))
+      lim[r] !== undefined &&
+      (req[r] === undefined || String(req[r]) === String(lim[r]))
     );
   });
   return guaranteed ? "Guaranteed" : "Burstable";
@@ -184,22 +209,36 @@ function buildConditions(
   const sandboxReady = sandbox !== undefined && sandbox.ready &&
     (pod.spec.hostNetwork === true || sandbox.ip !== "");
   const conditions: PodCondition[] = [
-    { type: "PodReadyToStartContainers", status: sandboxReady ? "True" : "False" },
+    {
+      type: "PodReadyToStartContainers",
+      status: sandboxReady ? "True" : "False",
+    },
   ];
 
   const initSpecs = pod.spec.initContainers ?? [];
-  const regularStarted = regular.some((s) => s.state.running || s.state.terminated || s.lastState.terminated);
+  const regularStarted = regular.some((s) =>
+    s.state.running || s.state.terminated || s.lastState.terminated
+  );
   const unknownInit: string[] = [];
   const unreadyInit: string[] = [];
   for (const c of initSpecs) {
     const s = inits.find((x) => x.name === c.name);
     if (!s) unknownInit.push(c.name);
-    else if (c.restartPolicy === "Always" ? !s.started : !s.ready) unreadyInit.push(c.name);
+    else if (c.restartPolicy === "Always" ? !s.started : !s.ready) {
+      unreadyInit.push(c.name);
+    }
   }
-  if (initSpecs.length === 0 || regularStarted || (unknownInit.length + unreadyInit.length === 0)) {
+  if (
+    initSpecs.length === 0 || regularStarted ||
+    (unknownInit.length + unreadyInit.length === 0)
+  ) {
     conditions.push({ type: "Initialized", status: "True" });
   } else if (phase === "Succeeded" && unknownInit.length === 0) {
-    conditions.push({ type: "Initialized", status: "True", reason: "PodCompleted" });
+    conditions.push({
+      type: "Initialized",
+      status: "True",
+      reason: "PodCompleted",
+    });
   } else {
     const parts: string[] = [];
     if (unknownInit.length) parts.push(listMessage("incomplete", unknownInit));
@@ -214,9 +253,14 @@ function buildConditions(
 
   const unknown: string[] = [];
   const unready: string[] = [];
-  const watched = [...initSpecs.filter((c) => c.restartPolicy === "Always"), ...pod.spec.containers];
+  const watched = [
+    ...initSpecs.filter((c) => c.restartPolicy === "Always"),
+    ...pod.spec.containers,
+  ];
   for (const c of watched) {
-    const s = (c.restartPolicy === "Always" ? inits : regular).find((x) => x.name === c.name);
+    const s = (c.restartPolicy === "Always" ? inits : regular).find((x) =>
+      x.name === c.name
+    );
     if (!s) unknown.push(c.name);
     else if (!s.ready) unready.push(c.name);
   }
@@ -227,11 +271,18 @@ function buildConditions(
     const parts: string[] = [];
     if (unknown.length) parts.push(listMessage("unknown", unknown));
     if (unready.length) parts.push(listMessage("unready", unready));
-    ready = { status: "False", reason: "ContainersNotReady", message: parts.join(", ") };
+    ready = {
+      status: "False",
+      reason: "ContainersNotReady",
+      message: parts.join(", "),
+    };
   } else {
     ready = { status: "True" };
   }
-  conditions.push({ type: "ContainersReady", ...ready }, { type: "Ready", ...ready });
+  conditions.push({ type: "ContainersReady", ...ready }, {
+    type: "Ready",
+    ...ready,
+  });
   conditions.push({ type: "PodScheduled", status: "True" });
   return conditions;
 }
@@ -253,24 +304,45 @@ export function computePodStatus(
     failures,
     runtimeName: options.runtimeName ?? "containerd",
   };
-  const initContainerStatuses = convert(ctx, pod.spec.initContainers ?? [], true);
+  const initContainerStatuses = convert(
+    ctx,
+    pod.spec.initContainers ?? [],
+    true,
+  );
   const containerStatuses = convert(ctx, pod.spec.containers, false);
   const phaseOptions: { podIsTerminal?: boolean; isStatic?: boolean } = {};
-  if (options.podIsTerminal !== undefined) phaseOptions.podIsTerminal = options.podIsTerminal;
+  if (options.podIsTerminal !== undefined) {
+    phaseOptions.podIsTerminal = options.podIsTerminal;
+  }
   if (options.isStatic !== undefined) phaseOptions.isStatic = options.isStatic;
-  let phase = computePodPhase(pod, { init: initContainerStatuses, regular: containerStatuses }, phaseOptions);
+  let phase = computePodPhase(pod, {
+    init: initContainerStatuses,
+    regular: containerStatuses,
+  }, phaseOptions);
   const previous = options.previous;
-  if (previous?.phase === "Succeeded" || previous?.phase === "Failed") phase = previous.phase;
+  if (previous?.phase === "Succeeded" || previous?.phase === "Failed") {
+    phase = previous.phase;
+  }
 
-  const status: PodStatus = { phase, containerStatuses, qosClass: qosClass(pod) };
-  if ((pod.spec.initContainers ?? []).length > 0) status.initContainerStatuses = initContainerStatuses;
+  const status: PodStatus = {
+    phase,
+    containerStatuses,
+    qosClass: qosClass(pod),
+  };
+  if ((pod.spec.initContainers ?? []).length > 0) {
+    status.initContainerStatuses = initContainerStatuses;
+  }
   const hostIPs = options.hostIPs ?? [];
   if (hostIPs.length > 0) {
     status.hostIP = hostIPs[0]!;
     status.hostIPs = hostIPs.map((ip) => ({ ip }));
   }
   const sandbox = runtime.sandboxes[0];
-  const podIPs = pod.spec.hostNetwork ? hostIPs : sandbox && sandbox.ip ? [sandbox.ip, ...sandbox.additionalIps] : [];
+  const podIPs = pod.spec.hostNetwork
+    ? hostIPs
+    : sandbox && sandbox.ip
+    ? [sandbox.ip, ...sandbox.additionalIps]
+    : [];
   if (podIPs.length > 0) {
     status.podIP = podIPs[0]!;
     status.podIPs = podIPs.map((ip) => ({ ip }));
@@ -283,6 +355,10 @@ export function computePodStatus(
     if (previous.reason) status.reason = previous.reason;
     if (previous.message) status.message = previous.message;
   }
-  status.conditions = mergeConditions(buildConditions(pod, runtime, status), previous?.conditions, options.clock);
+  status.conditions = mergeConditions(
+    buildConditions(pod, runtime, status),
+    previous?.conditions,
+    options.clock,
+  );
   return status;
 }

@@ -24,9 +24,10 @@ export function mergeConditions(
   const now = rfc3339(clock.now());
   return next.map((c) => {
     const old = previous?.find((p) => p.type === c.type);
-    const lastTransitionTime = old && old.status === c.status && old.lastTransitionTime
-      ? old.lastTransitionTime
-      : c.lastTransitionTime ?? now;
+    const lastTransitionTime =
+      old && old.status === c.status && old.lastTransitionTime
+        ? old.lastTransitionTime
+        : c.lastTransitionTime ?? now;
     return { ...c, lastProbeTime: null, lastTransitionTime };
   });
 }

@@ -8,7 +8,11 @@
  * @module
  */
 
-export type { PodStatusChange, PodStatusManager, VersionedPodStatus } from "./types.ts";
+export type {
+  PodStatusChange,
+  PodStatusManager,
+  VersionedPodStatus,
+} from "./types.ts";
 /** Builds the v1 PodStatus from the runtime view, start failures and the previous status. */
 export { computePodStatus } from "./compute_pod_status.ts";
 export type { ComputePodStatusOptions } from "./compute_pod_status.ts";

@@ -4,9 +4,17 @@
  * @module
  */
 
-import type { Container, ContainerStatus, Pod, PodPhase } from "../pod/types.ts";
+import type {
+  Container,
+  ContainerStatus,
+  Pod,
+  PodPhase,
+} from "../pod/types.ts";
 
-function find(statuses: readonly ContainerStatus[], name: string): ContainerStatus | undefined {
+function find(
+  statuses: readonly ContainerStatus[],
+  name: string,
+): ContainerStatus | undefined {
   return statuses.find((s) => s.name === name);
 }
 
@@ -25,7 +33,10 @@ export interface PodPhaseOptions {
 /** Computes the pod phase from the init and regular container statuses. */
 export function computePodPhase(
   pod: Pod,
-  statuses: { init: readonly ContainerStatus[]; regular: readonly ContainerStatus[] },
+  statuses: {
+    init: readonly ContainerStatus[];
+    regular: readonly ContainerStatus[];
+  },
   options: PodPhaseOptions = {},
 ): PodPhase {
   const policy = pod.spec.restartPolicy ?? "Always";

@@ -6,7 +6,11 @@
  */
 
 import type { Pod, PodStatus } from "../pod/types.ts";
-import type { PodStatusChange, PodStatusManager, VersionedPodStatus } from "./types.ts";
+import type {
+  PodStatusChange,
+  PodStatusManager,
+  VersionedPodStatus,
+} from "./types.ts";
 
 function fullName(pod: Pod): string {
   return `${pod.metadata.namespace ?? "default"}/${pod.metadata.name ?? ""}`;
@@ -15,7 +19,9 @@ function fullName(pod: Pod): string {
 /** Deep equality for JSON-shaped values (key order does not matter). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (
+    typeof a !== "object" || typeof b !== "object" || a === null || b === null
+  ) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const bb = b as unknown[];

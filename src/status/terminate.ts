@@ -16,7 +16,8 @@ function finish(s: ContainerStatus): ContainerStatus {
       terminated: {
         exitCode: 137,
         reason: "ContainerStatusUnknown",
-        message: "The container could not be located when the pod was terminated",
+        message:
+          "The container could not be located when the pod was terminated",
       },
     },
   };
@@ -32,7 +33,9 @@ export function terminatePodStatus(
 ): PodStatus {
   const out: PodStatus = structuredClone(status);
   out.containerStatuses = (out.containerStatuses ?? []).map(finish);
-  if (out.initContainerStatuses) out.initContainerStatuses = out.initContainerStatuses.map(finish);
+  if (out.initContainerStatuses) {
+    out.initContainerStatuses = out.initContainerStatuses.map(finish);
+  }
   const phase = out.phase ?? "Pending";
   if (!options.isStatic && (phase === "Pending" || phase === "Running")) {
     out.phase = "Failed";

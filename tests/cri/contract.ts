@@ -60,6 +60,41 @@ function uid(): string {
   return crypto.randomUUID();
 }
 
+/** The sandbox config shape the tests build. */
+export interface TestSandboxConfig {
+  metadata: { name: string; uid: string; namespace: string; attempt: number };
+  hostname: string;
+  logDirectory: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  linux: {
+    cgroupParent?: string;
+    securityContext: {
+      namespaceOptions: {
+        network: NamespaceMode;
+        pid: NamespaceMode;
+        ipc: NamespaceMode;
+      };
+    };
+  };
+}
+
+/** The container config shape the tests build. */
+export interface TestContainerConfig {
+  metadata: { name: string; attempt: number };
+  image: { image: string };
+  command: string[];
+  logPath: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** A running test sandbox; disposing stops and removes it. */
+export interface TestPod extends AsyncDisposable {
+  id: string;
+  config: TestSandboxConfig;
+}
+
 /** A sandbox config like the kubelet builds (labels per §1.7, log dir, namespaces). */
 export function sandboxConfig(
   t: ContractTarget,
@@ -68,8 +103,10 @@ export function sandboxConfig(
     uid?: string;
     attempt?: number;
     hostNetwork?: boolean;
+    /** Put the pod under cgroup `/kts-test/pod<uid>` (needed for sandbox stats). */
+    cgroupParent?: boolean;
   } = {},
-) {
+): TestSandboxConfig {
   const podUid = options.uid ?? uid();
   const name = options.name ?? `pod-${podUid.slice(0, 8)}`;
   const logDirectory = t.logRoot
@@ -94,6 +131,9 @@ export function sandboxConfig(
     },
     annotations: { "kubelet.ts/test": "contract" },
     linux: {
+      ...(options.cgroupParent
+        ? { cgroupParent: `/kts-test/pod${podUid}` }
+        : {}),
       securityContext: {
         namespaceOptions: {
           network: options.hostNetwork ? NamespaceMode.NODE : NamespaceMode.POD,
@@ -105,7 +145,7 @@ export function sandboxConfig(
   };
 }
 
-type SandboxConfig = ReturnType<typeof sandboxConfig>;
+type SandboxConfig = TestSandboxConfig;
 
 /** A container config running `command` in the target's image. */
 export function containerConfig(
@@ -114,7 +154,7 @@ export function containerConfig(
   name: string,
   command: string[],
   attempt = 0,
-) {
+): TestContainerConfig {
   return {
     metadata: { name, attempt },
     image: { image: t.image },
@@ -134,7 +174,7 @@ export function containerConfig(
 export async function runPod(
   t: ContractTarget,
   options: Parameters<typeof sandboxConfig>[1] = {},
-) {
+): Promise<TestPod> {
   const config = sandboxConfig(t, options);
   const { podSandboxId } = await t.runtime.runPodSandbox({ config });
   return {

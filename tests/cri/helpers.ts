@@ -23,8 +23,19 @@ export async function waitFor<T>(
   }
 }
 
+/** Values `scripts/cri_env.sh up` prints (see `criEnv`). */
+export interface CriEnv {
+  endpoint: string;
+  root: string;
+  image: string;
+  registryImage: string;
+  authRegistryImage: string;
+  authUser: string;
+  authPassword: string;
+}
+
 /** The real-containerd environment from `scripts/cri_env.sh up`, if set. */
-export function criEnv() {
+export function criEnv(): CriEnv {
   const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
   const root = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "/tmp/kts-cri";
   return {

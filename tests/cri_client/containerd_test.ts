@@ -142,6 +142,14 @@ Deno.test({
       const version = await runtime.version({ version: "0.1.0" });
       // containerd 1.6 predates ListMetricDescriptors; newer ones implement it
       if (!version.runtimeVersion.startsWith("1.6")) return;
+      const events = async () => {
+        for await (const _ of runtime.getContainerEvents({})) break;
+      };
+      await assert.rejects(
+        events(),
+        (e: unknown) =>
+          e instanceof RuntimeError && e.code === GrpcCode.Unimplemented,
+      );
       await assert.rejects(
         runtime.listMetricDescriptors({}),
         (e: unknown) =>

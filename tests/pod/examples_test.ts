@@ -25,7 +25,9 @@ Deno.test("examples/manifests are valid static pods", async () => {
 });
 
 Deno.test("examples/kubelet-config.yaml runs the example manifests on the simulated runtime", async () => {
-  const config = parse(await Deno.readTextFile(new URL("kubelet-config.yaml", EXAMPLES)));
+  const config = parse(
+    await Deno.readTextFile(new URL("kubelet-config.yaml", EXAMPLES)),
+  );
   assert.equal(config.kind, "KubeletConfiguration");
   assert.equal(config.staticPodPath, "./manifests");
   assert.match(config.containerRuntimeEndpoint, /^sim:\/\//);

@@ -67,7 +67,7 @@ export interface TestLayout extends AsyncDisposable {
   manifests: string;
   logs: string;
   config: string;
-  /** Kubelet arguments: `--config <file> --root-dir=<dir>`. */
+  /** Kubelet arguments: `--config <file> --root-dir=<dir> --cert-dir=<dir>/pki`. */
   kubeletArgs: string[];
   /** `--no-prompt` + the scoped `--allow-*` lists. */
   denoFlags: string[];
@@ -100,11 +100,12 @@ export async function makeLayout(): Promise<TestLayout> {
       "",
     ].join("\n"),
   );
-  const kubeletArgs = ["--config", config, `--root-dir=${root}`];
+  const rootFlags = [`--root-dir=${root}`, `--cert-dir=${join(root, "pki")}`];
+  const kubeletArgs = ["--config", config, ...rootFlags];
   const { request } = parseListsArgs([
     "--permissions-from",
     config,
-    `--root-dir=${root}`,
+    ...rootFlags,
   ]);
   const plan = await planFor(request, dir);
   return {

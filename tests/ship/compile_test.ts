@@ -91,7 +91,7 @@ Deno.test("scripts/compile.ts --permissions-from bakes the planner's lists", asy
       "--print-command",
       "--permissions-from",
       layout.config,
-      `--root-dir=${layout.root}`,
+      ...layout.kubeletArgs.slice(2), // --root-dir, --cert-dir
     ],
     { DENORT_BIN: fake },
   );

@@ -7,57 +7,25 @@
 import { create } from "@bufbuild/protobuf";
 import { type Clock, systemClock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
+import { RuntimeError, UnimplementedError } from "../errors.ts";
 import {
-  DeadlineExceededError,
-  RuntimeError,
-  UnimplementedError,
-} from "../errors.ts";
-import {
-  type AttachResponse,
-  AttachResponseSchema,
   type CheckpointContainerResponse,
   type ContainerEventResponse,
-  type ContainerStatsResponse,
-  ContainerStatsResponseSchema,
-  type ContainerStatusResponse,
-  ContainerStatusResponseSchema,
-  type ExecResponse,
-  ExecResponseSchema,
-  type ExecSyncResponse,
-  ExecSyncResponseSchema,
   type ImageFsInfoResponse,
   ImageFsInfoResponseSchema,
   type ImageStatusResponse,
   ImageStatusResponseSchema,
-  type ListContainersResponse,
-  ListContainersResponseSchema,
-  type ListContainerStatsResponse,
-  ListContainerStatsResponseSchema,
   type ListImagesResponse,
   ListImagesResponseSchema,
   type ListMetricDescriptorsResponse,
   type ListPodSandboxMetricsResponse,
-  type ListPodSandboxResponse,
-  ListPodSandboxResponseSchema,
-  type ListPodSandboxStatsResponse,
-  ListPodSandboxStatsResponseSchema,
-  type PodSandboxStatsResponse,
-  PodSandboxStatsResponseSchema,
-  type PodSandboxStatusResponse,
-  PodSandboxStatusResponseSchema,
-  type PortForwardResponse,
-  PortForwardResponseSchema,
   type PullImageResponse,
   PullImageResponseSchema,
   type RemoveImageResponse,
   RemoveImageResponseSchema,
-  type ReopenContainerLogResponse,
-  ReopenContainerLogResponseSchema,
   type RuntimeConfigResponse,
   type StatusResponse,
   StatusResponseSchema,
-  type UpdateContainerResourcesResponse,
-  UpdateContainerResourcesResponseSchema,
   type UpdatePodSandboxResourcesResponse,
   type UpdateRuntimeConfigResponse,
   UpdateRuntimeConfigResponseSchema,
@@ -66,20 +34,8 @@ import {
 } from "../gen/api_pb.ts";
 import type * as T from "../types.ts";
 import type { CallOptions, CriRuntime } from "../types.ts";
-import { SimPods } from "./_pods.ts";
-import { interpretCommand } from "./_shell.ts";
-import { find, labelsMatch, lookup, type SimContainer } from "./_state.ts";
-import {
-  containerState,
-  sandboxState,
-  toContainer,
-  toContainerStats,
-  toContainerStatus,
-  toImage,
-  toPodSandbox,
-  toPodSandboxStats,
-  toPodSandboxStatus,
-} from "./_convert.ts";
+import { SimQueries } from "./_queries.ts";
+import { toImage } from "./_convert.ts";
 import type { SimScenario } from "./scenario.ts";
 
 /** Options of {@linkcode createSimRuntime}. */
@@ -94,7 +50,6 @@ export interface SimRuntimeOptions {
 /** `runtime_name` the simulated runtime reports. */
 export const SIM_RUNTIME_NAME = "kubelet.ts-sim";
 const UNKNOWN = 2;
-const ENCODER = new TextEncoder();
 
 function unimplemented(method: string): UnimplementedError {
   return new UnimplementedError(
@@ -103,7 +58,7 @@ function unimplemented(method: string): UnimplementedError {
 }
 
 /** The simulated runtime; build it with {@linkcode createSimRuntime}. */
-export class SimRuntime extends SimPods implements CriRuntime {
+export class SimRuntime extends SimQueries implements CriRuntime {
   #podCidr = "";
 
   constructor(options: SimRuntimeOptions = {}) {
@@ -167,274 +122,6 @@ export class SimRuntime extends SimPods implements CriRuntime {
     await this.enter("updateRuntimeConfig", options);
     this.#podCidr = request.runtimeConfig?.networkConfig?.podCidr ?? "";
     return create(UpdateRuntimeConfigResponseSchema);
-  }
-
-  async podSandboxStatus(
-    request: T.PodSandboxStatusRequestInit,
-    options?: CallOptions,
-  ): Promise<PodSandboxStatusResponse> {
-    await this.enter("podSandboxStatus", options);
-    const sandbox = lookup(this.sandboxes, request.podSandboxId, "sandbox");
-    return create(PodSandboxStatusResponseSchema, {
-      status: toPodSandboxStatus(sandbox),
-    });
-  }
-
-  async listPodSandbox(
-    request: T.ListPodSandboxRequestInit,
-    options?: CallOptions,
-  ): Promise<ListPodSandboxResponse> {
-    await this.enter("listPodSandbox", options);
-    const filter = request.filter;
-    const only = filter?.id
-      ? find(this.sandboxes, filter.id, "sandbox")
-      : undefined;
-    const items = [];
-    for (const s of this.sandboxes.values()) {
-      if (filter?.id && s !== only) continue;
-      if (filter?.state && sandboxState(s) !== (filter.state.state ?? 0)) {
-        continue;
-      }
-      if (!labelsMatch(s.labels, filter?.labelSelector)) continue;
-      items.push(toPodSandbox(s));
-    }
-    return create(ListPodSandboxResponseSchema, { items });
-  }
-
-  #selectContainers(
-    filter: {
-      id?: string;
-      podSandboxId?: string;
-      labelSelector?: Record<string, string>;
-    } | undefined,
-  ): SimContainer[] {
-    const only = filter?.id
-      ? find(this.containers, filter.id, "container")
-      : undefined;
-    const sandbox = filter?.podSandboxId
-      ? find(this.sandboxes, filter.podSandboxId, "sandbox")
-      : undefined;
-    const out: SimContainer[] = [];
-    for (const c of this.containers.values()) {
-      if (filter?.id && c !== only) continue;
-      if (filter?.podSandboxId && c.sandboxId !== sandbox?.id) continue;
-      if (!labelsMatch(c.labels, filter?.labelSelector)) continue;
-      out.push(this.settle(c));
-    }
-    return out;
-  }
-
-  async listContainers(
-    request: T.ListContainersRequestInit,
-    options?: CallOptions,
-  ): Promise<ListContainersResponse> {
-    await this.enter("listContainers", options);
-    const filter = request.filter;
-    const containers = this.#selectContainers(filter)
-      .filter((c) =>
-        !filter?.state || containerState(c) === (filter.state.state ?? 0)
-      )
-      .map(toContainer);
-    return create(ListContainersResponseSchema, { containers });
-  }
-
-  async containerStatus(
-    request: T.ContainerStatusRequestInit,
-    options?: CallOptions,
-  ): Promise<ContainerStatusResponse> {
-    await this.enter("containerStatus", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
-    );
-    return create(ContainerStatusResponseSchema, {
-      status: toContainerStatus(c, this.imageStore.resolve(c.imageRef)),
-    });
-  }
-
-  async updateContainerResources(
-    request: T.UpdateContainerResourcesRequestInit,
-    options?: CallOptions,
-  ): Promise<UpdateContainerResourcesResponse> {
-    await this.enter("updateContainerResources", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
-    );
-    const linux = request.linux;
-    if (linux) {
-      c.resources = {
-        cpuShares: BigInt(linux.cpuShares ?? 0),
-        cpuQuota: BigInt(linux.cpuQuota ?? 0),
-        cpuPeriod: BigInt(linux.cpuPeriod ?? 0),
-        memoryLimitInBytes: BigInt(linux.memoryLimitInBytes ?? 0),
-      };
-    }
-    return create(UpdateContainerResourcesResponseSchema);
-  }
-
-  async reopenContainerLog(
-    request: T.ReopenContainerLogRequestInit,
-    options?: CallOptions,
-  ): Promise<ReopenContainerLogResponse> {
-    await this.enter("reopenContainerLog", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
-    );
-    if (c.state !== "running") {
-      throw new RuntimeError(UNKNOWN, "container is not running");
-    }
-    return create(ReopenContainerLogResponseSchema);
-  }
-
-  #running(id: string | undefined): SimContainer {
-    const c = this.settle(lookup(this.containers, id, "container"));
-    if (c.state !== "running") {
-      throw new RuntimeError(
-        UNKNOWN,
-        `container is in CONTAINER_${c.state.toUpperCase()} state`,
-      );
-    }
-    return c;
-  }
-
-  async execSync(
-    request: T.ExecSyncRequestInit,
-    options?: CallOptions,
-  ): Promise<ExecSyncResponse> {
-    await this.enter("execSync", options);
-    const c = this.#running(request.containerId);
-    const cmd = request.cmd ?? [];
-    const scripted = c.behavior.exec?.find((e) =>
-      e.command.length === cmd.length &&
-      e.command.every((part, i) => part === cmd[i])
-    );
-    const outcome = scripted
-      ? {
-        stdout: scripted.stdout ?? "",
-        stderr: scripted.stderr ?? "",
-        exitCode: scripted.exitCode ?? 0,
-        durationMs: scripted.delayMs ?? 0,
-      }
-      : interpretCommand(cmd);
-    if (!outcome) {
-      throw new RuntimeError(
-        UNKNOWN,
-        `failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: "${
-          cmd[0] ?? ""
-        }": executable file not found in $PATH: unknown`,
-      );
-    }
-    const timeoutS = Number(request.timeout ?? 0);
-    if (timeoutS > 0 && outcome.durationMs > timeoutS * 1000) {
-      await this.wait(timeoutS * 1000, options);
-      throw new DeadlineExceededError(
-        `timeout ${timeoutS}s exceeded: context deadline exceeded`,
-      );
-    }
-    await this.wait(outcome.durationMs, options);
-    return create(ExecSyncResponseSchema, {
-      stdout: ENCODER.encode(outcome.stdout),
-      stderr: ENCODER.encode(outcome.stderr),
-      exitCode: outcome.exitCode,
-    });
-  }
-
-  #streamUrl(kind: string, id: string): string {
-    return `http://127.0.0.1:0/${kind}/${
-      id.slice(0, 12)
-    }-${crypto.randomUUID()}`;
-  }
-
-  async exec(
-    request: T.ExecRequestInit,
-    options?: CallOptions,
-  ): Promise<ExecResponse> {
-    await this.enter("exec", options);
-    const c = this.#running(request.containerId);
-    return create(ExecResponseSchema, { url: this.#streamUrl("exec", c.id) });
-  }
-
-  async attach(
-    request: T.AttachRequestInit,
-    options?: CallOptions,
-  ): Promise<AttachResponse> {
-    await this.enter("attach", options);
-    const c = this.#running(request.containerId);
-    return create(AttachResponseSchema, {
-      url: this.#streamUrl("attach", c.id),
-    });
-  }
-
-  async portForward(
-    request: T.PortForwardRequestInit,
-    options?: CallOptions,
-  ): Promise<PortForwardResponse> {
-    await this.enter("portForward", options);
-    const s = lookup(this.sandboxes, request.podSandboxId, "sandbox");
-    return create(PortForwardResponseSchema, {
-      url: this.#streamUrl("portforward", s.id),
-    });
-  }
-
-  async containerStats(
-    request: T.ContainerStatsRequestInit,
-    options?: CallOptions,
-  ): Promise<ContainerStatsResponse> {
-    await this.enter("containerStats", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
-    );
-    return create(ContainerStatsResponseSchema, {
-      stats: toContainerStats(c, this.clock.now()),
-    });
-  }
-
-  async listContainerStats(
-    request: T.ListContainerStatsRequestInit,
-    options?: CallOptions,
-  ): Promise<ListContainerStatsResponse> {
-    await this.enter("listContainerStats", options);
-    const now = this.clock.now();
-    const stats = this.#selectContainers(request.filter)
-      .filter((c) => c.state === "running")
-      .map((c) => toContainerStats(c, now));
-    return create(ListContainerStatsResponseSchema, { stats });
-  }
-
-  #sandboxStats(sandboxId: string, now: number) {
-    const s = lookup(this.sandboxes, sandboxId, "sandbox");
-    const containers = this.#selectContainers({ podSandboxId: s.id })
-      .filter((c) => c.state === "running")
-      .map((c) => toContainerStats(c, now));
-    return toPodSandboxStats(s, containers, now);
-  }
-
-  async podSandboxStats(
-    request: T.PodSandboxStatsRequestInit,
-    options?: CallOptions,
-  ): Promise<PodSandboxStatsResponse> {
-    await this.enter("podSandboxStats", options);
-    const stats = this.#sandboxStats(
-      request.podSandboxId ?? "",
-      this.clock.now(),
-    );
-    return create(PodSandboxStatsResponseSchema, { stats });
-  }
-
-  async listPodSandboxStats(
-    request: T.ListPodSandboxStatsRequestInit,
-    options?: CallOptions,
-  ): Promise<ListPodSandboxStatsResponse> {
-    await this.enter("listPodSandboxStats", options);
-    const filter = request.filter;
-    const only = filter?.id
-      ? find(this.sandboxes, filter.id, "sandbox")
-      : undefined;
-    const now = this.clock.now();
-    const stats = [...this.sandboxes.values()]
-      .filter((s) => s.state === "ready" && (!filter?.id || s === only))
-      .filter((s) => labelsMatch(s.labels, filter?.labelSelector))
-      .map((s) => this.#sandboxStats(s.id, now));
-    return create(ListPodSandboxStatsResponseSchema, { stats });
   }
 
   async checkpointContainer(

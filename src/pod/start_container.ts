@@ -1,0 +1,177 @@
+/**
+ * Starting one container instance (kubelet's `startContainer`, §2.6): crash-loop back-off check,
+ * image, restart count, CRI config, CreateContainer, StartContainer. Every failure is a
+ * {@linkcode SyncResult} with the upstream reason; only an abort rejects.
+ *
+ * @module
+ */
+
+import type { Logger } from "../log/mod.ts";
+import type { RuntimeService } from "../runtime/mod.ts";
+import { formatGoDuration } from "../util/go_duration.ts";
+import { type Backoff, containerBackoffKey } from "./backoff.ts";
+import {
+  ContainerConfigError,
+  type ContainerType,
+  generateContainerConfig,
+  podLogDirectory,
+  type PodSandboxConfigInit,
+} from "./container_config.ts";
+import type { ImagePuller } from "./image_puller.ts";
+import { errorText } from "./pod_kill.ts";
+import type { Container, Pod, PodRuntimeStatus, SyncResult } from "./types.ts";
+
+/** What {@linkcode startContainer} needs from the syncer. */
+export interface StartContainerDeps {
+  runtime: RuntimeService;
+  logger: Logger;
+  backoff: Backoff;
+  puller: ImagePuller;
+  mkdir: (path: string) => Promise<void>;
+  /** Lists file names in a directory (for the restart count after a node reboot). */
+  readDirNames: (path: string) => Promise<string[]>;
+  podLogsDir: string;
+  nodeName: string;
+  hostIPs: string[];
+}
+
+/** The sandbox the container joins, and the runtime view the decision was made on. */
+export interface StartContext {
+  pod: Pod;
+  status: PodRuntimeStatus;
+  sandboxId: string;
+  sandboxConfig: PodSandboxConfigInit;
+  podIPs: string[];
+  signal: AbortSignal;
+}
+
+/** Reads the names in a directory with Deno (missing or unreadable → empty). */
+export async function denoReadDirNames(path: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(path)) names.push(entry.name);
+  } catch {
+    return [];
+  }
+  return names;
+}
+
+/** Restart count when the runtime has no instance: highest `<N>.log` in the log dir + 1. */
+async function restartCountFromLogs(
+  deps: StartContainerDeps,
+  pod: Pod,
+  container: Container,
+): Promise<number> {
+  const dir = `${podLogDirectory(deps.podLogsDir, pod)}/${container.name}`;
+  let highest = -1;
+  for (const name of await deps.readDirNames(dir)) {
+    const m = /^(\d+)\.log$/.exec(name);
+    if (m) highest = Math.max(highest, Number(m[1]));
+  }
+  return highest + 1;
+}
+
+function crashLoopMessage(
+  pod: Pod,
+  container: Container,
+  windowMs: number,
+): string {
+  const m = pod.metadata;
+  return `back-off ${
+    formatGoDuration(windowMs)
+  } restarting failed container=${container.name} pod=${m.name}_${m.namespace}(${m.uid})`;
+}
+
+/** Starts one instance of `container` in the sandbox of `ctx`. */
+export async function startContainer(
+  deps: StartContainerDeps,
+  ctx: StartContext,
+  options: { container: Container; type: ContainerType },
+): Promise<SyncResult> {
+  const { pod, status, signal } = ctx;
+  const { container, type } = options;
+  const fail = (
+    reason: string,
+    message: string,
+    retryAt?: number,
+  ): SyncResult => ({
+    action: "StartContainer",
+    target: container.name,
+    reason,
+    message,
+    ...(retryAt !== undefined ? { retryAt } : {}),
+  });
+  const newest = status.containers.find((c) => c.name === container.name);
+  if (newest?.state === "exited") {
+    const key = containerBackoffKey(pod, container);
+    if (deps.backoff.isInBackoffSince(key, newest.finishedAt)) {
+      const window = deps.backoff.get(key);
+      return fail(
+        "CrashLoopBackOff",
+        crashLoopMessage(pod, container, window),
+        newest.finishedAt + window,
+      );
+    }
+    deps.backoff.next(key, newest.finishedAt);
+  }
+
+  const image = await deps.puller.ensureImage(pod, container, {
+    sandboxConfig: ctx.sandboxConfig,
+    signal,
+  });
+  if (!image.ok) return fail(image.reason, image.message, image.retryAt);
+
+  const restartCount = newest
+    ? newest.restartCount + 1
+    : await restartCountFromLogs(deps, pod, container);
+  let config;
+  try {
+    await deps.mkdir(
+      `${podLogDirectory(deps.podLogsDir, pod)}/${container.name}`,
+    );
+    config = generateContainerConfig(pod, container, {
+      restartCount,
+      imageRef: image.imageRef,
+      containerType: type,
+      nodeName: deps.nodeName,
+      podIPs: ctx.podIPs,
+      ...(ctx.podIPs[0] ? { podIP: ctx.podIPs[0] } : {}),
+      ...(deps.hostIPs[0]
+        ? { hostIP: deps.hostIPs[0], hostIPs: deps.hostIPs }
+        : {}),
+    });
+  } catch (error) {
+    signal.throwIfAborted();
+    // bad env references, bad quantities and log dir failures block this container only
+    const detail = error instanceof ContainerConfigError
+      ? error.message
+      : errorText(error);
+    return fail("CreateContainerConfigError", detail);
+  }
+  let containerId: string;
+  try {
+    const res = await deps.runtime.createContainer(
+      { podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig },
+      { signal },
+    );
+    containerId = res.containerId;
+  } catch (error) {
+    signal.throwIfAborted();
+    return fail("CreateContainerError", errorText(error));
+  }
+  try {
+    await deps.runtime.startContainer({ containerId }, { signal });
+  } catch (error) {
+    signal.throwIfAborted();
+    return fail(
+      "RunContainerError",
+      `failed to start container "${containerId}": ${errorText(error)}`,
+    );
+  }
+  deps.logger.v(2).info("Started container", {
+    container: container.name,
+    containerID: containerId,
+    restartCount,
+  });
+  return { action: "StartContainer", target: container.name };
+}

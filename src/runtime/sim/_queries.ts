@@ -1,0 +1,326 @@
+/**
+ * Read-side and exec RPCs of the simulated runtime: status, listing with
+ * containerd's filters, resources, exec/attach/port-forward and stats.
+ */
+
+import { create } from "@bufbuild/protobuf";
+import { DeadlineExceededError, RuntimeError } from "../errors.ts";
+import {
+  type AttachResponse,
+  AttachResponseSchema,
+  type ContainerStatsResponse,
+  ContainerStatsResponseSchema,
+  type ContainerStatusResponse,
+  ContainerStatusResponseSchema,
+  type ExecResponse,
+  ExecResponseSchema,
+  type ExecSyncResponse,
+  ExecSyncResponseSchema,
+  type ListContainersResponse,
+  ListContainersResponseSchema,
+  type ListContainerStatsResponse,
+  ListContainerStatsResponseSchema,
+  type ListPodSandboxResponse,
+  ListPodSandboxResponseSchema,
+  type ListPodSandboxStatsResponse,
+  ListPodSandboxStatsResponseSchema,
+  type PodSandboxStatsResponse,
+  PodSandboxStatsResponseSchema,
+  type PodSandboxStatusResponse,
+  PodSandboxStatusResponseSchema,
+  type PortForwardResponse,
+  PortForwardResponseSchema,
+  type ReopenContainerLogResponse,
+  ReopenContainerLogResponseSchema,
+  type UpdateContainerResourcesResponse,
+  UpdateContainerResourcesResponseSchema,
+} from "../gen/api_pb.ts";
+import type * as T from "../types.ts";
+import type { CallOptions } from "../types.ts";
+import { SimPods } from "./_pods.ts";
+import { interpretCommand } from "./_shell.ts";
+import { find, labelsMatch, lookup, type SimContainer } from "./_state.ts";
+import {
+  containerState,
+  sandboxState,
+  toContainer,
+  toContainerStats,
+  toContainerStatus,
+  toPodSandbox,
+  toPodSandboxStats,
+  toPodSandboxStatus,
+} from "./_convert.ts";
+
+const UNKNOWN = 2;
+const ENCODER = new TextEncoder();
+
+/** Queries, exec and stats on top of {@linkcode SimPods}. */
+export class SimQueries extends SimPods {
+  async podSandboxStatus(
+    request: T.PodSandboxStatusRequestInit,
+    options?: CallOptions,
+  ): Promise<PodSandboxStatusResponse> {
+    await this.enter("podSandboxStatus", options);
+    const sandbox = lookup(this.sandboxes, request.podSandboxId, "sandbox");
+    return create(PodSandboxStatusResponseSchema, {
+      status: toPodSandboxStatus(sandbox),
+    });
+  }
+
+  async listPodSandbox(
+    request: T.ListPodSandboxRequestInit,
+    options?: CallOptions,
+  ): Promise<ListPodSandboxResponse> {
+    await this.enter("listPodSandbox", options);
+    const filter = request.filter;
+    const only = filter?.id
+      ? find(this.sandboxes, filter.id, "sandbox")
+      : undefined;
+    const items = [];
+    for (const s of this.sandboxes.values()) {
+      if (filter?.id && s !== only) continue;
+      if (filter?.state && sandboxState(s) !== (filter.state.state ?? 0)) {
+        continue;
+      }
+      if (!labelsMatch(s.labels, filter?.labelSelector)) continue;
+      items.push(toPodSandbox(s));
+    }
+    return create(ListPodSandboxResponseSchema, { items });
+  }
+
+  #selectContainers(
+    filter: {
+      id?: string;
+      podSandboxId?: string;
+      labelSelector?: Record<string, string>;
+    } | undefined,
+  ): SimContainer[] {
+    const only = filter?.id
+      ? find(this.containers, filter.id, "container")
+      : undefined;
+    const sandbox = filter?.podSandboxId
+      ? find(this.sandboxes, filter.podSandboxId, "sandbox")
+      : undefined;
+    const out: SimContainer[] = [];
+    for (const c of this.containers.values()) {
+      if (filter?.id && c !== only) continue;
+      if (filter?.podSandboxId && c.sandboxId !== sandbox?.id) continue;
+      if (!labelsMatch(c.labels, filter?.labelSelector)) continue;
+      out.push(this.settle(c));
+    }
+    return out;
+  }
+
+  async listContainers(
+    request: T.ListContainersRequestInit,
+    options?: CallOptions,
+  ): Promise<ListContainersResponse> {
+    await this.enter("listContainers", options);
+    const filter = request.filter;
+    const containers = this.#selectContainers(filter)
+      .filter((c) =>
+        !filter?.state || containerState(c) === (filter.state.state ?? 0)
+      )
+      .map(toContainer);
+    return create(ListContainersResponseSchema, { containers });
+  }
+
+  async containerStatus(
+    request: T.ContainerStatusRequestInit,
+    options?: CallOptions,
+  ): Promise<ContainerStatusResponse> {
+    await this.enter("containerStatus", options);
+    const c = this.settle(
+      lookup(this.containers, request.containerId, "container"),
+    );
+    return create(ContainerStatusResponseSchema, {
+      status: toContainerStatus(c, this.imageStore.resolve(c.imageRef)),
+    });
+  }
+
+  async updateContainerResources(
+    request: T.UpdateContainerResourcesRequestInit,
+    options?: CallOptions,
+  ): Promise<UpdateContainerResourcesResponse> {
+    await this.enter("updateContainerResources", options);
+    const c = this.settle(
+      lookup(this.containers, request.containerId, "container"),
+    );
+    const linux = request.linux;
+    if (linux) {
+      c.resources = {
+        cpuShares: BigInt(linux.cpuShares ?? 0),
+        cpuQuota: BigInt(linux.cpuQuota ?? 0),
+        cpuPeriod: BigInt(linux.cpuPeriod ?? 0),
+        memoryLimitInBytes: BigInt(linux.memoryLimitInBytes ?? 0),
+      };
+    }
+    return create(UpdateContainerResourcesResponseSchema);
+  }
+
+  async reopenContainerLog(
+    request: T.ReopenContainerLogRequestInit,
+    options?: CallOptions,
+  ): Promise<ReopenContainerLogResponse> {
+    await this.enter("reopenContainerLog", options);
+    const c = this.settle(
+      lookup(this.containers, request.containerId, "container"),
+    );
+    if (c.state !== "running") {
+      throw new RuntimeError(UNKNOWN, "container is not running");
+    }
+    return create(ReopenContainerLogResponseSchema);
+  }
+
+  #running(id: string | undefined): SimContainer {
+    const c = this.settle(lookup(this.containers, id, "container"));
+    if (c.state !== "running") {
+      throw new RuntimeError(
+        UNKNOWN,
+        `container is in CONTAINER_${c.state.toUpperCase()} state`,
+      );
+    }
+    return c;
+  }
+
+  async execSync(
+    request: T.ExecSyncRequestInit,
+    options?: CallOptions,
+  ): Promise<ExecSyncResponse> {
+    await this.enter("execSync", options);
+    const c = this.#running(request.containerId);
+    const cmd = request.cmd ?? [];
+    const scripted = c.behavior.exec?.find((e) =>
+      e.command.length === cmd.length &&
+      e.command.every((part, i) => part === cmd[i])
+    );
+    const outcome = scripted
+      ? {
+        stdout: scripted.stdout ?? "",
+        stderr: scripted.stderr ?? "",
+        exitCode: scripted.exitCode ?? 0,
+        durationMs: scripted.delayMs ?? 0,
+      }
+      : interpretCommand(cmd);
+    if (!outcome) {
+      throw new RuntimeError(
+        UNKNOWN,
+        `failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: "${
+          cmd[0] ?? ""
+        }": executable file not found in $PATH: unknown`,
+      );
+    }
+    const timeoutS = Number(request.timeout ?? 0);
+    if (timeoutS > 0 && outcome.durationMs > timeoutS * 1000) {
+      await this.wait(timeoutS * 1000, options);
+      throw new DeadlineExceededError(
+        `timeout ${timeoutS}s exceeded: context deadline exceeded`,
+      );
+    }
+    await this.wait(outcome.durationMs, options);
+    return create(ExecSyncResponseSchema, {
+      stdout: ENCODER.encode(outcome.stdout),
+      stderr: ENCODER.encode(outcome.stderr),
+      exitCode: outcome.exitCode,
+    });
+  }
+
+  #streamUrl(kind: string, id: string): string {
+    return `http://127.0.0.1:0/${kind}/${
+      id.slice(0, 12)
+    }-${crypto.randomUUID()}`;
+  }
+
+  async exec(
+    request: T.ExecRequestInit,
+    options?: CallOptions,
+  ): Promise<ExecResponse> {
+    await this.enter("exec", options);
+    const c = this.#running(request.containerId);
+    return create(ExecResponseSchema, { url: this.#streamUrl("exec", c.id) });
+  }
+
+  async attach(
+    request: T.AttachRequestInit,
+    options?: CallOptions,
+  ): Promise<AttachResponse> {
+    await this.enter("attach", options);
+    const c = this.#running(request.containerId);
+    return create(AttachResponseSchema, {
+      url: this.#streamUrl("attach", c.id),
+    });
+  }
+
+  async portForward(
+    request: T.PortForwardRequestInit,
+    options?: CallOptions,
+  ): Promise<PortForwardResponse> {
+    await this.enter("portForward", options);
+    const s = lookup(this.sandboxes, request.podSandboxId, "sandbox");
+    return create(PortForwardResponseSchema, {
+      url: this.#streamUrl("portforward", s.id),
+    });
+  }
+
+  async containerStats(
+    request: T.ContainerStatsRequestInit,
+    options?: CallOptions,
+  ): Promise<ContainerStatsResponse> {
+    await this.enter("containerStats", options);
+    const c = this.settle(
+      lookup(this.containers, request.containerId, "container"),
+    );
+    return create(ContainerStatsResponseSchema, {
+      stats: toContainerStats(c, this.clock.now()),
+    });
+  }
+
+  async listContainerStats(
+    request: T.ListContainerStatsRequestInit,
+    options?: CallOptions,
+  ): Promise<ListContainerStatsResponse> {
+    await this.enter("listContainerStats", options);
+    const now = this.clock.now();
+    const stats = this.#selectContainers(request.filter)
+      .filter((c) => c.state === "running")
+      .map((c) => toContainerStats(c, now));
+    return create(ListContainerStatsResponseSchema, { stats });
+  }
+
+  #sandboxStats(sandboxId: string, now: number) {
+    const s = lookup(this.sandboxes, sandboxId, "sandbox");
+    const containers = this.#selectContainers({ podSandboxId: s.id })
+      .filter((c) => c.state === "running")
+      .map((c) => toContainerStats(c, now));
+    return toPodSandboxStats(s, containers, now);
+  }
+
+  async podSandboxStats(
+    request: T.PodSandboxStatsRequestInit,
+    options?: CallOptions,
+  ): Promise<PodSandboxStatsResponse> {
+    await this.enter("podSandboxStats", options);
+    const stats = this.#sandboxStats(
+      request.podSandboxId ?? "",
+      this.clock.now(),
+    );
+    return create(PodSandboxStatsResponseSchema, { stats });
+  }
+
+  async listPodSandboxStats(
+    request: T.ListPodSandboxStatsRequestInit,
+    options?: CallOptions,
+  ): Promise<ListPodSandboxStatsResponse> {
+    await this.enter("listPodSandboxStats", options);
+    const filter = request.filter;
+    const only = filter?.id
+      ? find(this.sandboxes, filter.id, "sandbox")
+      : undefined;
+    const now = this.clock.now();
+    const stats = [...this.sandboxes.values()]
+      .filter((s) => s.state === "ready" && (!filter?.id || s === only))
+      .filter((s) => labelsMatch(s.labels, filter?.labelSelector))
+      .map((s) => this.#sandboxStats(s.id, now));
+    return create(ListPodSandboxStatsResponseSchema, { stats });
+  }
+}
