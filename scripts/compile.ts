@@ -122,9 +122,9 @@ export function resolveDenorts(
 /** The deno compile argument list for one architecture. */
 export function compileArgs(
   arch: Arch,
-  permissionFlags: readonly string[],
-  outDir: string,
+  options: { permissionFlags: readonly string[]; outDir: string },
 ): string[] {
+  const { permissionFlags, outDir } = options;
   for (const flag of permissionFlags) {
     if (FORBIDDEN_FLAG_REGEXP.test(flag)) {
       throw new UsageError(`Refusing to compile with "${flag}"`);
@@ -208,7 +208,10 @@ async function main(): Promise<number> {
       );
       continue;
     }
-    const args = compileArgs(arch, flags, options.outDir);
+    const args = compileArgs(arch, {
+      permissionFlags: flags,
+      outDir: options.outDir,
+    });
     say(
       `DENORT_BIN=${shellQuote(denort)} ${
         [Deno.execPath(), ...args].map(shellQuote).join(" ")

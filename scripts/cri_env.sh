@@ -10,6 +10,9 @@
 # (default /tmp/kts-cri) with its own root, state, sockets and CNI config. Idempotent:
 # a second `up` only checks that everything is still there.
 #
+# Environment: KTS_CRI_ROOT (default /tmp/kts-cri), KTS_CRI_SNAPSHOTTER (auto|overlayfs|native;
+# auto probes an overlay mount and falls back to native).
+#
 # Use in CI:   set -a; eval "$(bash scripts/cri_env.sh up)"; set +a
 set -euo pipefail
 

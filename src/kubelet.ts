@@ -12,24 +12,22 @@
 import { type Clock, systemClock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import type { PodSyncer } from "./pod/types.ts";
-import { createPodSyncer, garbageCollectOrphans } from "./pod/mod.ts";
-import type { CriRuntime, RuntimeService } from "./runtime/mod.ts";
-import { createPodStatusManager } from "./status/mod.ts";
-import { parseGoDuration } from "./util/go_duration.ts";
-import { PodConfig } from "./pod/pod_config.ts";
-import { Pleg } from "./pod/pleg.ts";
-import { PodWorkers } from "./pod/pod_workers.ts";
-import {
-  LoopEventQueue,
-  PodSyncHandler,
-  runSyncLoop,
-  type SyncHandler,
-} from "./pod/sync_loop.ts";
 import {
   createFileSource,
   createHttpSource,
+  createPodSyncer,
+  garbageCollectOrphans,
+  LoopEventQueue,
+  Pleg,
+  PodConfig,
   type PodSource,
-} from "./pod/sources/mod.ts";
+  PodSyncHandler,
+  PodWorkers,
+  runSyncLoop,
+} from "./pod/mod.ts";
+import type { CriRuntime, RuntimeService } from "./runtime/mod.ts";
+import { createPodStatusManager } from "./status/mod.ts";
+import { parseGoDuration } from "./util/go_duration.ts";
 
 /** Dependencies of {@linkcode createKubelet}. */
 export interface KubeletDeps {
@@ -150,24 +148,7 @@ export function createKubelet(
   const tasks: Promise<void>[] = [];
   let stopped: Promise<void> | undefined;
 
-  let housekeeping = false;
-  const loopHandler: SyncHandler = {
-    handlePodAdditions: (p) => handler.handlePodAdditions(p),
-    handlePodUpdates: (p) => handler.handlePodUpdates(p),
-    handlePodRemoves: (p) => handler.handlePodRemoves(p),
-    handlePodSet: (p) => handler.handlePodSet(p),
-    handlePlegEvent: (e) => handler.handlePlegEvent(e),
-    handleResync: () => handler.handleResync(),
-    handleHousekeeping: async () => {
-      housekeeping = true;
-      try {
-        await handler.handleHousekeeping();
-      } finally {
-        housekeeping = false;
-      }
-    },
-  };
-  const settled = () => queue.size === 0 && !housekeeping;
+  const settled = () => queue.size === 0 && !handler.housekeeping;
   const whenIdle = async () => {
     // The loop consumes queued events on later turns; wait until nothing is queued, no
     // housekeeping runs and every pod worker is idle, twice in a row.
@@ -193,7 +174,7 @@ export function createKubelet(
       for (const s of sources) tasks.push(s.run(signal));
       tasks.push(pleg.run(signal));
       tasks.push(
-        runSyncLoop({ queue, handler: loopHandler, clock, logger }, { signal }),
+        runSyncLoop({ queue, handler, clock, logger }, { signal }),
       );
     },
     async refreshSources() {

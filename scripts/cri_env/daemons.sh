@@ -15,8 +15,12 @@ kts_pick_snapshotter() {
 }
 
 kts_write_containerd_config() {
-  local snapshotter
-  snapshotter=$(kts_pick_snapshotter)
+  local snapshotter=${KTS_CRI_SNAPSHOTTER:-auto}
+  case "$snapshotter" in
+  auto) snapshotter=$(kts_pick_snapshotter) ;;
+  overlayfs | native) ;;
+  *) kts_die "KTS_CRI_SNAPSHOTTER must be auto, overlayfs or native (got \"$snapshotter\")" ;;
+  esac
   mkdir -p "$KTS_ROOT/cni/net.d" "$KTS_ROOT/certs.d/$KTS_REGISTRY" \
     "$KTS_ROOT/certs.d/$KTS_AUTH_REGISTRY"
   cat >"$KTS_ROOT/containerd.toml" <<TOML

@@ -3,15 +3,13 @@
  * into the flags-mode configuration, answer `--help`/`--version`, set feature
  * gates, check `--node-labels`, load `--config` and `--config-dir`, then
  * re-apply the command-line flags on top (§7).
+ *
+ * The config area (zod, yaml) is imported only after `--help`/`--version`
+ * are answered, so those stay fast: argv is first parsed against a
+ * placeholder, then again against the flags-mode configuration.
  * @module
  */
-import {
-  ConfigError,
-  defaultKubeletConfiguration,
-  type KubeletConfiguration,
-  loadConfigFile,
-  mergeDropInDirectory,
-} from "../config/mod.ts";
+import type { KubeletConfiguration } from "../config/mod.ts";
 import { createFeatureGates, type FeatureGates } from "../features/mod.ts";
 import {
   createKubeletFlagSet,
@@ -35,14 +33,21 @@ export class CommandError extends Error {
   }
 }
 
+type ConfigArea = typeof import("../config/mod.ts");
+
+function loadConfigArea(): Promise<ConfigArea> {
+  return import("../config/mod.ts");
+}
+
 /** The flags-only configuration: v1beta1 defaults plus the 4 legacy values. */
-export function flagsModeConfiguration(): KubeletConfiguration {
+export async function flagsModeConfiguration(): Promise<KubeletConfiguration> {
+  const { defaultKubeletConfiguration } = await loadConfigArea();
   const config = structuredClone(defaultKubeletConfiguration());
   const doc = config as unknown as Record<string, unknown>;
-  setPath(doc, "authentication.anonymous.enabled", true);
-  setPath(doc, "authentication.webhook.enabled", false);
-  setPath(doc, "authorization.mode", "AlwaysAllow");
-  setPath(doc, "readOnlyPort", 10255);
+  setPath(doc, { path: "authentication.anonymous.enabled", value: true });
+  setPath(doc, { path: "authentication.webhook.enabled", value: false });
+  setPath(doc, { path: "authorization.mode", value: "AlwaysAllow" });
+  setPath(doc, { path: "readOnlyPort", value: 10255 });
   return config;
 }
 
@@ -89,6 +94,8 @@ async function loadFiles(
   flags: KubeletFlags,
   options: { logger: Logger; gates: FeatureGates },
 ): Promise<KubeletConfiguration> {
+  const { ConfigError, loadConfigFile, mergeDropInDirectory } =
+    await loadConfigArea();
   let result = config;
   if (flags.config !== "") {
     try {
@@ -146,7 +153,7 @@ function applyFlagPrecedence(
   try {
     reparse.flagSet.parse(argv);
   } catch (error) {
-    // Upstream's re-parse set exits on error: help → 0, else message on stdout and 2.
+    // Upstream's re-parse set exits on error: help → 0, else the message on stdout and 2.
     if (error instanceof HelpRequestedError) return { kind: "exit", code: 0 };
     return { kind: "exit", code: 2, stdout: `${messageOf(error)}\n` };
   }
@@ -161,50 +168,54 @@ function applyFlagPrecedence(
   return undefined;
 }
 
-/** Runs steps 1–10 for `argv`. Throws {@linkcode CommandError}. */
-export async function resolveConfiguration(
-  argv: readonly string[],
-  options: ResolveOptions,
-): Promise<Resolution> {
-  const { logger } = options;
-  let config = flagsModeConfiguration();
-  const flags = defaultKubeletFlags(GIT_VERSION);
-  const gates = createFeatureGates();
-  const flagSet = createKubeletFlagSet({
-    config: config as unknown as Record<string, unknown>,
-    flags,
-    buildVersion: GIT_VERSION,
-    output: options.stderr,
-    usageSuffix: { "feature-gates": "\n" + gates.knownFeatures().join("\n") },
-  });
+function parseOrThrow(set: KubeletFlagSet, argv: readonly string[]): void {
   try {
-    flagSet.flagSet.parse(argv);
+    set.flagSet.parse(argv);
   } catch (error) {
     if (!(error instanceof FlagParseError)) throw error;
     throw new CommandError(`failed to parse kubelet flag: ${error.message}`, {
       cause: error,
     });
   }
-  const extra = flagSet.flagSet.args();
+}
+
+/** Runs steps 1–10 for `argv`. Throws {@linkcode CommandError}. */
+export async function resolveConfiguration(
+  argv: readonly string[],
+  options: ResolveOptions,
+): Promise<Resolution> {
+  const { logger } = options;
+  const gates = createFeatureGates();
+  const probeFlags = defaultKubeletFlags(GIT_VERSION);
+  const probe = createKubeletFlagSet({
+    config: {},
+    flags: probeFlags,
+    buildVersion: GIT_VERSION,
+    output: options.stderr,
+    tableDefaults: true,
+    usageSuffix: { "feature-gates": "\n" + gates.knownFeatures().join("\n") },
+  });
+  parseOrThrow(probe, argv);
+  const extra = probe.flagSet.args();
   if (extra.length > 0) throw new CommandError(`unknown command ${extra[0]}`);
-  if (flagSet.helpRequested()) {
-    return { kind: "exit", code: 0, stdout: formatHelp(flagSet.flagSet) };
+  if (probe.helpRequested()) {
+    return { kind: "exit", code: 0, stdout: formatHelp(probe.flagSet) };
   }
-  const version = flagSet.versionRequest();
-  if (version === "true") {
-    return {
-      kind: "exit",
-      code: 0,
-      stdout: `Kubernetes ${flags.reportedVersion}\n`,
-    };
+  const version = probe.versionRequest();
+  if (version !== "false") {
+    const text = version === "raw"
+      ? formatRawVersion(versionInfo(probeFlags.reportedVersion))
+      : `Kubernetes ${probeFlags.reportedVersion}`;
+    return { kind: "exit", code: 0, stdout: text + "\n" };
   }
-  if (version === "raw") {
-    return {
-      kind: "exit",
-      code: 0,
-      stdout: formatRawVersion(versionInfo(flags.reportedVersion)) + "\n",
-    };
-  }
+  let config = await flagsModeConfiguration();
+  const flags = defaultKubeletFlags(GIT_VERSION);
+  const flagSet = createKubeletFlagSet({
+    config: config as unknown as Record<string, unknown>,
+    flags,
+    buildVersion: GIT_VERSION,
+  });
+  parseOrThrow(flagSet, argv);
   setGates(gates, config.featureGates, logger);
   const deferred: string[] = [];
   const labelsProblem = validateKubeletFlags(flags);

@@ -4,15 +4,11 @@
  * klog line `"command failed" err="…"` and exit status 1; never a stack trace.
  * @module
  */
-import {
-  type KubeletConfiguration,
-  toKubeletConfigurationYaml,
-} from "../config/mod.ts";
+import type { KubeletConfiguration } from "../config/mod.ts";
 import type { FeatureGates } from "../features/mod.ts";
 import type { KubeletFlags } from "../flags/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { goQuote } from "../util/go_strconv.ts";
-import { formatIssues, validateConfiguration } from "./config_api.ts";
 import {
   CommandError,
   type Resolution,
@@ -82,19 +78,22 @@ function loggerFor(
 type Ready = Extract<Resolution, { kind: "config" }>;
 
 /** Steps 11–14: logging, printed flags, validation. Returns all problems. */
-function checkConfiguration(
+async function checkConfiguration(
   ready: Ready,
   report: (logger: Logger) => void,
   stderr: (line: string) => void,
-): string[] {
+): Promise<string[]> {
+  const { formatValidationIssues, validateKubeletConfiguration } = await import(
+    "../config/mod.ts"
+  );
   const { config, gates, flags } = ready;
   const problems = [...ready.deferred];
-  const issues = validateConfiguration(config, gates);
+  const issues = validateKubeletConfiguration(config, gates);
   const loggingIssues = issues.filter((i) =>
     i.field === "logging" || i.field.startsWith("logging.")
   );
   if (loggingIssues.length > 0) {
-    const text = `initialize logging: ${formatIssues(loggingIssues)}`;
+    const text = `initialize logging: ${formatValidationIssues(loggingIssues)}`;
     if (!flags.dryRun) throw new CommandError(text);
     problems.push(text);
   } else {
@@ -103,7 +102,7 @@ function checkConfiguration(
   const rest = issues.filter((i) => !loggingIssues.includes(i));
   if (rest.length > 0) {
     const text = `failed to validate kubelet configuration, error: ${
-      formatIssues(rest)
+      formatValidationIssues(rest)
     }, path: ${TYPE_META}`;
     if (!flags.dryRun) throw new CommandError(text);
     problems.push(text);
@@ -148,7 +147,8 @@ function signalFor(
   };
 }
 
-function dryRun(ctx: StartContext, deps: CommandDeps): number {
+async function dryRun(ctx: StartContext, deps: CommandDeps): Promise<number> {
+  const { toKubeletConfigurationYaml } = await import("../config/mod.ts");
   let out = toKubeletConfigurationYaml(ctx.config);
   if (!out.endsWith("\n")) out += "\n";
   if (deps.permissions) {
@@ -218,7 +218,7 @@ export async function runCommand(
       if (resolution.stdout) deps.stdout(resolution.stdout);
       return resolution.code;
     }
-    const problems = checkConfiguration(
+    const problems = await checkConfiguration(
       resolution,
       (l) => logger = l,
       stderrLine,

@@ -262,7 +262,7 @@ Deno.test("runCommand() --dry-run prints YAML that round-trips to the same confi
     limits: { memory: "1Gi" },
   }]);
   assert.deepEqual(doc.staticPodURLHeader, { a: ["b"] });
-  const expected = flagsModeConfiguration() as unknown as Record<
+  const expected = await flagsModeConfiguration() as unknown as Record<
     string,
     unknown
   >;
@@ -311,8 +311,11 @@ Deno.test("runCommand() -v 1 logs every flag value", async () => {
   assert.doesNotMatch(quiet.stderr, /FLAG: /);
 });
 
-Deno.test("flag table defaults match the flags-mode configuration", () => {
-  const config = flagsModeConfiguration() as unknown as Record<string, unknown>;
+Deno.test("flag table defaults match the flags-mode configuration", async () => {
+  const config = await flagsModeConfiguration() as unknown as Record<
+    string,
+    unknown
+  >;
   const set = createKubeletFlagSet({
     config,
     flags: defaultKubeletFlags(GIT_VERSION),
@@ -321,4 +324,71 @@ Deno.test("flag table defaults match the flags-mode configuration", () => {
   for (const spec of FLAG_SPECS) {
     assert.equal(set.flagSet.lookup(spec.name)?.defValue, spec.def, spec.name);
   }
+});
+
+Deno.test("runCommand() fails validation with upstream wrapping and no start()", async () => {
+  const r = await run(["--runonce"]);
+  assert.equal(r.code, 1);
+  assert.equal(r.started.length, 0);
+  assert.equal(
+    commandFailed(r.stderr),
+    "failed to validate kubelet configuration, error: invalid configuration: runOnce (--runOnce) true, Runonce mode has been deprecated and should not be set, path: &TypeMeta{Kind:,APIVersion:,}",
+  );
+  const logging = await run(["--logging-format=foo", "--runonce"]);
+  assert.equal(
+    commandFailed(logging.stderr),
+    'initialize logging: logging.format: Invalid value: "foo": Unsupported log format',
+  );
+});
+
+Deno.test("runCommand() --dry-run reports every problem at once, exit 1, no YAML", async () => {
+  const r = await run([
+    "--dry-run",
+    "--logging-format=foo",
+    "--runonce",
+    "--image-gc-high-threshold=10",
+    "--node-labels=kubernetes.io/x=y",
+  ]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  const err = commandFailed(r.stderr);
+  assert.ok(
+    err.startsWith(
+      "[failed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels",
+    ),
+    err,
+  );
+  assert.ok(
+    err.includes(
+      ', initialize logging: logging.format: Invalid value: "foo": Unsupported log format, ',
+    ),
+  );
+  assert.ok(err.includes("runOnce (--runOnce) true"));
+  assert.ok(
+    err.includes(
+      "imageGCLowThresholdPercent (--image-gc-low-threshold) 80 must be less than",
+    ),
+  );
+  assert.ok(err.endsWith(", path: &TypeMeta{Kind:,APIVersion:,}]"));
+});
+
+Deno.test("runCommand() JSON logging applies after the config is resolved", async () => {
+  const r = await run([
+    "--logging-format=json",
+    "--pod-infra-container-image=x",
+    "--foo",
+  ]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /^E\d{4} .*"command failed"/m,
+    "parse errors still use the initial text logger",
+  );
+  const ok = await run(["--logging-format=json", "-v=1"]);
+  assert.equal(ok.code, 0);
+  const flagLine = ok.stderr.split("\n").find((l) =>
+    l.includes("FLAG: --port=")
+  );
+  assert.ok(flagLine);
+  assert.equal(JSON.parse(flagLine).msg, 'FLAG: --port="10250"');
 });

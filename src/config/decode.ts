@@ -4,7 +4,7 @@
  * strict (unknown field) detection.
  * @module
  */
-import { parseDocument } from "yaml";
+import { parseDocument, type SchemaOptions } from "yaml";
 import type { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import {
@@ -16,6 +16,49 @@ import { deepPartial } from "./schema_walk.ts";
 
 /** Upper bound on YAML alias expansion (alias-bomb guard). */
 export const MAX_ALIAS_COUNT = 100;
+
+/** Upper bound on flow-collection nesting (`[[[…`), checked before parsing. */
+export const MAX_FLOW_DEPTH = 64;
+
+/**
+ * Finds the first place where `[`/`{` nesting exceeds MAX_FLOW_DEPTH,
+ * skipping quoted scalars and comments. The YAML parser needs time and
+ * stack superlinear in that depth, so deep documents are refused early.
+ */
+function flowDepthProblem(text: string): string | undefined {
+  let depth = 0;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\n") {
+      line++;
+      lineStart = i + 1;
+    } else if (c === "#" && (i === 0 || /\s/.test(text[i - 1] as string))) {
+      const end = text.indexOf("\n", i);
+      i = (end < 0 ? text.length : end) - 1;
+    } else if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) {
+        if (c === '"' && text[j] === "\\") j++;
+        else if (text[j] === "\n") {
+          line++;
+          lineStart = j + 1;
+        }
+        j++;
+      }
+      i = j;
+    } else if (c === "[" || c === "{") {
+      depth++;
+      if (depth > MAX_FLOW_DEPTH) {
+        return `yaml: line ${line}, column ${
+          i - lineStart + 1
+        }: collections nested more than ${MAX_FLOW_DEPTH} levels deep; flatten the document`;
+      }
+    } else if ((c === "]" || c === "}") && depth > 0) depth--;
+  }
+  return undefined;
+}
 
 /** The result of parsing one config text. */
 export interface ParsedText {
@@ -32,11 +75,31 @@ function yamlProblem(error: { message: string; linePos?: unknown }): string {
   return `yaml: ${where}${first.replace(/ at line \d+, column \d+:?$/, "")}`;
 }
 
+type Tags = Exclude<
+  SchemaOptions["customTags"],
+  ((...a: never) => unknown) | null | undefined
+>;
+
+/**
+ * YAML 1.1 scalars like Go's yaml.v2 (yes/no/on/off booleans, 0777
+ * octals) but without timestamps and sexagesimal numbers, which yaml.v2
+ * leaves as strings.
+ */
+function goYamlTags(tags: Tags): Tags {
+  return tags.filter((tag) =>
+    typeof tag === "string" ||
+    (tag.tag !== "tag:yaml.org,2002:timestamp" &&
+      (tag as { format?: string }).format !== "TIME")
+  );
+}
+
 function toValue(text: string, uniqueKeys: boolean): unknown {
   const doc = parseDocument(text, {
     uniqueKeys,
     prettyErrors: true,
     strict: false,
+    version: "1.1",
+    customTags: goYamlTags,
   });
   const error = doc.errors[0];
   if (error) throw new SyntaxError(yamlProblem(error), { cause: error });
@@ -61,6 +124,8 @@ interface DuplicateKeyError {
  * resolved by keeping the last value. Throws SyntaxError with line:column.
  */
 export function parseConfigText(text: string): ParsedText {
+  const tooDeep = flowDepthProblem(text);
+  if (tooDeep) throw new SyntaxError(tooDeep);
   try {
     return { value: toValue(text, true), strictErrors: [] };
   } catch (err) {
@@ -89,8 +154,18 @@ function show(value: unknown): string {
   return String(value);
 }
 
+/** `a.b[0].c` from a zod issue path. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
 function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = issue.path.join(".") || "(document)";
+  const field = fieldPath(issue.path) || "(document)";
   const input = (issue as { input?: unknown }).input;
   const got = input === undefined ? "" : `, got ${show(input)}`;
   return `field ${field}: ${issue.message}${got}`;
@@ -114,7 +189,7 @@ export function checkDocumentTypes(
     const issue = result.error.issues[0] as z.core.$ZodIssue;
     throw new ConfigError(
       describeIssue(issue),
-      { field: issue.path.join("."), cause: result.error },
+      { field: fieldPath(issue.path), cause: result.error },
     );
   }
   const unknownFields: string[] = [];
@@ -122,7 +197,7 @@ export function checkDocumentTypes(
   for (const issue of strictResult.error?.issues ?? []) {
     if (issue.code !== "unrecognized_keys") continue;
     for (const key of issue.keys) {
-      unknownFields.push([...issue.path, key].join("."));
+      unknownFields.push(fieldPath([...issue.path, key]));
     }
   }
   return { doc: result.data as Record<string, unknown>, unknownFields };

@@ -241,3 +241,19 @@ export function defaultCheckedDocument(
 export function defaultKubeletConfiguration(): KubeletConfiguration {
   return applyKubeletConfigurationDefaults({});
 }
+
+/**
+ * The flags-only configuration (no `--config`): v1beta1 defaults plus the
+ * legacy flag defaults (anonymous auth on, webhook authn off, AlwaysAllow,
+ * readOnlyPort 10255). No evictionHard.
+ */
+export function defaultFlagsOnlyKubeletConfiguration(): KubeletConfiguration {
+  return applyKubeletConfigurationDefaults({
+    authentication: {
+      anonymous: { enabled: true },
+      webhook: { enabled: false },
+    },
+    authorization: { mode: "AlwaysAllow" },
+    readOnlyPort: 10255,
+  });
+}

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   applyKubeletConfigurationDefaults,
   ConfigError,
+  defaultFlagsOnlyKubeletConfiguration,
   type KubeletConfiguration,
   loadConfigFile,
   mergeDropInDirectory,
@@ -35,14 +36,7 @@ async function run(c: Case): Promise<KubeletConfiguration> {
       base = await loadConfigFile(`${dir}/kubelet.conf`);
     } else {
       // Flags-only base: v1beta1 defaults plus the legacy flag defaults.
-      base = applyKubeletConfigurationDefaults({
-        authentication: {
-          anonymous: { enabled: true },
-          webhook: { enabled: false },
-        },
-        authorization: { mode: "AlwaysAllow" },
-        readOnlyPort: 10255,
-      });
+      base = defaultFlagsOnlyKubeletConfiguration();
     }
     return await mergeDropInDirectory(base, dropIns);
   } finally {
@@ -166,19 +160,29 @@ Deno.test("mergeDropInDirectory() case 10: identical file and drop-in", async ()
 
 Deno.test("mergeDropInDirectory() walks recursively in lexical order and ignores other files", async () => {
   const dir = await Deno.makeTempDir();
+  const cleanup: string[] = [];
   try {
     await Deno.mkdir(`${dir}/a-sub`);
     await Deno.writeTextFile(`${dir}/a-sub/50.conf`, `${HEADER}maxPods: 50\n`);
     await Deno.writeTextFile(`${dir}/b.conf`, `${HEADER}maxPods: 60\n`);
     await Deno.writeTextFile(`${dir}/c.yaml`, `${HEADER}maxPods: 70\n`);
     await Deno.writeTextFile(`${dir}/.hidden.conf`, `${HEADER}port: 1111\n`);
+    // A symlinked directory is not followed; a symlinked file is read.
+    const outside = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${outside}/90.conf`, `${HEADER}maxPods: 90\n`);
+    await Deno.symlink(outside, `${dir}/z-linked-dir`);
+    await Deno.writeTextFile(`${outside}/file`, `${HEADER}eventBurst: 77\n`);
+    await Deno.symlink(`${outside}/file`, `${dir}/0-linked.conf`);
+    cleanup.push(outside);
     const base = applyKubeletConfigurationDefaults({});
     const c = await mergeDropInDirectory(base, dir);
     assert.equal(c.maxPods, 60);
+    assert.equal(c.eventBurst, 77);
     assert.equal(c.port, 1111);
     assert.equal(base.maxPods, 110);
   } finally {
     await Deno.remove(dir, { recursive: true });
+    for (const d of cleanup) await Deno.remove(d, { recursive: true });
   }
 });
 

@@ -116,6 +116,23 @@ Deno.test({
   },
 });
 
+Deno.test("loadConfigFile() reports a path through a non-directory", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/plain`, "x");
+    await assert.rejects(
+      loadConfigFile(`${dir}/plain/kubelet.yaml`),
+      {
+        message: new RegExp(
+          `open ${dir}/plain/kubelet\\.yaml: not a directory$`,
+        ),
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loadConfigFile() reports a directory given as the file", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -247,4 +264,50 @@ Deno.test("loadConfigFile() reports an unknown feature gate cleanly", async () =
         `failed to load kubelet config file, path: ${path}, error: unrecognized feature gate: Foo`,
     });
   });
+});
+
+Deno.test("loadConfigFile() reads YAML 1.1 scalars like Go's yaml.v2", async () => {
+  await withFile(
+    `${HEADER}failSwapOn: no\nserializeImagePulls: off\nclusterDomain: 2025-01-01\nproviderID: 10:30\nmaxPods: 0x20\n`,
+    async (path) => {
+      const c = await loadConfigFile(path);
+      assert.equal(c.failSwapOn, false);
+      assert.equal(c.serializeImagePulls, false);
+      assert.equal(c.clusterDomain, "2025-01-01");
+      assert.equal(c.providerID, "10:30");
+      assert.equal(c.maxPods, 32);
+    },
+  );
+});
+
+Deno.test("loadConfigFile() names list elements in field paths", async () => {
+  const err = await loadError(
+    `${HEADER}registerWithTaints:\n- key: a\n  effect: NoSchedule\n- key: b\n  effect: 7\n`,
+  );
+  assert.equal(err.field, "registerWithTaints[1].effect");
+  const logger = capture();
+  await withFile(
+    `${HEADER}logging:\n  vmodule:\n  - filePattern: x\n    verbosity: 2\n    extra: 1\n`,
+    (path) => loadConfigFile(path, { logger }),
+  );
+  assert.match(
+    String(logger.records[0]?.kv?.err),
+    /unknown field "logging\.vmodule\[0\]\.extra"/,
+  );
+});
+
+Deno.test("loadConfigFile() refuses deeply nested collections before parsing", async () => {
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const err = await loadError(`${HEADER}clusterDNS: ${deep}\n`);
+  assert.match(
+    err.message,
+    /failed to decode: yaml: line 3, column 77: collections nested more than 64 levels deep; flatten the document$/,
+  );
+  // Brackets inside quotes and comments do not count.
+  await withFile(
+    `${HEADER}# ${"[".repeat(100)}\nclusterDomain: "${"{".repeat(100)}"\n`,
+    async (path) => {
+      assert.equal((await loadConfigFile(path)).clusterDomain, "{".repeat(100));
+    },
+  );
 });

@@ -11,6 +11,7 @@ export { ConfigError, type ConfigErrorOptions } from "./errors.ts";
 /** v1beta1 defaults (`SetDefaults_KubeletConfiguration`). */
 export {
   applyKubeletConfigurationDefaults,
+  defaultFlagsOnlyKubeletConfiguration,
   defaultKubeletConfiguration,
   type DefaultsOptions,
 } from "./defaults.ts";

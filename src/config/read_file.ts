@@ -14,6 +14,9 @@ export function goPathError(op: string, path: string, err: unknown): string {
   if (err instanceof Deno.errors.PermissionDenied) {
     return `${op} ${path}: permission denied`;
   }
+  if (err instanceof Deno.errors.NotADirectory) {
+    return `${op} ${path}: not a directory`;
+  }
   if (err instanceof Deno.errors.IsADirectory) {
     return `read ${path}: is a directory`;
   }

@@ -50,7 +50,14 @@ const ODD_VALUES: unknown[] = [
 /** One generated input: the text and how it was made. */
 export interface FuzzInput {
   text: string;
-  kind: "type" | "unknown" | "duplicate" | "truncate" | "noise" | "alias";
+  kind:
+    | "type"
+    | "unknown"
+    | "duplicate"
+    | "truncate"
+    | "noise"
+    | "alias"
+    | "deep";
   /** For `type` mutations: the field path that was changed. */
   field?: string;
 }
@@ -108,6 +115,14 @@ export function generateFuzzInputs(count: number, seed = 1): FuzzInput[] {
     } else if (roll < 0.86) {
       const cut = Math.floor(rand() * baseText.length);
       out.push({ text: baseText.slice(0, cut), kind: "truncate" });
+    } else if (roll < 0.9) {
+      const depth = 10 + Math.floor(rand() * 20000);
+      out.push({
+        text: `${baseText}clusterDNS: ${"[".repeat(depth)}${
+          "]".repeat(depth)
+        }\n`,
+        kind: "deep",
+      });
     } else if (roll < 0.97) {
       const at = Math.floor(rand() * baseText.length);
       const junk = pick(rand, [

@@ -33,6 +33,7 @@ export interface Rule {
   check(ctx: RuleContext): string | string[] | ValidationIssue[] | undefined;
 }
 
+/** Prefix of most upstream validation messages. */
 export const IC = "invalid configuration: ";
 
 function isZeroQuantity(text: string): boolean {
@@ -43,10 +44,12 @@ function isZeroQuantity(text: string): boolean {
   }
 }
 
+/** Inclusive range test. */
 export function between(v: number, lo: number, hi: number): boolean {
   return v >= lo && v <= hi;
 }
 
+/** A rule: `<field> (--<flag>) N must not be a negative number`. */
 export function negative(
   field: string,
   flag: string,
@@ -64,6 +67,7 @@ export function negative(
   };
 }
 
+/** A rule: `<field> (--<flag>) N must be between A and B, inclusive`. */
 export function range(
   field: string,
   flag: string,
@@ -94,6 +98,7 @@ const ENFORCEMENTS = [
 ];
 const ENA = "enforceNodeAllocatable (--enforce-node-allocatable)";
 
+/** Rules V46–V53. */
 export function enforceNodeAllocatable({ c }: RuleContext): string[] {
   const list = c.enforceNodeAllocatable;
   const out: string[] = [];
@@ -163,6 +168,7 @@ const PULL_POLICIES = [
   "AlwaysVerify",
 ];
 
+/** Rules V55–V59. */
 export function imagePullCredentials({ c, gate }: RuleContext): string[] {
   const policy = c.imagePullCredentialsVerificationPolicy ?? "";
   const allowlist = c.preloadedImagesVerificationAllowlist ?? [];
@@ -205,6 +211,7 @@ export function imagePullCredentials({ c, gate }: RuleContext): string[] {
   return out;
 }
 
+/** Rules V77–V80. */
 export function podLogsDir({ c }: RuleContext): string[] {
   const dir = c.podLogsDir;
   const out: string[] = [];
@@ -221,6 +228,7 @@ export function podLogsDir({ c }: RuleContext): string[] {
   return out;
 }
 
+/** Rules V43–V45. */
 export function crashLoopBackOff({ c, gate }: RuleContext): string | undefined {
   const max = c.crashLoopBackOff.maxContainerRestartPeriod;
   if (!gate("KubeletCrashLoopBackOffMax")) {
@@ -239,6 +247,7 @@ export function crashLoopBackOff({ c, gate }: RuleContext): string | undefined {
     } seconds) must be set between 1s and 300s`;
 }
 
+/** Rules V35–V40. */
 export function shutdown({ c, gate }: RuleContext): string[] {
   const period = ms(c.shutdownGracePeriod);
   const critical = ms(c.shutdownGracePeriodCriticalPods);
@@ -292,6 +301,7 @@ export function shutdown({ c, gate }: RuleContext): string[] {
   return out;
 }
 
+/** Rules V62–V64. */
 export function reservedMemory({ c }: RuleContext): string[] {
   const out: string[] = [];
   const seen = new Map<number, Set<string>>();

@@ -25,6 +25,7 @@ export function toKubeletConfigurationYaml(
 ): string {
   return stringify(sortKeys(config), {
     indentSeq: false,
+    version: "1.1",
     lineWidth: 0,
   });
 }

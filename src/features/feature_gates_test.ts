@@ -79,8 +79,30 @@ Deno.test("FeatureGates.knownFeatures() lists non-GA gates sorted with AllAlpha/
   assert.ok(lines.includes("NodeLogQuery=true|false (BETA - default=false)"));
   assert.ok(!lines.some((l) => l.startsWith("NodeSwap=")));
   assert.deepEqual([...lines].sort(), lines);
-  assert.ok(
-    lines.indexOf("APIServerTracing=true|false (BETA - default=true)") <
-      lines.indexOf("AllAlpha=true|false (ALPHA - default=false)"),
+  const beta = lines.indexOf(
+    "APIResponseCompression=true|false (BETA - default=true)",
   );
+  assert.ok(beta >= 0);
+  assert.ok(
+    beta < lines.indexOf("AllAlpha=true|false (ALPHA - default=false)"),
+  );
+  assert.ok(!lines.some((l) => l.startsWith("APIServerTracing=")));
+});
+
+Deno.test("FeatureGates knows the whole v1.34 gate set the kubelet binary registers", () => {
+  const gates = createFeatureGates();
+  // apiserver gates ride along in the kubelet's global gate set.
+  assert.doesNotThrow(() =>
+    gates.setFromMap({ WatchList: false, CoordinatedLeaderElection: true })
+  );
+  assert.equal(gates.enabled("KubeletPodResourcesGet"), true);
+  assert.equal(gates.enabled("DynamicResourceAllocation"), true);
+  // Gates introduced after v1.34 are unknown to a v1.34 kubelet.
+  assert.throws(() => gates.setFromMap({ GangScheduling: true }), {
+    message: "unrecognized feature gate: GangScheduling",
+  });
+  assert.throws(() => gates.setFromMap({ KubeletCgroupDriverFromCRI: false }), {
+    message:
+      "cannot set feature gate KubeletCgroupDriverFromCRI to false, feature is locked to true",
+  });
 });

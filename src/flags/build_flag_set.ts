@@ -23,9 +23,9 @@ export function getPath(root: Record<string, unknown>, path: string): unknown {
 /** Writes a dotted path, creating missing parent objects; `undefined` deletes. */
 export function setPath(
   root: Record<string, unknown>,
-  path: string,
-  value: unknown,
+  assignment: { path: string; value: unknown },
 ): void {
+  const { path, value } = assignment;
   const keys = path.split(".");
   const last = keys.pop() as string;
   let node = root;
@@ -42,7 +42,10 @@ export function setPath(
 }
 
 function pathSlot(root: Record<string, unknown>, path: string): Slot<unknown> {
-  return { get: () => getPath(root, path), set: (v) => setPath(root, path, v) };
+  return {
+    get: () => getPath(root, path),
+    set: (value) => setPath(root, { path, value }),
+  };
 }
 
 /** Options for {@linkcode createKubeletFlagSet}. */
@@ -56,10 +59,16 @@ export interface KubeletFlagSetOptions {
   /** Receives deprecation notices. */
   output?: (text: string) => void;
   /**
-   * `precedence` builds upstream's re-parse set: cAdvisor flags and
-   * `--version` accept and drop their value (and need one), no `--help`.
+   * `precedence` builds upstream's re-parse set: cAdvisor flags,
+   * `--version` and `--help` accept and drop their value (and need one).
    */
   mode?: "main" | "precedence";
+  /**
+   * Take `--help` defaults from the table instead of the bound objects, so
+   * the set can be parsed against a placeholder config before the real one
+   * is loaded.
+   */
+  tableDefaults?: boolean;
   /** Extra text appended to a flag's usage (e.g. the feature gate list). */
   usageSuffix?: Record<string, string>;
 }
@@ -100,12 +109,14 @@ export function createKubeletFlagSet(
     const base = {
       name: spec.name,
       usage,
+      ...(options.tableDefaults ? { defValue: spec.def } : {}),
       ...(spec.shorthand ? { shorthand: spec.shorthand } : {}),
       ...(spec.deprecated ? { deprecated: spec.deprecated } : {}),
     };
     if (spec.group === "global") {
       if (precedence) {
-        if (spec.name === "help") continue;
+        // Upstream's re-parse set has no --help, so `--help=false` would end
+        // the process there with status 0; we accept and ignore it instead.
         const type = spec.kind === "version" ? "version" : createValue(
           spec.kind,
           { get: () => undefined, set: () => {} },

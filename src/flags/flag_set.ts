@@ -39,6 +39,8 @@ export interface FlagDefinition {
   noOptDefVal?: string;
   /** Deprecation message; a notice is written whenever the flag is set. */
   deprecated?: string;
+  /** The default `--help` shows; default: the value's text when added. */
+  defValue?: string;
 }
 
 /** A registered flag plus its parse state. */
@@ -104,7 +106,7 @@ export class FlagSet {
     const flag: MutableFlag = {
       ...definition,
       name,
-      defValue: definition.value.text(),
+      defValue: definition.defValue ?? definition.value.text(),
       changed: false,
     };
     this.#formal.set(name, flag);

@@ -38,7 +38,10 @@ function isZeroDefault(flag: Flag): boolean {
     case "slice":
       return flag.defValue === "[]";
     case "custom":
-      return ["false", "<nil>", "", "0"].includes(flag.value.text());
+      // pflag looks at the current value; unchanged, that is the default.
+      return ["false", "<nil>", "", "0"].includes(
+        flag.changed ? flag.value.text() : flag.defValue,
+      );
   }
 }
 

@@ -12,10 +12,21 @@ import {
   parseGoInt,
   parseGoUint,
 } from "../util/go_strconv.ts";
-import { readCsvRecord } from "../util/csv.ts";
 import { parseQuantity } from "../util/quantity.ts";
-import { formatTaints, parseTaints, type Taint } from "../util/taints.ts";
 import type { FlagValue } from "./flag_set.ts";
+import {
+  reservedMemoryValue,
+  stringSliceValue,
+  taintsValue,
+  vmoduleValue,
+} from "./list_values.ts";
+import {
+  colonMultimapValue,
+  configurationMapValue,
+  langleValue,
+  mapStringBoolValue,
+  mapValue,
+} from "./map_values.ts";
 
 /** Where a value lives: a getter/setter pair over a config or flags object. */
 export interface Slot<T> {
@@ -64,19 +75,6 @@ export interface MemoryReservation {
 
 type AnySlot = Slot<unknown>;
 
-function sortedPairs(map: Record<string, unknown>, sep: string): string {
-  return Object.keys(map).sort().map((k) => `${k}${sep}${String(map[k])}`)
-    .join(",");
-}
-
-function csvField(field: string): string {
-  const needsQuotes = field === ""
-    ? false
-    : /[",\r\n]/.test(field) || field[0] === " " ||
-      field[0] === "\t";
-  return needsQuotes ? `"${field.replaceAll('"', '""')}"` : field;
-}
-
 const ZERO_TEXT: Record<string, string> = {
   bool: "false",
   number: "0",
@@ -96,282 +94,6 @@ function scalar(
     zero,
     set: (s) => slot.set(parse(s)),
     text: () => show(slot.get()),
-  };
-}
-
-function mapValue(
-  slot: AnySlot,
-  options: { type: string; sep: string; split: boolean; error: string },
-): FlagValue {
-  let initialized = false;
-  return {
-    type: options.type,
-    zero: "custom",
-    set(s) {
-      let map = slot.get() as Record<string, string> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
-      const items = options.split ? s.split(",") : [s];
-      for (const raw of items) {
-        const item = options.split ? raw.trim() : raw;
-        if (options.split && item === "") continue;
-        const at = item.indexOf(options.sep);
-        if (at < 0) throw new Error(options.error);
-        map[item.slice(0, at).trim()] = item.slice(at + 1).trim();
-      }
-    },
-    text: () =>
-      sortedPairs((slot.get() ?? {}) as Record<string, unknown>, options.sep),
-  };
-}
-
-function langleValue(slot: AnySlot): FlagValue {
-  let initialized = false;
-  return {
-    type: "mapStringString",
-    zero: "custom",
-    set(s) {
-      let map = slot.get() as Record<string, string> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
-      for (const item of s.split(",")) {
-        if (item === "") continue;
-        const at = item.indexOf("<");
-        if (at < 0) throw new Error("malformed pair, expect string<string");
-        map[item.slice(0, at).trim()] = item.slice(at + 1).trim();
-      }
-    },
-    text: () => sortedPairs((slot.get() ?? {}) as Record<string, unknown>, "<"),
-  };
-}
-
-function mapStringBoolValue(slot: AnySlot): FlagValue {
-  let initialized = false;
-  return {
-    type: "mapStringBool",
-    zero: "custom",
-    set(s) {
-      let map = slot.get() as Record<string, boolean> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
-      for (const item of s.split(",")) {
-        if (item === "") continue;
-        const at = item.indexOf("=");
-        if (at < 0) throw new Error("malformed pair, expect string=bool");
-        const key = item.slice(0, at).trim();
-        const text = item.slice(at + 1).trim();
-        let value: boolean;
-        try {
-          value = parseGoBool(text);
-        } catch (error) {
-          throw new Error(
-            `invalid value of ${key}: ${text}, err: ${
-              (error as Error).message
-            }`,
-          );
-        }
-        map[key] = value;
-      }
-    },
-    text: () => sortedPairs((slot.get() ?? {}) as Record<string, unknown>, "="),
-  };
-}
-
-function colonMultimapValue(slot: AnySlot): FlagValue {
-  let initialized = false;
-  return {
-    type: "colonSeparatedMultimapStringString",
-    zero: "custom",
-    set(s) {
-      let map = slot.get() as Record<string, string[]> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
-      for (const item of s.split(",")) {
-        if (item === "") continue;
-        const at = item.indexOf(":");
-        if (at < 0) throw new Error("malformed pair, expect string:string");
-        const key = item.slice(0, at).trim();
-        (map[key] ??= []).push(item.slice(at + 1).trim());
-      }
-    },
-    text() {
-      const map = (slot.get() ?? {}) as Record<string, string[]>;
-      return Object.keys(map).sort().flatMap((k) =>
-        (map[k] ?? []).map((v) => `${k}:${v}`)
-      )
-        .join(",");
-    },
-  };
-}
-
-function configurationMapValue(slot: AnySlot): FlagValue {
-  return {
-    type: "mapStringString",
-    zero: "custom",
-    set(s) {
-      let map = slot.get() as Record<string, string> | undefined;
-      if (map === undefined || map === null) {
-        map = {};
-        slot.set(map);
-      }
-      for (const item of s.split(",")) {
-        if (item === "") continue;
-        const at = item.indexOf("=");
-        if (at < 0) map[item.trim()] = "";
-        else map[item.slice(0, at).trim()] = item.slice(at + 1).trim();
-      }
-    },
-    text: () => sortedPairs((slot.get() ?? {}) as Record<string, unknown>, "="),
-  };
-}
-
-function stringSliceValue(slot: AnySlot): FlagValue {
-  let changed = false;
-  return {
-    type: "stringSlice",
-    zero: "slice",
-    set(s) {
-      const items = readCsvRecord(s);
-      const current = (slot.get() ?? []) as string[];
-      slot.set(changed ? [...current, ...items] : items);
-      changed = true;
-    },
-    text: () => `[${((slot.get() ?? []) as string[]).map(csvField).join(",")}]`,
-  };
-}
-
-function taintsValue(slot: AnySlot): FlagValue {
-  return {
-    type: "[]v1.Taint",
-    zero: "custom",
-    set(s) {
-      slot.set(s === "" ? undefined : parseTaints(s.split(",")));
-    },
-    text: () => formatTaints((slot.get() ?? []) as Taint[]),
-  };
-}
-
-const RESERVED_FORMAT =
-  "the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got ";
-
-function parseAtoi(text: string): number {
-  return parseGoInt(text, { base: 10, bits: 64 });
-}
-
-function reservedMemoryValue(slot: AnySlot): FlagValue {
-  let initialized = false;
-  let detached = false;
-  return {
-    type: "reserved-memory",
-    zero: "custom",
-    set(s) {
-      if (detached) {
-        throw new Error("no target (nil pointer to *[]MemoryReservation");
-      }
-      if (s === "") {
-        // Upstream drops its pointer to the field: later values have no target.
-        detached = true;
-        return;
-      }
-      let list = slot.get() as MemoryReservation[] | undefined;
-      if (!initialized || list === undefined || list === null) {
-        list = [];
-        initialized = true;
-        slot.set(list);
-      }
-      for (const reservation of s.split(";")) {
-        const parts = reservation.split(":");
-        if (parts.length !== 2) throw new Error(RESERVED_FORMAT + reservation);
-        let numaNode: number;
-        try {
-          numaNode = parseAtoi(parts[0] ?? "");
-        } catch {
-          throw new Error(
-            `failed to convert the NUMA node ID, exptected integer, got ${
-              parts[0]
-            }`,
-          );
-        }
-        const limits: Record<string, string> = {};
-        for (const typed of (parts[1] ?? "").split(",")) {
-          const limit = typed.split("=");
-          if (limit.length !== 2) {
-            throw new Error(
-              `the reserved limit has incorrect value, expected type=quantatity, got ${typed}`,
-            );
-          }
-          const [name = "", quantity = ""] = limit;
-          if (name !== "memory" && !name.startsWith("hugepages-")) {
-            throw new Error(
-              `memory type conversion error, unknown type: ${goQuote(name)}`,
-            );
-          }
-          try {
-            parseQuantity(quantity);
-          } catch {
-            throw new Error(
-              `failed to parse the quantatity, expected quantatity, got ${quantity}`,
-            );
-          }
-          limits[name] = quantity;
-        }
-        list.push({ numaNode: numaNode | 0, limits });
-      }
-    },
-    text() {
-      const list = (slot.get() ?? []) as MemoryReservation[];
-      return list.map((r) => `${r.numaNode}:${sortedPairs(r.limits, "=")}`)
-        .sort().join(",");
-    },
-  };
-}
-
-function vmoduleValue(slot: AnySlot): FlagValue {
-  return {
-    type: "pattern=N,...",
-    zero: "custom",
-    set(s) {
-      const list = [...((slot.get() ?? []) as VModuleItem[])];
-      for (const item of s.split(",")) {
-        if (item === "") continue;
-        const parts = item.split("=");
-        if (parts.length !== 2 || parts[0] === "" || parts[1] === "") {
-          throw new Error(
-            `${goQuote(item)} does not have the pattern=N format`,
-          );
-        }
-        let verbosity: number;
-        try {
-          verbosity = parseGoUint(parts[1] ?? "", { base: 10, bits: 31 });
-        } catch (error) {
-          throw new Error(
-            `parsing verbosity in ${goQuote(item)}: ${
-              (error as Error).message
-            }`,
-          );
-        }
-        list.push({ filePattern: parts[0] ?? "", verbosity });
-      }
-      slot.set(list);
-    },
-    text: () =>
-      ((slot.get() ?? []) as VModuleItem[]).map((i) =>
-        `${i.filePattern}=${i.verbosity}`
-      ).join(
-        ",",
-      ),
   };
 }
 

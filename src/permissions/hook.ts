@@ -29,6 +29,7 @@ const FLAG_NAMES: ReadonlyArray<[keyof PlanFlags, string]> = [
   ["certDir", "--cert-dir"],
   ["configDir", "--config-dir"],
   ["lockFile", "--lock-file"],
+  ["hostnameOverride", "--hostname-override"],
 ];
 
 /** The kubelet flags (besides `--config`) that change the plan. */

@@ -28,6 +28,7 @@ export {
   planPermissions,
   STANDARD_LAYOUT,
   standardPlan,
+  sysNamesFor,
 } from "./plan.ts";
 /** API server and credential files named by a kubeconfig. */
 export { kubeconfigNeeds, serverHostPort } from "./kubeconfig.ts";

@@ -32,16 +32,32 @@ export const PLAN_DEFAULTS = {
 } as const;
 
 /**
- * Host-information APIs the kubelet calls, with why. Everything else
- * (`osUptime`, `uid`, `cpus`, `homedir`, ...) stays denied.
+ * Host-information APIs the kubelet may call, with why. Everything else
+ * (`osUptime`, `uid`, `cpus`, `homedir`, ...) stays denied. Which of these a
+ * plan grants depends on the flags, see {@linkcode sysNamesFor}.
  */
 export const KUBELET_SYS_NAMES: Readonly<Record<string, string>> = {
-  hostname: "node name defaults to the hostname",
-  osRelease: "node info kernelVersion",
-  systemMemoryInfo: "memory capacity and memory.available eviction signal",
-  networkInterfaces: "node addresses",
+  hostname: "node name defaults to the hostname (no --hostname-override)",
+  osRelease: "node status nodeInfo.kernelVersion (API server mode)",
+  networkInterfaces: "node status addresses (API server mode)",
+  systemMemoryInfo: "memory capacity and the memory.available eviction signal",
   statfs: "nodefs/imagefs capacity and eviction signals",
 };
+
+/**
+ * The sys names a configuration needs: `hostname` only without
+ * `--hostname-override`; `osRelease`/`networkInterfaces` only when the
+ * kubelet reports node status to an API server (a kubeconfig is set);
+ * `systemMemoryInfo`/`statfs` always (eviction signals).
+ */
+export function sysNamesFor(flags: PlanFlags): string[] {
+  const names = ["systemMemoryInfo", "statfs"];
+  if (!flags.hostnameOverride?.trim()) names.push("hostname");
+  if (flags.kubeconfig || flags.bootstrapKubeconfig) {
+    names.push("osRelease", "networkInterfaces");
+  }
+  return names;
+}
 
 /**
  * Environment variables read by code bundled into the kubelet, with why. The
@@ -316,8 +332,8 @@ export function planPermissions(
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);
   }
-  for (const [name, why] of Object.entries(KUBELET_SYS_NAMES)) {
-    b.add("sys", name, why);
+  for (const name of sysNamesFor(ctx.flags)) {
+    b.add("sys", name, KUBELET_SYS_NAMES[name] ?? name);
   }
   return b.build();
 }

@@ -31,7 +31,7 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", () =
     "LOG_STREAM",
     "LOG_TOKENS",
   ]);
-  assert.ok(plan.sys.includes("hostname"));
+  assert.deepEqual(plan.sys, ["hostname", "statfs", "systemMemoryInfo"]);
   for (const forbidden of ["all", "run", "ffi"]) {
     assert.ok(!plan.grants.some((g) => (g.name as string) === forbidden));
   }
@@ -223,4 +223,30 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", () => {
   const withApi = standardPlan({ extraNet: ["10.0.0.1:6443"] });
   assert.ok(withApi.net.includes("10.0.0.1:6443"));
   assert.equal(STANDARD_LAYOUT.flags.rootDir, "/var/lib/kubelet");
+});
+
+Deno.test("planPermissions() grants sys names only for the features in use", () => {
+  const standalone = planPermissions({
+    config: {},
+    flags: { hostnameOverride: "node-1" },
+  }, { readFile: noFile });
+  assert.deepEqual(standalone.sys, ["statfs", "systemMemoryInfo"]);
+  const connected = planPermissions({
+    config: {},
+    flags: { kubeconfig: "/etc/k/kubelet.conf" },
+  }, { readFile: noFile });
+  assert.deepEqual(connected.sys, [
+    "hostname",
+    "networkInterfaces",
+    "osRelease",
+    "statfs",
+    "systemMemoryInfo",
+  ]);
+  for (const name of connected.sys) {
+    assert.ok(
+      connected.grants.some((g) =>
+        g.name === "sys" && g.value === name && g.reason.length > 0
+      ),
+    );
+  }
 });

@@ -80,6 +80,7 @@ export interface PlanFlags {
   configDir?: string | undefined;
   rootDir?: string | undefined;
   lockFile?: string | undefined;
+  hostnameOverride?: string | undefined;
 }
 
 /** What {@linkcode planPermissions} needs: the loaded config and the flags. */

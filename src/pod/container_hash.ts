@@ -37,6 +37,16 @@ function goJsonString(value: string): string {
     .replaceAll("\u2029", "\\u2029");
 }
 
+const ENCODER = new TextEncoder();
+const PREFIX = ENCODER.encode("([]uint8)[");
+const SPACE = 0x20;
+const CLOSE = 0x5d;
+const DIGIT_0 = 0x30;
+
+function mix(hash: number, byte: number): number {
+  return Math.imul(hash ^ byte, FNV32_PRIME) >>> 0;
+}
+
 /** Hash of the fields of `container` whose change requires a restart, as a number. */
 export function hashContainer(
   container: Pick<Container, "name" | "image">,
@@ -44,14 +54,35 @@ export function hashContainer(
   const json = `{"image":${goJsonString(container.image ?? "")},"name":${
     goJsonString(container.name)
   }}`;
-  const jsonBytes = new TextEncoder().encode(json);
-  const dump = `([]uint8)[${jsonBytes.join(" ")}]`;
-  return fnv32a(new TextEncoder().encode(dump));
+  // streams the printer's text (`([]uint8)[b0 b1 …]`) through FNV without building it
+  let hash = FNV32_OFFSET;
+  for (const byte of PREFIX) hash = mix(hash, byte);
+  const bytes = ENCODER.encode(json);
+  for (let i = 0; i < bytes.length; i++) {
+    if (i > 0) hash = mix(hash, SPACE);
+    const b = bytes[i]!;
+    if (b >= 100) hash = mix(hash, DIGIT_0 + Math.floor(b / 100));
+    if (b >= 10) hash = mix(hash, DIGIT_0 + Math.floor(b / 10) % 10);
+    hash = mix(hash, DIGIT_0 + b % 10);
+  }
+  return mix(hash, CLOSE);
 }
+
+const CACHE = new WeakMap<
+  object,
+  { name: string; image: string; hash: string }
+>();
 
 /** {@linkcode hashContainer} formatted as the annotation value (lower-case hex). */
 export function containerHashString(
   container: Pick<Container, "name" | "image">,
 ): string {
-  return hashContainer(container).toString(16);
+  const image = container.image ?? "";
+  const cached = CACHE.get(container);
+  if (cached && cached.name === container.name && cached.image === image) {
+    return cached.hash;
+  }
+  const hash = hashContainer(container).toString(16);
+  CACHE.set(container, { name: container.name, image, hash });
+  return hash;
 }

@@ -45,3 +45,18 @@ Deno.test("containerHashString() is lower-case hex of the hash", () => {
   assert.match(s, /^[0-9a-f]{1,8}$/);
   assert.equal(parseInt(s, 16), hashContainer(c));
 });
+
+Deno.test("hashContainer() equals FNV-1a over the printed byte-slice dump", () => {
+  const c = { name: "app", image: "nginx:1.27" };
+  const json = new TextEncoder().encode(`{"image":"nginx:1.27","name":"app"}`);
+  const dump = `([]uint8)[${json.join(" ")}]`;
+  assert.equal(hashContainer(c), fnv32a(new TextEncoder().encode(dump)));
+});
+
+Deno.test("containerHashString() notices an image changed on the same object", () => {
+  const c = { name: "app", image: "nginx:1" };
+  const before = containerHashString(c);
+  c.image = "nginx:2";
+  assert.notEqual(containerHashString(c), before);
+  assert.equal(containerHashString(c), hashContainer(c).toString(16));
+});

@@ -113,3 +113,94 @@ export async function garbageCollectOrphans(
   }
   return result;
 }
+
+/** Options of {@linkcode pruneDeadContainers}. */
+export interface PruneDeadOptions {
+  signal?: AbortSignal;
+  /** Exited instances kept per pod and container name (kubelet's MaxPerPodContainer, 1). */
+  maxPerPodContainer?: number;
+}
+
+/**
+ * Container GC for pods that still exist (kubelet's `ContainerGCPeriod` pass): removes exited
+ * container instances beyond the newest `maxPerPodContainer` per pod UID and container name,
+ * and not-ready sandboxes that are older than the pod's newest sandbox and hold no containers.
+ */
+export async function pruneDeadContainers(
+  deps: { runtime: RuntimeService; logger: Logger },
+  options: PruneDeadOptions = {},
+): Promise<GcResult> {
+  const call = options.signal ? { signal: options.signal } : {};
+  const keep = Math.max(0, options.maxPerPodContainer ?? 1);
+  const result: GcResult = {
+    containersRemoved: 0,
+    sandboxesRemoved: 0,
+    errors: [],
+  };
+  const { containers } = await deps.runtime.listContainers({}, call);
+  const units = new Map<string, typeof containers>();
+  for (const c of containers) {
+    const uid = c.labels[POD_UID_LABEL];
+    if (uid === undefined || c.state !== 2 /* CONTAINER_EXITED */) continue;
+    const key = `${uid}/${c.metadata?.name ?? ""}`;
+    units.set(key, [...(units.get(key) ?? []), c]);
+  }
+  for (const dead of units.values()) {
+    dead.sort((a, b) =>
+      Number(b.createdAt - a.createdAt) ||
+      (b.metadata?.attempt ?? 0) - (a.metadata?.attempt ?? 0)
+    );
+    for (const c of dead.slice(keep)) {
+      try {
+        await deps.runtime.removeContainer({ containerId: c.id }, call);
+        result.containersRemoved++;
+      } catch (error) {
+        options.signal?.throwIfAborted();
+        if (isNotFound(error)) continue;
+        result.errors.push(
+          `remove container "${c.id}": ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+    }
+  }
+  const { containers: after } = await deps.runtime.listContainers({}, call);
+  const remaining = new Set(after.map((c) => c.podSandboxId));
+  const { items } = await deps.runtime.listPodSandbox({}, call);
+  const newest = new Map<string, bigint>();
+  for (const s of items) {
+    const uid = s.labels[POD_UID_LABEL];
+    const seen = uid === undefined ? undefined : newest.get(uid);
+    if (uid !== undefined && (seen === undefined || s.createdAt > seen)) {
+      newest.set(uid, s.createdAt);
+    }
+  }
+  for (const s of items) {
+    const uid = s.labels[POD_UID_LABEL];
+    if (
+      uid === undefined || s.state === 0 /* SANDBOX_READY */ ||
+      remaining.has(s.id)
+    ) continue;
+    if (s.createdAt >= (newest.get(uid) ?? 0n)) continue;
+    try {
+      await deps.runtime.removePodSandbox({ podSandboxId: s.id }, call);
+      result.sandboxesRemoved++;
+    } catch (error) {
+      options.signal?.throwIfAborted();
+      if (isNotFound(error)) continue;
+      result.errors.push(
+        `remove sandbox "${s.id}": ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+  }
+  if (result.containersRemoved + result.sandboxesRemoved > 0) {
+    deps.logger.v(2).info("Removed dead containers and sandboxes", {
+      containers: result.containersRemoved,
+      sandboxes: result.sandboxesRemoved,
+    });
+  }
+  return result;
+}

@@ -4,7 +4,7 @@ import { CaptureLogger } from "../log/testing.ts";
 import { NotFoundError, RuntimeError } from "../runtime/mod.ts";
 import { createSimRuntime } from "../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../status/mod.ts";
-import { garbageCollectOrphans } from "./gc.ts";
+import { garbageCollectOrphans, pruneDeadContainers } from "./gc.ts";
 import { createPodSyncer } from "./pod_syncer.ts";
 import type { Pod } from "./types.ts";
 
@@ -90,4 +90,76 @@ Deno.test("garbageCollectOrphans() reports failures and treats NotFound as done"
   assert.equal(result.sandboxesRemoved, 0);
   assert.equal(result.errors.length, 1);
   assert.match(result.errors[0]!, /stop sandbox ".*": .*device busy/);
+});
+
+Deno.test("pruneDeadContainers() keeps the newest dead instance per container", async () => {
+  const clock = new FakeClock(0);
+  const runtime = createSimRuntime({
+    clock,
+    scenario: { containers: { app: { exitAfterMs: 100, exitCode: 1 } } },
+  });
+  const logger = new CaptureLogger();
+  const syncer = createPodSyncer(
+    {
+      runtime,
+      images: runtime,
+      clock,
+      logger,
+      statusManager: createPodStatusManager(),
+      mkdir: () => Promise.resolve(),
+    },
+    { podLogsDir: "/logs", serializeImagePulls: true, nodeName: "n" },
+  );
+  const signal = new AbortController().signal;
+  const p = pod("web", "u1");
+  for (let i = 0; i < 4; i++) {
+    await syncer.syncPod({ pod: p, updateType: "sync" }, signal);
+    await clock.advance(400_000); // exits, and any back-off window has passed
+  }
+  await syncer.syncPod({ pod: p, updateType: "sync" }, signal);
+  const before = [...runtime.containers.values()].map((c) => c.metadata.attempt)
+    .sort();
+  assert.deepEqual(before, [0, 1, 2, 3, 4]);
+  const result = await pruneDeadContainers({ runtime, logger });
+  assert.equal(result.containersRemoved, 3);
+  const after = [...runtime.containers.values()].map((
+    c,
+  ) => [c.metadata.attempt, c.state]).sort();
+  assert.deepEqual(after, [[3, "exited"], [4, "running"]]);
+});
+
+Deno.test("pruneDeadContainers() removes empty, stopped, superseded sandboxes only", async () => {
+  const clock = new FakeClock(0);
+  const runtime = createSimRuntime({ clock });
+  const logger = new CaptureLogger();
+  const labels = { "io.kubernetes.pod.uid": "u1" };
+  const old = await runtime.runPodSandbox({
+    config: {
+      metadata: { name: "web", uid: "u1", namespace: "d", attempt: 0 },
+      labels,
+    },
+  });
+  await runtime.stopPodSandbox({ podSandboxId: old.podSandboxId });
+  await clock.advance(1_000);
+  const current = await runtime.runPodSandbox({
+    config: {
+      metadata: { name: "web", uid: "u1", namespace: "d", attempt: 1 },
+      labels,
+    },
+  });
+  await clock.advance(1_000);
+  // the newest sandbox of another pod is kept even when stopped
+  const lone = await runtime.runPodSandbox({
+    config: {
+      metadata: { name: "x", uid: "u2", namespace: "d" },
+      labels: { "io.kubernetes.pod.uid": "u2" },
+    },
+  });
+  await runtime.stopPodSandbox({ podSandboxId: lone.podSandboxId });
+  const result = await pruneDeadContainers({ runtime, logger });
+  assert.equal(result.sandboxesRemoved, 1);
+  assert.deepEqual(
+    [...runtime.sandboxes.keys()].sort(),
+    [current.podSandboxId, lone.podSandboxId].sort(),
+  );
 });

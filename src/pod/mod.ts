@@ -56,8 +56,12 @@ export type {
   RuntimePodSyncer,
 } from "./pod_syncer.ts";
 /** Stops and removes runtime objects of pods that are no longer active. */
-export { garbageCollectOrphans } from "./gc.ts";
-export type { GarbageCollectOptions, GcResult } from "./gc.ts";
+export { garbageCollectOrphans, pruneDeadContainers } from "./gc.ts";
+export type {
+  GarbageCollectOptions,
+  GcResult,
+  PruneDeadOptions,
+} from "./gc.ts";
 /** Reads one pod's sandboxes/containers from the runtime. */
 export { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 export { containerHashString, hashContainer } from "./container_hash.ts";

@@ -5,8 +5,10 @@
  * @module
  */
 
+import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { isNotFound, type RuntimeService } from "../runtime/mod.ts";
+import { runLifecycleHook } from "./lifecycle_hooks.ts";
 import type { KillReason } from "./pod_actions.ts";
 import type {
   Container,
@@ -25,6 +27,7 @@ export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
 export interface KillDeps {
   runtime: RuntimeService;
   logger: Logger;
+  clock: Clock;
   /** Added to the grace period to form the CRI call deadline (ms). */
   runtimeRequestTimeoutMs: number;
 }
@@ -40,7 +43,8 @@ export interface KillContainerOptions {
 
 /**
  * Grace period for stopping a container: pod-level override, else the pod's deletion grace,
- * else the probe's (for probe kills), else the spec's (default 30 s), floored at 2 s.
+ * else the probe's (for probe kills), else the spec's (default 30 s). The caller floors the
+ * remainder at {@linkcode MINIMUM_GRACE_PERIOD_SECONDS} after any preStop hook.
  */
 export function containerGracePeriod(
   pod: Pod | undefined,
@@ -67,7 +71,7 @@ export function containerGracePeriod(
   if (options.gracePeriodOverride !== undefined) {
     grace = options.gracePeriodOverride;
   }
-  return Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
+  return grace;
 }
 
 /** Stops one container with its grace period as the CRI timeout. NotFound counts as success. */
@@ -93,7 +97,23 @@ export async function killContainer(
   if (view.terminationGracePeriodSeconds !== undefined) {
     graceOptions.recorded = view.terminationGracePeriodSeconds;
   }
-  const grace = containerGracePeriod(pod, container, graceOptions);
+  let grace = containerGracePeriod(pod, container, graceOptions);
+  const preStop = container?.lifecycle?.preStop;
+  if (pod && preStop && grace > 0 && view.state === "running") {
+    const started = deps.clock.now();
+    const failure = await runLifecycleHook(deps, {
+      pod,
+      containerName: view.name,
+      containerId: view.id,
+      handler: preStop,
+    }, {
+      timeoutSeconds: grace,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (failure) deps.logger.warn("PreStop hook failed", { err: failure });
+    grace -= Math.floor((deps.clock.now() - started) / 1000);
+  }
+  grace = Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
   deps.logger.info("Killing container with a grace period", {
     containerName: view.name,
     containerID: view.id,

@@ -87,7 +87,10 @@ export interface PodSyncerOptions {
   hostIPs?: string[];
   /** CRI deadline added to stop timeouts (`runtimeRequestTimeout`, default 2m). */
   runtimeRequestTimeoutMs?: number;
-  /** Runtime name for container IDs in the status (default `containerd`). */
+  /**
+   * Runtime name for container IDs in the status (`<name>://<id>`); default: the `runtimeName`
+   * the runtime reports from `Version`, else `containerd`.
+   */
   runtimeName?: string;
   /** DNS inputs for sandboxes; omitted → none sent. */
   dns?: DnsOptions;
@@ -133,14 +136,17 @@ class KubePodSyncer implements RuntimePodSyncer {
   /** Last StartContainer failure per pod uid and container name (kubelet's reason cache). */
   #reasons = new Map<string, Map<string, SyncResult>>();
   #lastResults = new Map<string, SyncResult[]>();
+  #runtimeName: string | undefined;
   #mkdir: (path: string) => Promise<void>;
 
   constructor(deps: PodSyncerDeps, options: PodSyncerOptions) {
     this.#deps = deps;
     this.#options = options;
+    this.#runtimeName = options.runtimeName;
     this.#kill = {
       runtime: deps.runtime,
       logger: deps.logger,
+      clock: deps.clock,
       runtimeRequestTimeoutMs: options.runtimeRequestTimeoutMs ??
         DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
     };
@@ -157,6 +163,7 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#mkdir = deps.mkdir ??
       ((path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
     this.#startDeps = {
+      kill: this.#kill,
       runtime: deps.runtime,
       logger: deps.logger,
       backoff: this.#backoff,
@@ -187,15 +194,30 @@ class KubePodSyncer implements RuntimePodSyncer {
       podIsTerminal,
       isStatic: isStaticPod(pod),
       hostIPs: this.#options.hostIPs ?? [],
-      runtimeName: this.#options.runtimeName ?? "containerd",
+      runtimeName: this.#runtimeName ?? "containerd",
       ...(this.#deps.probes?.readiness
         ? { readiness: this.#deps.probes.readiness }
         : {}),
     });
   }
 
-  #readRuntime(pod: Pod, signal: AbortSignal): Promise<PodRuntimeStatus> {
-    return getPodRuntimeStatus(this.#deps.runtime, identity(pod), { signal });
+  async #readRuntime(pod: Pod, signal: AbortSignal): Promise<PodRuntimeStatus> {
+    const status = await getPodRuntimeStatus(
+      this.#deps.runtime,
+      identity(pod),
+      {
+        signal,
+      },
+    );
+    if (this.#runtimeName === undefined) {
+      try {
+        const version = await this.#deps.runtime.version({}, { signal });
+        this.#runtimeName = version.runtimeName || undefined;
+      } catch {
+        // keep the default; asked again on the next sync
+      }
+    }
+    return status;
   }
 
   async syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome> {
@@ -222,9 +244,13 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#lastResults.set(uid, results);
     this.#recordReasons(uid, results);
 
-    const after = await this.#readRuntime(pod, signal);
-    const final = this.#computeStatus(pod, after, false);
-    this.#deps.statusManager.setPodStatus(pod, final);
+    let final = status;
+    if (results.length > 0) {
+      // something changed in the runtime: report the new state right away
+      const after = await this.#readRuntime(pod, signal);
+      final = this.#computeStatus(pod, after, false);
+      this.#deps.statusManager.setPodStatus(pod, final);
+    }
     const outcome: PodSyncOutcome = { terminal: isTerminalPhase(final) };
     const retry = this.#retryAfter(results);
     if (retry !== undefined) outcome.retryAfterMs = retry;

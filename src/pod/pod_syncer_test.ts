@@ -85,6 +85,13 @@ Deno.test("syncPod() starts a new pod and reports it Running and Ready", async (
   );
   const ready = status.conditions?.find((c) => c.type === "Ready");
   assert.equal(ready?.status, "True");
+  const app = [...runtime.containers.values()].find((c) =>
+    c.metadata.name === "app"
+  )!;
+  assert.equal(
+    status.containerStatuses?.[0]?.containerID,
+    `kubelet.ts-sim://${app.id}`,
+  );
 });
 
 Deno.test("syncPod() is idempotent for a healthy pod", async () => {
@@ -484,4 +491,127 @@ Deno.test("syncPod() rejects when the runtime is unreachable", async () => {
   await runtime.close();
   const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });
   await assert.rejects(syncer.syncPod(work(p), signal), /closed/);
+});
+
+Deno.test("syncTerminatingPod() runs the preStop hook inside the grace period", async () => {
+  const { clock, runtime, syncer, signal } = setup({
+    containers: {
+      app: {
+        ignoreSigterm: true,
+        exec: [{ command: ["/bin/drain"], delayMs: 3_000 }],
+      },
+    },
+  });
+  const p = pod({
+    terminationGracePeriodSeconds: 10,
+    containers: [{
+      name: "app",
+      image: "nginx:1.27",
+      lifecycle: { preStop: { exec: { command: ["/bin/drain"] } } },
+    }],
+  });
+  await syncer.syncPod(work(p), signal);
+  let done = false;
+  const stopping = syncer.syncTerminatingPod(work(p), signal).then(() => {
+    done = true;
+  });
+  await clock.advance(9_999);
+  assert.equal(done, false, "3s hook + 7s remaining stop timeout");
+  await clock.advance(1);
+  await stopping;
+  assert.ok(
+    runtime.calls.indexOf("execSync") <
+      runtime.calls.lastIndexOf("stopContainer"),
+  );
+});
+
+Deno.test("syncPod() kills a container whose postStart hook fails", async () => {
+  const { runtime, statusManager, syncer, signal } = setup({
+    containers: {
+      app: {
+        exec: [{ command: ["/bin/setup"], exitCode: 1, stderr: "no config" }],
+      },
+    },
+  });
+  const p = pod({
+    containers: [{
+      name: "app",
+      image: "nginx:1.27",
+      lifecycle: { postStart: { exec: { command: ["/bin/setup"] } } },
+    }],
+  });
+  await syncer.syncPod(work(p), signal);
+  assert.equal([...runtime.containers.values()][0]?.state, "exited");
+  const w = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state
+    .waiting;
+  assert.equal(w?.reason, "PostStartHookError");
+  assert.match(w?.message ?? "", /exited with 1: no config/);
+});
+
+Deno.test("syncPod() reports RunContainerError when the runtime cannot start a container", async () => {
+  const { statusManager, syncer, signal } = setup({
+    containers: { app: { startError: 'exec: "/nope": no such file' } },
+  });
+  const p = pod({
+    containers: [{ name: "app", image: "nginx:1.27" }, {
+      name: "ok",
+      image: "nginx:1.27",
+    }],
+  });
+  const out = await syncer.syncPod(work(p), signal);
+  const statuses = statusManager.getPodStatus("u1")?.containerStatuses ?? [];
+  assert.equal(statuses[0]?.state.waiting?.reason, "RunContainerError");
+  assert.ok(
+    statuses[1]?.state.running,
+    "one failing container does not block the others",
+  );
+  assert.equal(out.retryAfterMs, 10_000);
+});
+
+Deno.test("syncPod() reports CreatePodSandboxError and starts nothing", async () => {
+  const { runtime, statusManager, syncer, signal } = setup();
+  runtime.injectError(
+    "runPodSandbox",
+    new Error("failed to setup network for sandbox"),
+  );
+  const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });
+  const out = await syncer.syncPod(work(p), signal);
+  assert.equal(runtime.containers.size, 0);
+  assert.deepEqual(syncer.lastSyncResults("u1").map((r) => r.reason), [
+    "CreatePodSandboxError",
+  ]);
+  assert.equal(out.retryAfterMs, 10_000);
+  assert.equal(
+    statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state.waiting
+      ?.reason,
+    "ContainerCreating",
+  );
+});
+
+Deno.test("syncPod() runs a host-network pod with the node's IP and no hostname", async () => {
+  const { runtime, statusManager, syncer, signal } = setup();
+  const p = pod({
+    hostNetwork: true,
+    containers: [{ name: "app", image: "nginx:1.27" }],
+  });
+  await syncer.syncPod(work(p), signal);
+  const sandbox = [...runtime.sandboxes.values()][0]!;
+  assert.equal(sandbox.hostNetwork, true);
+  assert.equal(sandbox.hostname, "");
+  assert.equal(statusManager.getPodStatus("u1")?.podIP, "192.168.0.10");
+  await syncer.syncPod(work(p), signal);
+  assert.equal(runtime.sandboxes.size, 1, "the host-network sandbox is kept");
+});
+
+Deno.test("syncPod() stops at once when its signal aborts during an image pull", async () => {
+  const { clock, runtime, syncer } = setup({
+    images: { "slow:1": { pullDelayMs: 60_000 } },
+  });
+  const p = pod({ containers: [{ name: "app", image: "slow:1" }] });
+  const controller = new AbortController();
+  const syncing = syncer.syncPod(work(p), controller.signal);
+  await clock.advance(1_000);
+  controller.abort(new Error("pod is being killed"));
+  await assert.rejects(syncing, /pod is being killed|canceled/);
+  assert.equal(runtime.containers.size, 0);
 });

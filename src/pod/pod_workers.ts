@@ -60,6 +60,8 @@ export interface PodWorkersOptions {
   backOffPeriodMs?: number;
   /** Random source for jitter (default `Math.random`); tests pass `() => 0`. */
   random?: () => number;
+  /** Aborting it stops the workers (same as `stop()`). */
+  signal?: AbortSignal;
 }
 
 interface Worker {
@@ -96,6 +98,9 @@ export class PodWorkers implements AsyncDisposable {
     this.#resync = options.resyncIntervalMs ?? 60_000;
     this.#backOff = options.backOffPeriodMs ?? 10_000;
     this.#random = options.random ?? Math.random;
+    options.signal?.addEventListener("abort", () => void this.stop(), {
+      once: true,
+    });
   }
 
   /**

@@ -355,3 +355,20 @@ Deno.test("PodWorkers.syncKnownPods() restarts a finished UID that was created a
   assert.equal(workers.phaseOf("a"), "syncing");
   assert.equal(summary(rec.calls).at(-1), "sync a img:2");
 });
+
+Deno.test("PodWorkers stops when its signal aborts", async () => {
+  const rec = recorder();
+  const ac = new AbortController();
+  const workers = new PodWorkers(
+    { syncer: rec.syncer, clock: new FakeClock(), logger: new CaptureLogger() },
+    { signal: ac.signal },
+  );
+  rec.hold();
+  workers.updatePod({ pod: pod("a"), updateType: "create" });
+  await new Promise((r) => setTimeout(r, 0));
+  ac.abort();
+  assert.equal(rec.calls[0]!.signal.aborted, true);
+  await workers.whenIdle();
+  workers.updatePod({ pod: pod("b"), updateType: "create" });
+  assert.equal(rec.calls.length, 1);
+});

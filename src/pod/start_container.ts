@@ -18,11 +18,20 @@ import {
   type PodSandboxConfigInit,
 } from "./container_config.ts";
 import type { ImagePuller } from "./image_puller.ts";
-import { errorText } from "./pod_kill.ts";
-import type { Container, Pod, PodRuntimeStatus, SyncResult } from "./types.ts";
+import { runLifecycleHook } from "./lifecycle_hooks.ts";
+import { errorText, killContainer, type KillDeps } from "./pod_kill.ts";
+import type {
+  Container,
+  ContainerView,
+  Pod,
+  PodRuntimeStatus,
+  SyncResult,
+} from "./types.ts";
 
 /** What {@linkcode startContainer} needs from the syncer. */
 export interface StartContainerDeps {
+  /** Used to run postStart hooks and to kill a container whose postStart hook failed. */
+  kill: KillDeps;
   runtime: RuntimeService;
   logger: Logger;
   backoff: Backoff;
@@ -44,6 +53,24 @@ export interface StartContext {
   podIPs: string[];
   signal: AbortSignal;
 }
+
+const EMPTY_VIEW: ContainerView = {
+  id: "",
+  name: "",
+  sandboxId: "",
+  state: "unknown",
+  createdAt: 0,
+  startedAt: 0,
+  finishedAt: 0,
+  exitCode: 0,
+  reason: "",
+  message: "",
+  image: "",
+  imageRef: "",
+  hash: "",
+  restartCount: 0,
+  containerType: "",
+};
 
 /** Reads the names in a directory with Deno (missing or unreadable → empty). */
 export async function denoReadDirNames(path: string): Promise<string[]> {
@@ -167,6 +194,32 @@ export async function startContainer(
       "RunContainerError",
       `failed to start container "${containerId}": ${errorText(error)}`,
     );
+  }
+  const postStart = container.lifecycle?.postStart;
+  if (postStart) {
+    const failure = await runLifecycleHook(deps.kill, {
+      pod,
+      containerName: container.name,
+      containerId,
+      handler: postStart,
+    }, { timeoutSeconds: 0, signal });
+    if (failure) {
+      deps.logger.warn("PostStart hook failed, killing the container", {
+        err: failure,
+      });
+      const view = {
+        ...EMPTY_VIEW,
+        id: containerId,
+        name: container.name,
+        sandboxId: ctx.sandboxId,
+        state: "running" as const,
+      };
+      await killContainer(deps.kill, { pod, view, container }, {
+        message: "FailedPostStartHook",
+        signal,
+      });
+      return fail("PostStartHookError", failure);
+    }
   }
   deps.logger.v(2).info("Started container", {
     container: container.name,

@@ -169,9 +169,15 @@ export class PodSyncHandler implements SyncHandler {
   #deps: PodSyncHandlerDeps;
   #pods = new Map<string, Pod>();
   #housekeepingLogged = false;
+  #housekeeping = false;
 
   constructor(deps: PodSyncHandlerDeps) {
     this.#deps = deps;
+  }
+
+  /** True while a housekeeping pass runs (it awaits the runtime). */
+  get housekeeping(): boolean {
+    return this.#housekeeping;
   }
 
   /** Pods currently desired by the configuration. */
@@ -249,10 +255,15 @@ export class PodSyncHandler implements SyncHandler {
       }
       return;
     }
-    const desired = new Set(this.#pods.keys());
-    workers.syncKnownPods(desired);
-    const active = new Set([...desired, ...workers.activeUids()]);
-    await this.#deps.garbageCollectOrphans?.(active);
+    this.#housekeeping = true;
+    try {
+      const desired = new Set(this.#pods.keys());
+      workers.syncKnownPods(desired);
+      const active = new Set([...desired, ...workers.activeUids()]);
+      await this.#deps.garbageCollectOrphans?.(active);
+    } finally {
+      this.#housekeeping = false;
+    }
   }
 
   #log(op: string, pods: Pod[]): void {

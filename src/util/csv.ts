@@ -9,7 +9,8 @@
 export class CsvParseError extends SyntaxError {
   readonly line: number;
   readonly column: number;
-  constructor(line: number, column: number, reason: string) {
+  constructor(reason: string, position: { line: number; column: number }) {
+    const { line, column } = position;
     super(`parse error on line ${line}, column ${column}: ${reason}`);
     this.name = "CsvParseError";
     this.line = line;
@@ -49,7 +50,7 @@ export function readCsvRecord(text: string): string[] {
   if (text === "") return [];
   const lines = splitLines(text);
   let index = lines.findIndex((l) => l !== "\n");
-  if (index < 0) throw new CsvParseError(0, 0, "EOF");
+  if (index < 0) throw new CsvParseError("EOF", { line: 0, column: 0 });
   const startLine = index + 1;
   let lineNo = startLine;
   let line = lines[index] ?? "";
@@ -61,11 +62,8 @@ export function readCsvRecord(text: string): string[] {
       const field = comma >= 0 ? line.slice(0, comma) : line.slice(0, -1);
       const quote = field.indexOf('"');
       if (quote >= 0) {
-        throw new CsvParseError(
-          lineNo,
-          col + byteLength(field.slice(0, quote)),
-          BARE_QUOTE,
-        );
+        const column = col + byteLength(field.slice(0, quote));
+        throw new CsvParseError(BARE_QUOTE, { line: lineNo, column });
       }
       fields.push(field);
       if (comma < 0) return fields;
@@ -95,19 +93,21 @@ export function readCsvRecord(text: string): string[] {
           fields.push(value);
           return fields;
         } else {
-          throw new CsvParseError(lineNo, col - 1, BAD_QUOTE);
+          throw new CsvParseError(BAD_QUOTE, { line: lineNo, column: col - 1 });
         }
       } else if (line !== "") {
         value += line;
         col += byteLength(line);
         index += 1;
         const next = lines[index];
-        if (next === undefined) throw new CsvParseError(lineNo, col, BAD_QUOTE);
+        if (next === undefined) {
+          throw new CsvParseError(BAD_QUOTE, { line: lineNo, column: col });
+        }
         line = next;
         lineNo += 1;
         col = 1;
       } else {
-        throw new CsvParseError(lineNo, col, BAD_QUOTE);
+        throw new CsvParseError(BAD_QUOTE, { line: lineNo, column: col });
       }
     }
   }

@@ -60,9 +60,9 @@ export function goQuoteChar(ch: string): string {
 export class GoNumError extends RangeError {
   constructor(
     fn: string,
-    input: string,
-    reason: "invalid syntax" | "value out of range",
+    detail: { input: string; reason: "invalid syntax" | "value out of range" },
   ) {
+    const { input, reason } = detail;
     super(`strconv.${fn}: parsing ${goQuote(input)}: ${reason}`);
     this.name = "GoNumError";
   }
@@ -75,7 +75,7 @@ const FALSE_WORDS = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 export function parseGoBool(text: string): boolean {
   if (TRUE_WORDS.has(text)) return true;
   if (FALSE_WORDS.has(text)) return false;
-  throw new GoNumError("ParseBool", text, "invalid syntax");
+  throw new GoNumError("ParseBool", { input: text, reason: "invalid syntax" });
 }
 
 const DIGITS: Record<number, RegExp> = {
@@ -143,11 +143,11 @@ export function parseGoInt(
     : { radix: 10, digits: body };
   const magnitude = parts && toBigInt(parts.digits, parts.radix);
   if (magnitude === undefined || body === "") {
-    throw new GoNumError(fn, text, "invalid syntax");
+    throw new GoNumError(fn, { input: text, reason: "invalid syntax" });
   }
   const limit = 1n << BigInt(options.bits - 1);
   if (negative ? magnitude > limit : magnitude >= limit) {
-    throw new GoNumError(fn, text, "value out of range");
+    throw new GoNumError(fn, { input: text, reason: "value out of range" });
   }
   return Number(negative ? -magnitude : magnitude);
 }
@@ -163,10 +163,10 @@ export function parseGoUint(
     : { radix: 10, digits: text };
   const magnitude = parts && toBigInt(parts.digits, parts.radix);
   if (magnitude === undefined || text === "") {
-    throw new GoNumError(fn, text, "invalid syntax");
+    throw new GoNumError(fn, { input: text, reason: "invalid syntax" });
   }
   if (magnitude >= 1n << BigInt(options.bits)) {
-    throw new GoNumError(fn, text, "value out of range");
+    throw new GoNumError(fn, { input: text, reason: "value out of range" });
   }
   return Number(magnitude);
 }
@@ -177,7 +177,10 @@ const FLOAT_REGEXP =
 /** `strconv.ParseFloat(text, 64)` (decimal forms, `inf`, `nan`). */
 export function parseGoFloat(text: string): number {
   if (!FLOAT_REGEXP.test(text)) {
-    throw new GoNumError("ParseFloat", text, "invalid syntax");
+    throw new GoNumError("ParseFloat", {
+      input: text,
+      reason: "invalid syntax",
+    });
   }
   const lower = text.toLowerCase().replace(/_/g, "");
   const sign = lower.startsWith("-") ? -1 : 1;
@@ -186,7 +189,10 @@ export function parseGoFloat(text: string): number {
   if (body.startsWith("inf")) return sign * Infinity;
   const value = Number(lower);
   if (!Number.isFinite(value)) {
-    throw new GoNumError("ParseFloat", text, "value out of range");
+    throw new GoNumError("ParseFloat", {
+      input: text,
+      reason: "value out of range",
+    });
   }
   return value;
 }

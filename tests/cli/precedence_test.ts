@@ -211,3 +211,16 @@ Deno.test("--config-dir errors are wrapped as 'failed to merge kubelet configs'"
     );
   });
 });
+
+Deno.test("--help=false and --version=false are inert in the re-parse", async () => {
+  await withFiles({ "k.yaml": HEADER + "port: 9090\n" }, async (dir) => {
+    const r = await run([
+      `--config=${join(dir, "k.yaml")}`,
+      "--help=false",
+      "--version=false",
+      "--port=7",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.started?.config.port, 7);
+  });
+});

@@ -8,12 +8,11 @@
 import assert from "node:assert/strict";
 import {
   ContainerState,
+  createCriRuntime,
   isNotFound,
   isUnimplemented,
   RuntimeError,
 } from "../../src/runtime/mod.ts";
-// TODO(lead): switch to ../../src/runtime/mod.ts once it re-exports createCriRuntime.
-import { createCriRuntime } from "../../src/runtime/cri_client.ts";
 import { type ContractTarget, runPod, startContainer } from "./contract.ts";
 import { criEnv, waitFor } from "./helpers.ts";
 

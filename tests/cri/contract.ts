@@ -364,6 +364,76 @@ export function criContractSuite(
     assert.equal(d.reason, "Completed");
   });
 
+  test("stopContainer() with a grace period: SIGTERM ends sleep, a TERM trap exits 0", async (t) => {
+    await using pod = await runPod(t);
+    const plain = await startContainer(t, pod, "plain", ["sleep", "3600"]);
+    const trapped = await startContainer(t, pod, "trapped", [
+      "sh",
+      "-c",
+      "trap 'exit 0' TERM; sleep 3600 & wait",
+    ]);
+    await t.runtime.stopContainer({ containerId: plain, timeout: 10n });
+    const p = await state(t, plain);
+    assert.equal(p.state, ContainerState.CONTAINER_EXITED);
+    assert.equal(p.exitCode, 143);
+    assert.equal(p.reason, "Error");
+    await t.runtime.stopContainer({ containerId: trapped, timeout: 10n });
+    const q = await state(t, trapped);
+    assert.equal(q.exitCode, 0);
+    assert.equal(q.reason, "Completed");
+  });
+
+  test("stopPodSandbox() kills its containers; a stopped sandbox refuses new ones", async (t) => {
+    await using pod = await runPod(t);
+    const running = await startContainer(t, pod, "app", ["sleep", "3600"]);
+    const { containerId: created } = await t.runtime.createContainer({
+      podSandboxId: pod.id,
+      config: containerConfig(t, pod.config, "late", ["sleep", "3600"]),
+      sandboxConfig: pod.config,
+    });
+    await t.runtime.stopPodSandbox({ podSandboxId: pod.id });
+    await t.runtime.stopPodSandbox({ podSandboxId: pod.id }); // idempotent
+    const killed = await state(t, running);
+    assert.equal(killed.state, ContainerState.CONTAINER_EXITED);
+    assert.equal(killed.exitCode, 137);
+    await rejectsWithCode(
+      t.runtime.startContainer({ containerId: created }),
+      GRPC_UNKNOWN,
+      /is not running/,
+    );
+    const failed = await state(t, created);
+    assert.equal(failed.state, ContainerState.CONTAINER_EXITED);
+    assert.equal(failed.exitCode, 128);
+    assert.equal(failed.reason, "StartError");
+    await rejectsWithCode(
+      t.runtime.createContainer({
+        podSandboxId: pod.id,
+        config: containerConfig(t, pod.config, "later", ["sleep", "3600"]),
+        sandboxConfig: pod.config,
+      }),
+      GRPC_NOT_FOUND,
+    );
+  });
+
+  test("removePodSandbox() force-removes a READY sandbox and its containers", async (t) => {
+    const config = sandboxConfig(t);
+    const { podSandboxId } = await t.runtime.runPodSandbox({ config });
+    const pod = { id: podSandboxId, config };
+    const id = await startContainer(t, pod, "app", ["sleep", "3600"]);
+    await t.runtime.removePodSandbox({ podSandboxId });
+    await rejectsWithCode(
+      t.runtime.containerStatus({ containerId: id }),
+      GRPC_NOT_FOUND,
+    );
+    await rejectsWithCode(
+      t.runtime.podSandboxStatus({ podSandboxId }),
+      GRPC_NOT_FOUND,
+    );
+    // The name is free again.
+    const again = await t.runtime.runPodSandbox({ config });
+    await t.runtime.removePodSandbox({ podSandboxId: again.podSandboxId });
+  });
+
   test("listContainers() and listPodSandbox() filter by id, state, sandbox and labels", async (t) => {
     await using pod = await runPod(t);
     await using other = await runPod(t);
@@ -492,6 +562,8 @@ export function criContractSuite(
       after.image?.repoTags.some((tag) => tag.endsWith(t.pullableImage)),
     );
     assert.ok((after.image?.size ?? 0n) > 0n);
+    const byId = await t.runtime.imageStatus({ image: { image: imageRef } });
+    assert.equal(byId.image?.id, imageRef);
     const { images } = await t.runtime.listImages({});
     assert.ok(images.some((i) => i.id === imageRef));
     await t.runtime.removeImage({ image: { image: t.pullableImage } });

@@ -1,5 +1,4 @@
-// TODO(lead): switch to ../../src/runtime/mod.ts once it re-exports createCriRuntime.
-import { createCriRuntime } from "../../src/runtime/cri_client.ts";
+import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { criContractSuite } from "./contract.ts";
 import { criEnv } from "./helpers.ts";
 

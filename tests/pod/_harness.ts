@@ -53,7 +53,12 @@ export interface SimContainerInfo {
 }
 
 export async function startHarness(
-  options: { manifests?: Record<string, string>; scenario?: SimScenario } = {},
+  options: {
+    manifests?: Record<string, string>;
+    scenario?: SimScenario;
+    /** Also read pods from this URL through `fetch`. */
+    http?: { url: string; fetch: typeof fetch };
+  } = {},
 ): Promise<Harness> {
   const dir = await Deno.makeTempDir({ prefix: "kts-pod-it-" });
   await Deno.mkdir(`${dir}/manifests`);
@@ -85,9 +90,11 @@ export async function startHarness(
       garbageCollectOrphans: async (active) => {
         await garbageCollectOrphans({ runtime, logger }, active);
       },
+      ...(options.http ? { fetch: options.http.fetch } : {}),
     }, {
       nodeName: NODE,
       staticPodPath: `${dir}/manifests`,
+      ...(options.http ? { staticPodURL: options.http.url } : {}),
       watchManifests: false,
       random: () => 0,
     });

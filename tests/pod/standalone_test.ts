@@ -212,3 +212,84 @@ Deno.test("pods are recovered after the runtime was unavailable", async () => {
   const [c] = await h.containers("web");
   assert.equal(c?.state, "running");
 });
+
+Deno.test("pods from the manifest URL run beside file pods; cleanup waits for both sources", async () => {
+  let body = podYaml("remote", {
+    containers: [{ name: "app", command: ["sleep", "3600"] }],
+  });
+  let up = false;
+  const fakeFetch: typeof fetch = () =>
+    up
+      ? Promise.resolve(new Response(body))
+      : Promise.reject(new TypeError("connection refused"));
+  await using h = await startHarness({
+    manifests: { "web.yaml": HTTPD },
+    http: { url: "http://manifests.test/node1", fetch: fakeFetch },
+  });
+  await h.settle();
+  assert.equal(h.kubelet.podConfig.allSourcesReady(), false);
+  assert.equal((await h.containers("web"))[0]?.state, "running");
+  up = true;
+  await h.settle();
+  assert.equal(h.kubelet.podConfig.allSourcesReady(), true);
+  const [remote] = await h.containers("remote");
+  assert.equal(remote?.state, "running");
+  body = "";
+  await h.settle();
+  await h.tick(3000);
+  assert.deepEqual(
+    (await h.containers("remote")).filter((c) => c.state === "running"),
+    [],
+  );
+});
+
+Deno.test("an invalid manifest is logged with its file and field while the other pods keep running", async () => {
+  await using h = await startHarness({ manifests: { "web.yaml": HTTPD } });
+  await h.settle();
+  const [before] = await h.containers("web");
+  await h.write(
+    "broken.yaml",
+    "metadata: {name: broken}\nspec:\n  containers:\n  - name: app\n",
+  );
+  await h.settle();
+  await h.tick(3000);
+  const [after, ...rest] = await h.containers("web");
+  assert.equal(rest.length, 0);
+  assert.equal(after?.id, before?.id);
+  assert.equal(after?.state, "running");
+  assert.deepEqual(await h.containers("broken"), []);
+  const error = h.logger.records.find((r) =>
+    r.severity === "error" && r.msg.includes("broken.yaml")
+  );
+  assert.match(
+    error?.msg ?? "",
+    /field "spec\.containers\[0\]\.image" is required/,
+  );
+});
+
+Deno.test("pods are recreated after the runtime restarted and lost its containers", async () => {
+  await using h = await startHarness({ manifests: { "web.yaml": HTTPD } });
+  await h.settle();
+  await h.tick(2000); // the PLEG has seen the running pod
+  const [before] = await h.containers("web");
+  // The runtime goes away for a few calls and comes back empty, as after a node reboot.
+  for (let i = 0; i < 3; i++) {
+    h.runtime.injectError(
+      "listPodSandbox",
+      new RuntimeUnavailableError("connection refused"),
+    );
+    h.runtime.injectError(
+      "listContainers",
+      new RuntimeUnavailableError("connection refused"),
+    );
+  }
+  h.runtime.containers.clear();
+  h.runtime.sandboxes.clear();
+  await h.tick(20_000);
+  const [after, ...rest] = await h.containers("web");
+  assert.equal(rest.length, 0);
+  assert.equal(after?.state, "running");
+  assert.notEqual(after?.id, before?.id);
+  assert.equal(after?.podUid, before?.podUid);
+  assert.deepEqual(h.kubelet.pleg.healthy(), { ok: true });
+});

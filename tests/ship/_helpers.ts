@@ -123,15 +123,29 @@ export async function makeLayout(): Promise<TestLayout> {
   };
 }
 
-/** Bundles `main.ts` into `<dir>/kubelet.js` via the bundle script. */
-export async function bundleInto(dir: string): Promise<string> {
+/** Environment for child deno processes: no update check, no colour. */
+export const CHILD_ENV = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+
+/**
+ * Bundles `main.ts` into `<dir>/kubelet.js` via the bundle script; with
+ * `offline` inside `unshare -n` (no network at all).
+ */
+export async function bundleInto(
+  dir: string,
+  options: { offline?: boolean } = {},
+): Promise<string> {
   const out = join(dir, "kubelet.js");
-  const result = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", join(ROOT, "scripts/bundle.ts"), `--out=${out}`],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const args = ["run", "-A", join(ROOT, "scripts/bundle.ts"), `--out=${out}`];
+  const result = await new Deno.Command(
+    options.offline ? "unshare" : Deno.execPath(),
+    {
+      args: options.offline ? ["-n", Deno.execPath(), ...args] : args,
+      cwd: ROOT,
+      env: CHILD_ENV,
+      stdout: "piped",
+      stderr: "piped",
+    },
+  ).output();
   if (result.code !== 0) {
     const text = new TextDecoder().decode(result.stderr) +
       new TextDecoder().decode(result.stdout);
@@ -140,15 +154,13 @@ export async function bundleInto(dir: string): Promise<string> {
   return out;
 }
 
-/** Environment for child deno processes: no update check, no colour. */
-export const CHILD_ENV = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
-
 /** Is one audited access inside the plan's lists? */
 export function allowedByPlan(
   plan: PermissionPlan,
-  permission: string,
-  value: string,
+  record: AuditRecord,
 ): boolean {
+  const { permission } = record;
+  const value = record.value ?? "";
   switch (permission) {
     case "read":
     case "write":

@@ -19,7 +19,7 @@ function outside(plan: PermissionPlan, records: AuditRecord[]): string[] {
   return [
     ...new Set(
       records
-        .filter((r) => !allowedByPlan(plan, r.permission, r.value ?? ""))
+        .filter((r) => !allowedByPlan(plan, r))
         .map((r) => `${r.permission}:${r.value}`),
     ),
   ];
@@ -46,14 +46,14 @@ Deno.test("allowedByPlan() matches paths by prefix and the rest exactly", () => 
     sys: ["hostname"],
     grants: [],
   };
-  assert.ok(allowedByPlan(plan, "read", "/a/b/c"));
-  assert.ok(!allowedByPlan(plan, "read", "/a/bc"));
-  assert.ok(!allowedByPlan(plan, "write", "/a/b"));
-  assert.ok(allowedByPlan(plan, "net", "unix:/s"));
-  assert.ok(!allowedByPlan(plan, "net", "unix:/s2"));
-  assert.ok(!allowedByPlan(plan, "net", "127.0.0.1:2"));
-  assert.ok(!allowedByPlan(plan, "run", "/bin/sh"));
-  assert.ok(!allowedByPlan(plan, "env", "Y"));
+  assert.ok(allowedByPlan(plan, { permission: "read", value: "/a/b/c" }));
+  assert.ok(!allowedByPlan(plan, { permission: "read", value: "/a/bc" }));
+  assert.ok(!allowedByPlan(plan, { permission: "write", value: "/a/b" }));
+  assert.ok(allowedByPlan(plan, { permission: "net", value: "unix:/s" }));
+  assert.ok(!allowedByPlan(plan, { permission: "net", value: "unix:/s2" }));
+  assert.ok(!allowedByPlan(plan, { permission: "net", value: "127.0.0.1:2" }));
+  assert.ok(!allowedByPlan(plan, { permission: "run", value: "/bin/sh" }));
+  assert.ok(!allowedByPlan(plan, { permission: "env", value: "Y" }));
 });
 
 Deno.test({

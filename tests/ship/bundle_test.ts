@@ -11,23 +11,24 @@ const decoder = new TextDecoder();
 
 Deno.test({
   name:
-    "bundle: kubelet.js runs --version and --dry-run under the compile lists with no network",
+    "bundle: builds offline; kubelet.js runs --version and --dry-run under the compile lists with no network",
   ignore: !CLI_READY || !canUnshareNet(),
   async fn(t) {
     await using layout = await makeLayout();
-    const bundle = await bundleInto(layout.dir);
+    // Built with no network at all: the air-gapped path.
+    const bundle = await bundleInto(layout.dir, { offline: true });
     const source = await Deno.readTextFile(bundle);
     // One self-contained file: no module left to fetch or read at run time.
     assert.doesNotMatch(source, /from\s+["'](npm:|jsr:|https?:|\.\.?\/)/);
     assert.doesNotMatch(source, /import\(\s*["'](npm:|\.\.?\/)/);
 
-    const run = async (args: string[]) => {
+    const run = async (args: string[], denoFlags = layout.denoFlags) => {
       const result = await new Deno.Command("unshare", {
         args: [
           "-n",
           Deno.execPath(),
           "run",
-          ...layout.denoFlags,
+          ...denoFlags,
           bundle,
           ...args,
         ],
@@ -55,6 +56,32 @@ Deno.test({
       ]);
       assert.equal(code, 0, `${out}\n${err}`);
       assert.doesNotMatch(out + err, /NotCapable|Requires \w+ access/);
+      assert.match(out, /# deno permission: --allow-read=/);
     });
+    await t.step(
+      "a missing grant stops start-up with the rebuild command",
+      async () => {
+        const withoutManifests = layout.denoFlags.map((flag) => {
+          if (!flag.startsWith("--allow-read=")) return flag;
+          const paths = flag.slice("--allow-read=".length).split(",");
+          return `--allow-read=${
+            paths.filter((p) => p !== layout.manifests).join(",")
+          }`;
+        });
+        assert.notDeepEqual(withoutManifests, layout.denoFlags);
+        const { code, err } = await run(layout.kubeletArgs, withoutManifests);
+        assert.equal(code, 1, err);
+        assert.ok(
+          err.includes(
+            `--allow-read=${layout.manifests}  (needed by staticPodPath)`,
+          ),
+          err,
+        );
+        assert.ok(
+          err.includes(`deno task compile --permissions-from ${layout.config}`),
+          err,
+        );
+      },
+    );
   },
 });

@@ -129,16 +129,26 @@ Deno.test("resolveDenorts() lets per-arch variables override DENORT_BIN", async 
 
 Deno.test("compileArgs() refuses unscoped dangerous flags", () => {
   assert.throws(
-    () => compileArgs("amd64", ["--allow-run=/bin/mount"], "/d"),
+    () =>
+      compileArgs("amd64", {
+        permissionFlags: ["--allow-run=/bin/mount"],
+        outDir: "/d",
+      }),
     /Refusing/,
   );
-  assert.throws(() => compileArgs("amd64", ["--allow-all"], "/d"), /Refusing/);
-  assert.throws(() => compileArgs("arm64", ["-A"], "/d"), /Refusing/);
-  const args = compileArgs(
-    "arm64",
-    ["--no-prompt", "--allow-sys=hostname"],
-    "/d",
+  assert.throws(
+    () =>
+      compileArgs("amd64", { permissionFlags: ["--allow-all"], outDir: "/d" }),
+    /Refusing/,
   );
+  assert.throws(
+    () => compileArgs("arm64", { permissionFlags: ["-A"], outDir: "/d" }),
+    /Refusing/,
+  );
+  const args = compileArgs("arm64", {
+    permissionFlags: ["--no-prompt", "--allow-sys=hostname"],
+    outDir: "/d",
+  });
   assert.deepEqual(args.slice(0, 4), [
     "compile",
     "--cached-only",

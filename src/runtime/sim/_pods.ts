@@ -56,6 +56,25 @@ import {
 const UNKNOWN = 2;
 const KILLED = 137;
 
+/** Writes the container's log lines to its CRI log path (creating parents). */
+async function writeLogFile(c: SimContainer): Promise<void> {
+  try {
+    await Deno.mkdir(c.logPath.slice(0, c.logPath.lastIndexOf("/")), {
+      recursive: true,
+    });
+    const text = c.log.map((line) => `${line}\n`).join("");
+    await Deno.writeTextFile(c.logPath, text, { append: true });
+  } catch (error) {
+    throw new RuntimeError(
+      UNKNOWN,
+      `failed to start container loggers: failed to create and open log file "${c.logPath}": ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+}
+
 /** Lifecycle half of the simulated runtime; see the module comment. */
 export class SimPods extends SimRuntimeBase {
   /** Sandboxes by id (tests may read them). */
@@ -184,12 +203,8 @@ export class SimPods extends SimRuntimeBase {
     await this.enter("removePodSandbox", options);
     const sandbox = find(this.sandboxes, request.podSandboxId, "sandbox");
     if (sandbox) {
-      if (sandbox.state === "ready") {
-        throw new RuntimeError(
-          UNKNOWN,
-          `sandbox container "${sandbox.id}" is not fully stopped`,
-        );
-      }
+      // containerd 1.6 force-stops a READY sandbox and its containers first.
+      sandbox.state = "notready";
       for (const c of [...this.containers.values()]) {
         if (c.sandboxId === sandbox.id) this.#delete(c);
       }
@@ -214,6 +229,11 @@ export class SimPods extends SimRuntimeBase {
     if (!sandbox) {
       throw new NotFoundError(
         `failed to find sandbox id "${sandboxId}": not found`,
+      );
+    }
+    if (sandbox.state !== "ready") {
+      throw new NotFoundError(
+        `failed to get sandbox container task: no running task found: task ${sandbox.id} not found: not found`,
       );
     }
     const config = request.config;
@@ -256,6 +276,8 @@ export class SimPods extends SimRuntimeBase {
       message: "",
       exitAt: Infinity,
       plannedExitCode: 0,
+      ignoreSigterm: false,
+      sigtermExitCode: 143,
       behavior: this.#behavior(metadata.name, imageName),
       labels: { ...config.labels },
       annotations: { ...config.annotations },
@@ -285,10 +307,11 @@ export class SimPods extends SimRuntimeBase {
     }
     const sandbox = this.sandboxes.get(c.sandboxId);
     if (!sandbox || sandbox.state !== "ready") {
-      throw new RuntimeError(
-        UNKNOWN,
-        `sandbox container "${c.sandboxId}" is not running`,
-      );
+      const message = `sandbox container "${c.sandboxId}" is not running`;
+      this.#finish(c, this.clock.now(), 128);
+      c.reason = "StartError";
+      c.message = message;
+      throw new RuntimeError(UNKNOWN, message);
     }
     await this.wait(c.behavior.startDelayMs ?? 0, options);
     const now = this.clock.now();
@@ -317,11 +340,14 @@ export class SimPods extends SimRuntimeBase {
       c.exitAt = now + (outcome?.durationMs ?? Infinity);
       c.plannedExitCode = outcome?.exitCode ?? 0;
     }
+    c.ignoreSigterm = b.ignoreSigterm ?? outcome?.ignoresTerm ?? false;
+    c.sigtermExitCode = b.sigtermExitCode ?? outcome?.termExitCode ?? 143;
     appendLog(c.log, now, "stdout", outcome?.stdout ?? "");
     appendLog(c.log, now, "stderr", outcome?.stderr ?? "");
     for (const line of b.logs ?? []) {
       appendLog(c.log, now, "stdout", `${line}\n`);
     }
+    if (this.scenario.logFiles && c.logPath) await writeLogFile(c);
     return create(StartContainerResponseSchema);
   }
 
@@ -352,9 +378,8 @@ export class SimPods extends SimRuntimeBase {
       this.#kill(c);
       return create(StopContainerResponseSchema);
     }
-    if (!c.behavior.ignoreSigterm) {
-      const code = c.behavior.sigtermExitCode ?? 143;
-      this.#finish(c, this.clock.now(), code);
+    if (!c.ignoreSigterm) {
+      this.#finish(c, this.clock.now(), c.sigtermExitCode);
       return create(StopContainerResponseSchema);
     }
     const now = this.clock.now();

@@ -54,6 +54,15 @@ import {
 const UNKNOWN = 2;
 const ENCODER = new TextEncoder();
 
+/** The verbose `info` JSON, like containerd's (fields differ). */
+function verboseInfo(record: object): string {
+  return JSON.stringify(record, (key, value) => {
+    if (key === "log") return undefined;
+    if (typeof value === "bigint") return String(value);
+    return value === Infinity ? null : value;
+  });
+}
+
 /** Queries, exec and stats on top of {@linkcode SimPods}. */
 export class SimQueries extends SimPods {
   async podSandboxStatus(
@@ -64,6 +73,7 @@ export class SimQueries extends SimPods {
     const sandbox = lookup(this.sandboxes, request.podSandboxId, "sandbox");
     return create(PodSandboxStatusResponseSchema, {
       status: toPodSandboxStatus(sandbox),
+      info: request.verbose ? { info: verboseInfo(sandbox) } : {},
     });
   }
 
@@ -135,6 +145,7 @@ export class SimQueries extends SimPods {
     );
     return create(ContainerStatusResponseSchema, {
       status: toContainerStatus(c, this.imageStore.resolve(c.imageRef)),
+      info: request.verbose ? { info: verboseInfo(c) } : {},
     });
   }
 

@@ -12,6 +12,10 @@ export interface ShellOutcome {
   exitCode: number;
   /** How long it runs; `Infinity` for "until killed". */
   durationMs: number;
+  /** Exit code after SIGTERM when the script traps it (`trap 'exit N' TERM`). */
+  termExitCode?: number;
+  /** True when the script ignores SIGTERM (`trap '' TERM`). */
+  ignoresTerm?: boolean;
 }
 
 const QUIET_APPLETS = new Set([
@@ -27,7 +31,22 @@ const QUIET_APPLETS = new Set([
   "touch",
   "uname",
   "httpd",
+  "wait",
 ]);
+
+/** Applies `trap ACTION SIGNAL...` for TERM to `out`. */
+function applyTrap(args: string[], out: ShellOutcome): void {
+  const [action = "", ...signals] = args;
+  if (!signals.some((s) => s === "TERM" || s === "SIGTERM" || s === "15")) {
+    return;
+  }
+  if (action === "") {
+    out.ignoresTerm = true;
+    return;
+  }
+  const exit = /exit\s+(\d+)/.exec(action);
+  out.termExitCode = exit ? Number(exit[1]) : 0;
+}
 
 function tokenize(statement: string): string[] {
   const tokens: string[] = [];
@@ -117,8 +136,13 @@ export function interpretCommand(argv: string[]): ShellOutcome | undefined {
   const name = cmd.slice(cmd.lastIndexOf("/") + 1);
   if (name === "sh" && flag === "-c") {
     for (const statement of (script ?? "").split(/;|&&|\n/)) {
-      const tokens = tokenize(statement.trim());
+      // `cmd & wait` runs cmd in the background and waits: same outcome here.
+      const tokens = tokenize(statement.trim()).filter((t) => t !== "&");
       if (tokens.length === 0) continue;
+      if (tokens[0] === "trap") {
+        applyTrap(tokens.slice(1), out);
+        continue;
+      }
       const step = runSimple(tokens, out);
       if (step === undefined) {
         out.stderr += `sh: ${tokens[0]}: not found\n`;

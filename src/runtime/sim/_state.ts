@@ -40,6 +40,10 @@ export interface SimContainer {
   /** When a running container exits by itself (ms epoch); Infinity = never. */
   exitAt: number;
   plannedExitCode: number;
+  /** Whether SIGTERM is ignored (stop waits the timeout, then SIGKILL). */
+  ignoreSigterm: boolean;
+  /** Exit code when SIGTERM ends the process. */
+  sigtermExitCode: number;
   behavior: SimContainerBehavior;
   labels: Record<string, string>;
   annotations: Record<string, string>;

@@ -73,6 +73,12 @@ export const SimScenarioSchema = z.strictObject({
   /** Runtime conditions reported by `status()`. */
   runtimeReady: z.boolean().optional(),
   networkReady: z.boolean().optional(),
+  /**
+   * Also append container output to each container's CRI log file on the
+   * host (`logDirectory/logPath`), as containerd does; off by default so the
+   * sim touches no files.
+   */
+  logFiles: z.boolean().optional(),
   /** Subnet prefix for pod IPs, e.g. `10.88` gives 10.88.x.y (default). */
   podIpPrefix: z.string().regex(/^\d{1,3}\.\d{1,3}$/).optional(),
 });

@@ -240,14 +240,12 @@ Deno.test("execSync() uses scripted results and honours timeouts on the clock", 
   await check;
 });
 
-Deno.test("removePodSandbox() refuses a READY sandbox and frees names after removal", async () => {
+Deno.test("removePodSandbox() force-removes a READY sandbox with its containers", async () => {
   const { runtime } = setup();
   const { sandboxId, containerId } = await podWith(runtime, "app");
-  await assert.rejects(
-    runtime.removePodSandbox({ podSandboxId: sandboxId }),
-    /not fully stopped/,
-  );
-  await runtime.stopPodSandbox({ podSandboxId: sandboxId });
+  await runtime.startContainer({ containerId });
+  const verbose = await runtime.containerStatus({ containerId, verbose: true });
+  assert.equal(JSON.parse(verbose.info["info"] ?? "{}").id, containerId);
   await runtime.removePodSandbox({ podSandboxId: sandboxId });
   await assert.rejects(runtime.containerStatus({ containerId }), isNotFound);
   assert.equal(runtime.sandboxes.size, 0);
@@ -293,4 +291,32 @@ Deno.test("createSimRuntime() runs 1000 pods with no timers while idle", async (
     filter: { labelSelector: {} },
   });
   assert.equal(items.length, 1000);
+});
+
+Deno.test("startContainer() writes CRI log files only when the scenario asks", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const runtime = createSimRuntime({ scenario: { logFiles: true } });
+    const config = {
+      metadata: { name: "p", uid: "u1", namespace: "default" },
+      logDirectory: `${dir}/default_p_u1`,
+    };
+    const { podSandboxId } = await runtime.runPodSandbox({ config });
+    await runtime.pullImage({ image: { image: IMAGE } });
+    const { containerId } = await runtime.createContainer({
+      podSandboxId,
+      config: {
+        metadata: { name: "app" },
+        image: { image: IMAGE },
+        command: ["sh", "-c", "echo hello"],
+        logPath: "app/0.log",
+      },
+      sandboxConfig: config,
+    });
+    await runtime.startContainer({ containerId });
+    const text = await Deno.readTextFile(`${dir}/default_p_u1/app/0.log`);
+    assert.match(text, /^\S+ stdout F hello\n$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { kubeconfigNeeds, serverHostPort } from "./mod.ts";
+
+Deno.test("serverHostPort() defaults the port from the scheme", () => {
+  assert.equal(
+    serverHostPort("https://api.example.com"),
+    "api.example.com:443",
+  );
+  assert.equal(serverHostPort("http://10.0.0.1"), "10.0.0.1:80");
+  assert.equal(serverHostPort("https://[fd00::1]:6443/path"), "[fd00::1]:6443");
+  assert.equal(serverHostPort("unix:///x.sock"), undefined);
+  assert.equal(serverHostPort("not a url"), undefined);
+});
+
+Deno.test("kubeconfigNeeds() uses every cluster and user without a current context", () => {
+  const needs = kubeconfigNeeds(
+    [
+      "clusters:",
+      "- {name: a, cluster: {server: 'https://a:6443'}}",
+      "- {name: b, cluster: {server: 'https://b:7443', certificate-authority: /ca/b.crt}}",
+      "users:",
+      "- {name: u, user: {tokenFile: token}}",
+    ].join("\n"),
+    "/etc/kube/config",
+  );
+  assert.deepEqual(needs.servers, ["a:6443", "b:7443"]);
+  assert.deepEqual(needs.files, ["/ca/b.crt", "/etc/kube/token"]);
+});
+
+Deno.test("kubeconfigNeeds() ignores embedded data and odd shapes", () => {
+  const needs = kubeconfigNeeds(
+    [
+      "current-context: c",
+      "contexts: [{name: c, context: {cluster: a, user: u}}]",
+      "clusters: [{name: a, cluster: {server: 'https://a', certificate-authority-data: AAAA}}, 7]",
+      "users: [{name: u, user: {client-certificate-data: AAAA, token: abc}}]",
+    ].join("\n"),
+    "/k",
+  );
+  assert.deepEqual(needs, { servers: ["a:443"], files: [] });
+  assert.deepEqual(kubeconfigNeeds("", "/k"), { servers: [], files: [] });
+  assert.deepEqual(kubeconfigNeeds("- a\n- b\n", "/k"), {
+    servers: [],
+    files: [],
+  });
+});
+
+Deno.test("kubeconfigNeeds() rejects text that is not YAML, naming the file", () => {
+  assert.throws(
+    () =>
+      kubeconfigNeeds("clusters: [unclosed", "/etc/kubernetes/kubelet.conf"),
+    (error: unknown) =>
+      error instanceof SyntaxError &&
+      error.message.includes('"/etc/kubernetes/kubelet.conf"'),
+  );
+});

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { CaptureLogger } from "../../src/log/testing.ts";
+import { resolveNodeName, runKubelet } from "../../src/kubelet.ts";
+
+Deno.test("resolveNodeName() lower-cases the hostname override and falls back to the host name", () => {
+  assert.equal(resolveNodeName("  Node-A.Example "), "node-a.example");
+  assert.equal(resolveNodeName(""), Deno.hostname().toLowerCase());
+  assert.equal(resolveNodeName(undefined), Deno.hostname().toLowerCase());
+});
+
+Deno.test("runKubelet() runs static pods on a sim:// runtime and returns 0 after Ctrl-C", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-run-kubelet-" });
+  try {
+    await Deno.mkdir(`${dir}/manifests`);
+    await Deno.writeTextFile(
+      `${dir}/manifests/web.yaml`,
+      "metadata: {name: web}\nspec: {containers: [{name: httpd, image: busybox:1.36, command: [httpd, -f]}]}\n",
+    );
+    const logger = new CaptureLogger();
+    const ac = new AbortController();
+    const running = runKubelet({
+      config: {
+        staticPodPath: `${dir}/manifests`,
+        containerRuntimeEndpoint: "sim://default",
+        podLogsDir: `${dir}/logs`,
+        fileCheckFrequency: "20s",
+        syncFrequency: "1m",
+      },
+      flags: { hostnameOverride: "Test-Node" },
+      logger,
+      signal: ac.signal,
+    });
+    const deadline = Date.now() + 30_000;
+    while (
+      !logger.records.some((r) =>
+        r.msg === "Pod status" && r.fields.phase === "Running"
+      ) &&
+      Date.now() < deadline
+    ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    ac.abort();
+    assert.equal(await running, 0);
+    const status = logger.records.find((r) =>
+      r.msg === "Pod status" && r.fields.phase === "Running"
+    );
+    assert.equal(status?.fields.pod, "default/web-test-node");
+    assert.ok(
+      logger.messages().includes("Kubelet stopped; containers keep running"),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runKubelet() returns 1 with a clear error for an unusable runtime endpoint", async () => {
+  const logger = new CaptureLogger();
+  const code = await runKubelet({
+    config: { containerRuntimeEndpoint: "tcp://10.0.0.1:1234" },
+    flags: {},
+    logger,
+    signal: AbortSignal.abort(),
+  });
+  assert.equal(code, 1);
+  const error = logger.records.find((r) => r.severity === "error");
+  assert.equal(error?.msg, "Cannot set up the container runtime");
+  assert.match(String(error?.fields.err), /container-runtime-endpoint/);
+});
+
+Deno.test("runKubelet() rejects a malformed duration naming the field", async () => {
+  await assert.rejects(
+    runKubelet({
+      config: {
+        containerRuntimeEndpoint: "sim://default",
+        runtimeRequestTimeout: "soon",
+      },
+      flags: {},
+      logger: new CaptureLogger(),
+      signal: AbortSignal.abort(),
+    }),
+    (e: unknown) =>
+      e instanceof RangeError && /"runtimeRequestTimeout"/.test(e.message),
+  );
+});
