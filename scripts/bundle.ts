@@ -17,7 +17,8 @@ import {
   UsageError,
 } from "./permission_lists.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+/** The repository root. */
+export const ROOT = new URL("..", import.meta.url).pathname;
 
 function say(text: string): void {
   // deno-lint-ignore no-console
@@ -30,7 +31,7 @@ function fail(text: string): never {
   Deno.exit(1);
 }
 
-/** The `deno bundle` argument list. */
+/** The `deno bundle` argument list for `entry` → `out`. */
 export function bundleArgs(entry: string, out: string): string[] {
   return ["bundle", "--platform", "deno", "--output", out, entry];
 }
@@ -52,6 +53,17 @@ async function main(): Promise<number> {
     }
   }
   const flags = runtimeFlags(await planFor(request, Deno.cwd()));
+  if (!await bundle(entry, out)) return 1;
+  say(`run it with: deno run ${flags.join(" ")} ${out} --config <file>`);
+  return 0;
+}
+
+/**
+ * Bundles `entry` into the single file `out` (offline once deno install and
+ * one online bundle have filled the caches). Reports and returns false on
+ * failure.
+ */
+export async function bundle(entry: string, out: string): Promise<boolean> {
   await Deno.mkdir(dirname(out), { recursive: true });
   const { code } = await new Deno.Command(Deno.execPath(), {
     args: bundleArgs(entry, out),
@@ -61,12 +73,11 @@ async function main(): Promise<number> {
   }).output();
   if (code !== 0) {
     say(`deno bundle failed with exit code ${code}`);
-    return 1;
+    return false;
   }
   const size = (await Deno.stat(out)).size;
   say(`wrote ${out} (${(size / 1024).toFixed(0)} KiB)`);
-  say(`run it with: deno run ${flags.join(" ")} ${out} --config <file>`);
-  return 0;
+  return true;
 }
 
 if (import.meta.main) {

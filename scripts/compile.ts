@@ -2,7 +2,9 @@
  * `deno task compile [options] [--permissions-from <kubelet-config.yaml>]
  * [--api-server host:port] [kubelet flags…]`
  *
- * Builds `dist/kubelet-linux-amd64` and `dist/kubelet-linux-arm64` with
+ * Bundles `main.ts` into `dist/kubelet.js` (the same single file the ship
+ * tests audit; it also keeps node_modules/ out of the binary), then builds
+ * `dist/kubelet-linux-amd64` and `dist/kubelet-linux-arm64` from it with
  * `deno compile --no-prompt` and exactly the scoped permission lists the
  * planner computes (the standard node layout by default), never
  * `--allow-all/run/ffi`, then writes `dist/SHA256SUMS`.
@@ -25,6 +27,7 @@ import {
   runtimeFlags,
   UsageError,
 } from "./permission_lists.ts";
+import { bundle, bundleArgs, ROOT } from "./bundle.ts";
 
 /** Linux architectures we ship, with their Rust target triples. */
 export const TARGETS = {
@@ -33,7 +36,6 @@ export const TARGETS = {
 } as const;
 export type Arch = keyof typeof TARGETS;
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const FORBIDDEN_FLAG_REGEXP = /^--allow-(all|run|ffi)\b|^-A$/;
 
 function say(text: string): void {
@@ -119,10 +121,18 @@ export function resolveDenorts(
   return { denorts, notes };
 }
 
+/** Options of {@linkcode compileArgs}. */
+export interface CompileArgsOptions {
+  permissionFlags: readonly string[];
+  outDir: string;
+  /** The bundled entry point (default `<outDir>/kubelet.js`). */
+  entry?: string;
+}
+
 /** The deno compile argument list for one architecture. */
 export function compileArgs(
   arch: Arch,
-  options: { permissionFlags: readonly string[]; outDir: string },
+  options: CompileArgsOptions,
 ): string[] {
   const { permissionFlags, outDir } = options;
   for (const flag of permissionFlags) {
@@ -132,13 +142,14 @@ export function compileArgs(
   }
   return [
     "compile",
+    "--no-config",
     "--cached-only",
     ...permissionFlags,
     "--target",
     TARGETS[arch],
     "--output",
     join(outDir, `kubelet-linux-${arch}`),
-    join(ROOT, "main.ts"),
+    options.entry ?? join(outDir, "kubelet.js"),
   ];
 }
 
@@ -196,6 +207,15 @@ async function main(): Promise<number> {
   notes.forEach(say);
   const flags = runtimeFlags(await planFor(options.request, Deno.cwd()));
   say(`permissions: ${flags.join(" ")}`);
+  const bundled = join(options.outDir, "kubelet.js");
+  say(
+    `${Deno.execPath()} ${
+      bundleArgs(join(ROOT, "main.ts"), bundled).join(" ")
+    }`,
+  );
+  if (!options.printOnly && !await bundle(join(ROOT, "main.ts"), bundled)) {
+    return 1;
+  }
   const built: string[] = [];
   let failed = 0;
   for (const arch of options.arches) {

@@ -4,7 +4,7 @@
  * strict (unknown field) detection.
  * @module
  */
-import { parseDocument, type SchemaOptions } from "yaml";
+import { parseAllDocuments, type SchemaOptions, type YAMLError } from "yaml";
 import type { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import {
@@ -94,13 +94,20 @@ function goYamlTags(tags: Tags): Tags {
 }
 
 function toValue(text: string, uniqueKeys: boolean): unknown {
-  const doc = parseDocument(text, {
+  const docs = parseAllDocuments(text, {
     uniqueKeys,
     prettyErrors: true,
     strict: false,
     version: "1.1",
     customTags: goYamlTags,
   });
+  // Like Go's yaml.Unmarshal, only the first document counts.
+  const doc = docs[0];
+  if (doc === undefined) {
+    const error = (docs as { errors?: YAMLError[] }).errors?.[0];
+    if (error) throw new SyntaxError(yamlProblem(error), { cause: error });
+    return null;
+  }
   const error = doc.errors[0];
   if (error) throw new SyntaxError(yamlProblem(error), { cause: error });
   try {
@@ -115,7 +122,6 @@ function toValue(text: string, uniqueKeys: boolean): unknown {
 
 interface DuplicateKeyError {
   code: string;
-  pos: [number, number];
   linePos?: [{ line: number; col: number }];
 }
 

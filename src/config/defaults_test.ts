@@ -4,6 +4,8 @@ import { createFeatureGates } from "../features/mod.ts";
 import {
   applyKubeletConfigurationDefaults,
   ConfigError,
+  defaultEvictionHard,
+  defaultFlagsOnlyKubeletConfiguration,
   defaultKubeletConfiguration,
   loadConfigFile,
   toKubeletConfigurationYaml,
@@ -195,4 +197,51 @@ Deno.test("applyKubeletConfigurationDefaults() keeps explicit positive values (u
     verbosity: 5,
     options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } },
   });
+});
+
+Deno.test("defaultEvictionHard() follows the per-OS upstream maps", () => {
+  assert.deepEqual(Object.keys(defaultEvictionHard("linux")).sort(), [
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+  ]);
+  assert.deepEqual(defaultEvictionHard("windows"), {
+    "memory.available": "500Mi",
+    "nodefs.available": "10%",
+    "imagefs.available": "15%",
+  });
+  assert.deepEqual(defaultEvictionHard("darwin"), {
+    "memory.available": "100Mi",
+    "nodefs.available": "10%",
+    "imagefs.available": "15%",
+  });
+});
+
+Deno.test("defaultFlagsOnlyKubeletConfiguration() differs from file defaults in the 4 legacy values", () => {
+  const flags = defaultFlagsOnlyKubeletConfiguration() as Record<
+    string,
+    unknown
+  >;
+  const file = defaultKubeletConfiguration() as Record<string, unknown>;
+  assert.equal(flags.readOnlyPort, 10255);
+  assert.equal(file.readOnlyPort, undefined);
+  const same: Record<string, unknown> = {
+    ...flags,
+    authentication: file.authentication,
+    authorization: file.authorization,
+  };
+  delete same.readOnlyPort;
+  assert.deepEqual(same, file);
+  assert.equal(flags.evictionHard, undefined);
+});
+
+Deno.test("applyKubeletConfigurationDefaults() rejects wrong types with the field path", () => {
+  assert.throws(
+    () => applyKubeletConfigurationDefaults({ logging: { verbosity: "loud" } }),
+    (err: unknown) =>
+      err instanceof ConfigError && err.field === "logging.verbosity" &&
+      /^field logging\.verbosity: expected a uint32/.test(err.message),
+  );
 });

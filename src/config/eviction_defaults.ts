@@ -35,11 +35,10 @@ export function defaultEvictionHard(
  */
 export function withEvictionHardDefaults(
   evictionHard: Record<string, string> | undefined,
-  mergeDefaults: boolean,
-  os?: string,
+  options: { mergeDefaults: boolean; os?: string | undefined },
 ): Record<string, string> {
-  const defaults = defaultEvictionHard(os);
+  const defaults = defaultEvictionHard(options.os);
   if (evictionHard === undefined) return defaults;
-  if (!mergeDefaults) return evictionHard;
+  if (!options.mergeDefaults) return evictionHard;
   return { ...defaults, ...evictionHard };
 }

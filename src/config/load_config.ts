@@ -158,10 +158,9 @@ export async function loadConfigFile(
     });
   }
   resolveRelativePaths(config, dirname(abs));
-  config.evictionHard = withEvictionHardDefaults(
-    config.evictionHard,
-    config.mergeDefaultEvictionSettings,
-    options.os,
-  );
+  config.evictionHard = withEvictionHardDefaults(config.evictionHard, {
+    mergeDefaults: config.mergeDefaultEvictionSettings,
+    os: options.os,
+  });
   return config;
 }

@@ -311,3 +311,11 @@ Deno.test("loadConfigFile() refuses deeply nested collections before parsing", a
     },
   );
 });
+
+Deno.test("loadConfigFile() reads only the first YAML document, like yaml.Unmarshal", async () => {
+  await withFile(`---\n${HEADER}port: 1234\n---\nport: [\n`, async (path) => {
+    assert.equal((await loadConfigFile(path)).port, 1234);
+  });
+  const comments = await loadError("# only a comment\n");
+  assert.match(comments.message, /must be a mapping/);
+});

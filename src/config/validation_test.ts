@@ -740,20 +740,26 @@ const CASES: Case[] = [
 Deno.test("validateKubeletConfiguration() passes all 84 upstream TestValidateKubeletConfiguration cases", () => {
   assert.equal(CASES.length, 84);
   const failures: string[] = [];
-  for (const [name, mutate, expected, total] of CASES) {
-    const config = successConfig();
-    mutate(config);
-    const issues = validateKubeletConfiguration(config, createFeatureGates(), {
-      os: "linux",
-      cgroupVersion: 2,
-    });
-    const text = formatValidationIssues(issues);
-    if (expected === "" ? issues.length !== 0 : !text.includes(expected)) {
-      failures.push(`${name}: got ${JSON.stringify(text)}`);
-    } else if (issues.length !== total) {
-      failures.push(
-        `${name}: want ${total} issues, got ${issues.length}: ${text}`,
+  // successConfig sets singleProcessOOMKill = !cgroupv2 on Linux.
+  for (const cgroupVersion of [2, 1] as const) {
+    for (const [name, mutate, expected, total] of CASES) {
+      const config = successConfig();
+      config.singleProcessOOMKill = cgroupVersion === 1;
+      mutate(config);
+      const issues = validateKubeletConfiguration(
+        config,
+        createFeatureGates(),
+        { os: "linux", cgroupVersion },
       );
+      const text = formatValidationIssues(issues);
+      const label = `${name} (cgroup v${cgroupVersion})`;
+      if (expected === "" ? issues.length !== 0 : !text.includes(expected)) {
+        failures.push(`${label}: got ${JSON.stringify(text)}`);
+      } else if (issues.length !== total) {
+        failures.push(
+          `${label}: want ${total} issues, got ${issues.length}: ${text}`,
+        );
+      }
     }
   }
   assert.deepEqual(failures, []);

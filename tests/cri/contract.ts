@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   ContainerState,
   type ImageService,
+  isUnimplemented,
   NamespaceMode,
   PodSandboxState,
   RuntimeError,
@@ -234,6 +235,27 @@ export function criContractSuite(
     const ready = status?.conditions.find((c) => c.type === "RuntimeReady");
     assert.equal(ready?.status, true);
     assert.ok(status?.conditions.some((c) => c.type === "NetworkReady"));
+  });
+
+  test("RPCs containerd 1.6 lacks are Unimplemented", async (t) => {
+    const unimplemented = (e: unknown) => isUnimplemented(e);
+    await assert.rejects(
+      t.runtime.checkpointContainer({ containerId: "x" }),
+      unimplemented,
+    );
+    await assert.rejects(t.runtime.runtimeConfig({}), unimplemented);
+    await assert.rejects(t.runtime.listMetricDescriptors({}), unimplemented);
+    await assert.rejects(t.runtime.listPodSandboxMetrics({}), unimplemented);
+    await assert.rejects(
+      t.runtime.updatePodSandboxResources({ podSandboxId: "x" }),
+      unimplemented,
+    );
+    const events = t.runtime.getContainerEvents({}, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    await assert.rejects(async () => {
+      for await (const _event of events) break;
+    }, unimplemented);
   });
 
   test("runPodSandbox() then stop and remove walks READY, NOTREADY, gone", async (t) => {

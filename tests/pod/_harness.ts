@@ -123,7 +123,7 @@ export async function startHarness(
       for (let t = 0; t < ms; t += 1000) {
         await clock.advance(Math.min(1000, ms - t));
         // Idle, or busy waiting on the fake clock (e.g. a stop within the grace period).
-        await Promise.race([kubelet.whenIdle(), turns(50)]);
+        await Promise.race([kubelet.whenIdle(), turns(200)]);
       }
     },
     async restartKubelet() {

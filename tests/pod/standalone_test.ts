@@ -286,6 +286,7 @@ Deno.test("pods are recreated after the runtime restarted and lost its container
   h.runtime.containers.clear();
   h.runtime.sandboxes.clear();
   await h.tick(20_000);
+  await h.kubelet.whenIdle();
   const [after, ...rest] = await h.containers("web");
   assert.equal(rest.length, 0);
   assert.equal(after?.state, "running");

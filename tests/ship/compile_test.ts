@@ -74,7 +74,17 @@ Deno.test("scripts/compile.ts builds the compile command with the standard lists
         " --allow-write=/etc/kubernetes/kubelet.conf,/run/containerd/containerd.sock,/var/lib/kubelet,/var/log/pods ",
       ]
     ) assert.ok(line.includes(part), `${part} missing in ${line}`);
-    assert.ok(line.endsWith(join(ROOT, "main.ts")));
+    // compiled from the bundle: the same single file the audit tests run
+    assert.ok(line.endsWith(join(ROOT, "dist/kubelet.js")), line);
+    assert.ok(line.includes(" --no-config "));
+    assert.ok(
+      stdout.includes(
+        ` bundle --platform deno --output ${join(ROOT, "dist/kubelet.js")} ${
+          join(ROOT, "main.ts")
+        }`,
+      ),
+      stdout,
+    );
     assert.doesNotMatch(line, /allow-(all|run|ffi)| -A /);
     assert.match(stdout, /skipping linux\/arm64: .*DENORT_BIN_ARM64/);
   } finally {
@@ -149,8 +159,9 @@ Deno.test("compileArgs() refuses unscoped dangerous flags", () => {
     permissionFlags: ["--no-prompt", "--allow-sys=hostname"],
     outDir: "/d",
   });
-  assert.deepEqual(args.slice(0, 4), [
+  assert.deepEqual(args.slice(0, 5), [
     "compile",
+    "--no-config",
     "--cached-only",
     "--no-prompt",
     "--allow-sys=hostname",

@@ -119,7 +119,11 @@ export class SimPods extends SimRuntimeBase {
 
   #reserve(name: string, id: string, kind: "sandbox" | "container"): void {
     const owner = this.#names.get(name);
-    if (owner !== undefined) {
+    // A name whose owner vanished (tests may clear the maps to mimic a runtime
+    // that lost its state) is free again.
+    const alive = owner !== undefined &&
+      (this.sandboxes.has(owner) || this.containers.has(owner));
+    if (alive) {
       throw new RuntimeError(
         UNKNOWN,
         `failed to reserve ${kind} name "${name}": name "${name}" is reserved for "${owner}"`,
@@ -151,6 +155,17 @@ export class SimPods extends SimRuntimeBase {
       namespace: meta.namespace ?? "",
       attempt: meta.attempt ?? 0,
     };
+    const hostNetwork =
+      config.linux?.securityContext?.namespaceOptions?.network ===
+        NamespaceMode.NODE;
+    if (hostNetwork && config.hostname) {
+      // runc cannot set a hostname in the host's UTS namespace; the kubelet
+      // leaves hostname empty for hostNetwork pods.
+      throw new RuntimeError(
+        UNKNOWN,
+        "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to set hostname without a private UTS namespace: unknown",
+      );
+    }
     const id = newId();
     const name =
       `${metadata.name}_${metadata.namespace}_${metadata.uid}_${metadata.attempt}`;

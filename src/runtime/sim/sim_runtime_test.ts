@@ -320,3 +320,13 @@ Deno.test("startContainer() writes CRI log files only when the scenario asks", a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("runPodSandbox() reuses a name whose owner was dropped from the maps", async () => {
+  const { runtime } = setup();
+  const config = { metadata: { name: "p", uid: "u", namespace: "default" } };
+  await runtime.runPodSandbox({ config });
+  await assert.rejects(runtime.runPodSandbox({ config }), /is reserved for/);
+  runtime.sandboxes.clear(); // as if the runtime lost its state
+  const { podSandboxId } = await runtime.runPodSandbox({ config });
+  assert.ok(runtime.sandboxes.has(podSandboxId));
+});
