@@ -14,6 +14,9 @@ export function goPathError(op: string, path: string, err: unknown): string {
   if (err instanceof Deno.errors.PermissionDenied) {
     return `${op} ${path}: permission denied`;
   }
+  if (err instanceof Deno.errors.NotCapable) {
+    return `${op} ${path}: permission denied (the Deno sandbox does not allow reading this path; grant it with --allow-read)`;
+  }
   if (err instanceof Deno.errors.NotADirectory) {
     return `${op} ${path}: not a directory`;
   }

@@ -283,6 +283,23 @@ export function criContractSuite(
     assert.deepEqual(items, []);
   });
 
+  test("runPodSandbox() refuses a hostname on a hostNetwork sandbox", async (t) => {
+    const config = {
+      ...sandboxConfig(t, { hostNetwork: true }),
+      hostname: "not-allowed",
+    };
+    await rejectsWithCode(
+      t.runtime.runPodSandbox({ config }),
+      GRPC_UNKNOWN,
+      /unable to set hostname without a private UTS namespace/,
+    );
+    // The failed attempt does not keep the name.
+    const ok = await t.runtime.runPodSandbox({
+      config: { ...config, hostname: "" },
+    });
+    await t.runtime.removePodSandbox({ podSandboxId: ok.podSandboxId });
+  });
+
   test("runPodSandbox() with a live name and attempt fails as reserved", async (t) => {
     await using pod = await runPod(t);
     const again = sandboxConfig(t, {

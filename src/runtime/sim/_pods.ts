@@ -170,9 +170,6 @@ export class SimPods extends SimRuntimeBase {
     const name =
       `${metadata.name}_${metadata.namespace}_${metadata.uid}_${metadata.attempt}`;
     this.#reserve(name, id, "sandbox");
-    const hostNetwork =
-      config.linux?.securityContext?.namespaceOptions?.network ===
-        NamespaceMode.NODE;
     let ip = "";
     if (!hostNetwork) {
       const n = this.#nextIp++;
