@@ -106,18 +106,31 @@ Deno.test("loadConfigFile() reports a missing file like upstream", async () => {
 });
 
 Deno.test("loadConfigFile() reports an unreadable file", async () => {
-  await withFile(HEADER, async (path) => {
-    if (Deno.uid?.() === 0) {
-      // root ignores file modes; take the read permission away instead.
-      await Deno.permissions.revoke({ name: "read", path });
-      await assert.rejects(
-        loadConfigFile(path),
-        /permission denied \(the Deno sandbox/,
-      );
-    } else {
+  await withFile(HEADER, async (path, dir) => {
+    if (Deno.uid?.() !== 0) {
       await Deno.chmod(path, 0o000);
       await assert.rejects(loadConfigFile(path), /: permission denied$/);
+      return;
     }
+    // root ignores file modes: load it from a process without read access.
+    const script = `${dir}/probe.ts`;
+    const mod = new URL("./mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { loadConfigFile } from ${JSON.stringify(mod)};\n` +
+        `try { await loadConfigFile(${JSON.stringify(path)}); } catch (e) {\n` +
+        `  await Deno.stdout.write(new TextEncoder().encode((e as Error).message));\n}\n`,
+    );
+    const config = new URL("../../deno.json", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--quiet", "--config", config, script],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    assert.match(
+      new TextDecoder().decode(out.stdout),
+      /error: open .*kubelet\.yaml: permission denied \(the Deno sandbox does not allow reading this path; grant it with --allow-read\)$/,
+    );
   });
 });
 

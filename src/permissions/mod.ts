@@ -22,6 +22,7 @@ export type {
 export { PermissionPlanError } from "./errors.ts";
 /** The planner, the standard layout and its defaults. */
 export {
+  CRI_URL_GRANT,
   KUBELET_ENV_NAMES,
   KUBELET_SYS_NAMES,
   PLAN_DEFAULTS,

@@ -175,6 +175,8 @@ function addEndpoint(b: PlanBuilder, endpoint: string, field: string): void {
   let socket: string;
   if (endpoint.startsWith("unix://")) {
     socket = endpoint.slice("unix://".length);
+  } else if (endpoint.startsWith("unix:/")) {
+    socket = endpoint.slice("unix:".length);
   } else if (endpoint.startsWith("/")) {
     socket = endpoint; // upstream still accepts a bare socket path
   } else {
@@ -192,7 +194,14 @@ function addEndpoint(b: PlanBuilder, endpoint: string, field: string): void {
   b.add("read", socket, field);
   b.add("write", socket, field);
   b.add("net", `unix:${socket}`, field);
+  // Deno also checks the request URL's host although the bytes go to the
+  // socket; the CRI client uses a reserved name that never resolves
+  // (runtime's CRI_URL_HOST; tests/ship/cri_grant_test.ts keeps them equal).
+  b.add("net", CRI_URL_GRANT, field);
 }
+
+/** The net grant for the CRI client's request URL host. */
+export const CRI_URL_GRANT = "cri.invalid:80";
 
 function addListener(
   b: PlanBuilder,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  CRI_URL_GRANT,
   PermissionPlanError,
   planPermissions,
   STANDARD_LAYOUT,
@@ -24,6 +25,7 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", () =
   assert.deepEqual(plan.net, [
     "0.0.0.0:10250",
     "127.0.0.1:10248",
+    "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
   ]);
   assert.deepEqual(plan.env, [
@@ -94,7 +96,9 @@ Deno.test("planPermissions() derives listeners from address and ports", () => {
     },
     flags: {},
   }, { readFile: noFile });
-  const tcp = plan.net.filter((n) => !n.startsWith("unix:"));
+  const tcp = plan.net.filter((n) =>
+    !n.startsWith("unix:") && n !== CRI_URL_GRANT
+  );
   assert.deepEqual(tcp, ["[::]:10255", "[::]:11250"]);
 });
 
@@ -218,6 +222,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", () => {
   assert.deepEqual(plan.net, [
     "0.0.0.0:10250",
     "127.0.0.1:10248",
+    "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
   ]);
   const withApi = standardPlan({ extraNet: ["10.0.0.1:6443"] });

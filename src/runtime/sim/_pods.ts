@@ -37,7 +37,7 @@ import type {
   StopPodSandboxRequestInit,
 } from "../types.ts";
 import { SimRuntimeBase } from "./_base.ts";
-import { SimImageStore } from "./_images.ts";
+import { normalizeImageRef, SimImageStore } from "./_images.ts";
 import { interpretCommand } from "./_shell.ts";
 import {
   appendLog,
@@ -227,8 +227,9 @@ export class SimPods extends SimRuntimeBase {
   }
 
   #behavior(name: string, image: string): SimContainerBehavior {
-    return this.scenario.containers?.[name] ??
-      this.scenario.containersByImage?.[image] ?? {};
+    const byImage = this.scenario.containersByImage ?? {};
+    return this.scenario.containers?.[name] ?? byImage[image] ??
+      byImage[normalizeImageRef(image)] ?? {};
   }
 
   async createContainer(

@@ -1,7 +1,9 @@
 /**
  * The simulated CRI runtime: `RuntimeService` + `ImageService` over in-memory
- * state (see `_pods.ts` for the lifecycle rules), plus status, listing,
- * exec, stats and images. Unimplemented RPCs answer like containerd 1.6.
+ * state. Layers: `_base.ts` (call log, injected errors, clock waits) →
+ * `_pods.ts` (sandbox/container lifecycle) → `_queries.ts` (status, lists,
+ * exec, stats) → this file (version, status, images, RPCs containerd 1.6
+ * does not implement, which answer Unimplemented as it does).
  */
 
 import { create } from "@bufbuild/protobuf";

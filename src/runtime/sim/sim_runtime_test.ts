@@ -330,3 +330,15 @@ Deno.test("runPodSandbox() reuses a name whose owner was dropped from the maps",
   const { podSandboxId } = await runtime.runPodSandbox({ config });
   assert.ok(runtime.sandboxes.has(podSandboxId));
 });
+
+Deno.test("containersByImage applies to any spelling of the image", async () => {
+  const { clock, runtime } = setup({
+    containersByImage: {
+      "docker.io/library/busybox:latest": { exitAfterMs: 1, exitCode: 9 },
+    },
+  });
+  const { containerId } = await podWith(runtime, "any");
+  await runtime.startContainer({ containerId });
+  await clock.advance(1);
+  assert.equal((await status(runtime, containerId)).exitCode, 9);
+});
