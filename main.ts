@@ -5,8 +5,7 @@
  * `--dry-run` stay light.
  * @module
  */
-import { runCommand } from "./src/cli/mod.ts";
-import { permissionsHook } from "./src/permissions/mod.ts";
+import { type CommandPermissions, runCommand } from "./src/cli/mod.ts";
 
 const encoder = new TextEncoder();
 
@@ -20,10 +19,18 @@ function writer(stream: { writeSync(p: Uint8Array): number }) {
   };
 }
 
+// Loaded only once a configuration exists, so --help and --version stay light.
+const permissions: CommandPermissions = {
+  flagsFor: async (ctx) =>
+    (await import("./src/permissions/mod.ts")).permissionsHook.flagsFor(ctx),
+  check: async (ctx) =>
+    await (await import("./src/permissions/mod.ts")).permissionsHook.check(ctx),
+};
+
 const code = await runCommand(Deno.args, {
   stdout: writer(Deno.stdout),
   stderr: writer(Deno.stderr),
-  permissions: permissionsHook,
+  permissions,
   start: async (ctx) => {
     const { runKubelet } = await import("./src/kubelet.ts");
     return await runKubelet(ctx);

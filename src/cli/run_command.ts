@@ -27,7 +27,7 @@ export interface StartContext {
 /** The permission hook (src/permissions) as the command uses it. */
 export interface CommandPermissions {
   /** Deno `--allow-*` flags this configuration needs. */
-  flagsFor(ctx: StartContext): string[];
+  flagsFor(ctx: StartContext): string[] | Promise<string[]>;
   /** Problems with the grants this process holds; empty when all is well. */
   check(ctx: StartContext): Promise<string[]>;
 }
@@ -154,7 +154,7 @@ async function dryRun(ctx: StartContext, deps: CommandDeps): Promise<number> {
   if (deps.permissions) {
     let grants: string[];
     try {
-      grants = deps.permissions.flagsFor(ctx);
+      grants = await deps.permissions.flagsFor(ctx);
     } catch (error) {
       throw new CommandError(
         `failed to plan Deno permissions: ${messageOf(error)}`,

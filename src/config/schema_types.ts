@@ -8,6 +8,10 @@ import { z } from "zod";
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import { parseQuantity } from "../util/quantity.ts";
 
+// The schemas are used a few times per process: compiling them to fast
+// validators (zod's JIT) costs more at start-up than it ever saves.
+z.config({ jitless: true });
+
 function expected(what: string) {
   return (issue: { code?: string }) =>
     issue.code === "invalid_type" ? `expected ${what}` : undefined;

@@ -180,7 +180,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   // ImageService
 
   async listImages(
-    request: T.ListImagesRequestInit,
+    _request: T.ListImagesRequestInit,
     options?: CallOptions,
   ): Promise<ListImagesResponse> {
     await this.enter("listImages", options);
