@@ -5,6 +5,9 @@
 #                             local registries, import/push the test images, print the env
 #   scripts/cri_env.sh env    print the KEY=VALUE lines only (no changes)
 #   scripts/cri_env.sh down   stop what `up` started, unmount leftovers, delete the root
+#   scripts/cri_env.sh restart  stop containerd (SIGTERM, wait for exit) and start it again
+#                             with the same config; running containers (shims) survive, as
+#                             with a real containerd restart. Prints the env lines like `up`.
 #
 # Runs as root. Never touches a system containerd: everything lives under $KTS_CRI_ROOT
 # (default /tmp/kts-cri) with its own root, state, sockets and CNI config. Idempotent:
@@ -12,6 +15,10 @@
 #
 # Environment: KTS_CRI_ROOT (default /tmp/kts-cri), KTS_CRI_SNAPSHOTTER (auto|overlayfs|native;
 # auto probes an overlay mount and falls back to native).
+# A second, runtime-only instance next to the main one (tests that restart containerd use one
+# so they never disturb the shared instance): set KTS_CRI_ROOT to another directory,
+# KTS_CRI_RUNTIME_ONLY=1 (no registries; `down` leaves the shared test cgroups alone) and a
+# distinct KTS_CRI_BRIDGE (default kts0) / KTS_CRI_SUBNET (default 10.88.0.0/16).
 #
 # Use in CI:   set -a; eval "$(bash scripts/cri_env.sh up)"; set +a
 set -euo pipefail
@@ -26,8 +33,9 @@ KTS_REGISTRY_IMAGE=$KTS_REGISTRY/kts/busybox:latest
 KTS_AUTH_REGISTRY_IMAGE=$KTS_AUTH_REGISTRY/kts/private:latest
 KTS_AUTH_USER=kts
 KTS_AUTH_PASSWORD=kts-secret
-KTS_SUBNET=10.88.0.0/16
-KTS_BRIDGE=kts0
+KTS_SUBNET=${KTS_CRI_SUBNET:-10.88.0.0/16}
+KTS_BRIDGE=${KTS_CRI_BRIDGE:-kts0}
+KTS_RUNTIME_ONLY=${KTS_CRI_RUNTIME_ONLY:-0}
 
 KTS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cri_env
 
@@ -64,18 +72,29 @@ kts_up() {
   kts_write_containerd_config
   kts_start_containerd
   kts_import_images
-  kts_start_registries
-  kts_push_images
+  if [ "$KTS_RUNTIME_ONLY" != 1 ]; then
+    kts_start_registries
+    kts_push_images
+  fi
   kts_log "ready (logs in $KTS_ROOT/logs)"
+  kts_print_env
+}
+
+kts_restart() {
+  [ "$(id -u)" -eq 0 ] || kts_die "must run as root; try: sudo $0 restart"
+  [ -s "$KTS_ROOT/containerd.toml" ] ||
+    kts_die "no environment at $KTS_ROOT (missing containerd.toml); run: $0 up"
+  kts_restart_containerd
   kts_print_env
 }
 
 case "${1:-}" in
 up) kts_up ;;
 down) kts_down ;;
+restart) kts_restart ;;
 env) kts_print_env ;;
 *)
-  printf 'usage: %s up|down|env\n' "$0" >&2
+  printf 'usage: %s up|down|restart|env\n' "$0" >&2
   exit 2
   ;;
 esac

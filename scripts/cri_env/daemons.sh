@@ -149,6 +149,32 @@ kts_start_containerd() {
   }
 }
 
+# Stops our containerd with SIGTERM, waits for it to exit, then starts it again with the same
+# config. Shims are separate processes, so running containers survive the restart.
+kts_restart_containerd() {
+  local pidfile=$KTS_ROOT/run/containerd.pid needle=$KTS_ROOT/containerd.toml pid i
+  kts_pid_alive "$pidfile" "$needle" ||
+    kts_die "containerd of $KTS_ROOT is not running (pid file $pidfile); run: $0 up"
+  pid=$(cat "$pidfile")
+  kill -TERM "$pid" 2>/dev/null || true
+  # An exited process may linger as a zombie (empty cmdline) when nobody reaps it yet, so
+  # wait for the command line to go rather than for /proc/<pid>.
+  for ((i = 0; i < 300; i++)); do
+    kts_pid_alive "$pidfile" "$needle" || break
+    sleep 0.1
+  done
+  if kts_pid_alive "$pidfile" "$needle"; then
+    kts_log "containerd (pid $pid) did not exit within 30s of SIGTERM; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+    kts_wait 10 "containerd (pid $pid) to exit" kts_pid_gone "$pidfile" "$needle"
+  fi
+  kts_log "containerd stopped (pid $pid)"
+  rm -f "$pidfile"
+  kts_start_containerd
+}
+
+kts_pid_gone() { ! kts_pid_alive "$@"; }
+
 kts_import_images() {
   local present
   present=$(kts_ctr images ls -q)
@@ -286,8 +312,11 @@ kts_down() {
   while read -r mnt; do
     umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
   done < <(awk -v root="$KTS_ROOT" 'index($2, root) == 1 { print $2 }' /proc/self/mounts | sort -r)
-  # Empty pod cgroups the tests created under /kts-test (see tests/cri/contract.ts).
-  find /sys/fs/cgroup -depth -type d -path '*/kts-test*' -exec rmdir {} \; 2>/dev/null || true
+  # Empty pod cgroups the tests created under /kts-test (see tests/cri/contract.ts). A
+  # runtime-only instance leaves them: the main instance may still be using them.
+  if [ "$KTS_RUNTIME_ONLY" != 1 ]; then
+    find /sys/fs/cgroup -depth -type d -path '*/kts-test*' -exec rmdir {} \; 2>/dev/null || true
+  fi
   if ip link show "$KTS_BRIDGE" >/dev/null 2>&1; then
     ip link delete "$KTS_BRIDGE" || true
   fi

@@ -16,7 +16,7 @@ export function sortedPairs(map: Record<string, unknown>, sep: string): string {
     .join(",");
 }
 
-/** A map value kind. */
+/** A `k<sep>v` map value kind (MapStringString, LangleSeparatedMapStringString). */
 export function mapValue(
   slot: AnySlot,
   options: { type: string; sep: string; split: boolean; error: string },
@@ -32,9 +32,8 @@ export function mapValue(
         initialized = true;
         slot.set(map);
       }
-      const items = options.split ? s.split(",") : [s];
-      for (const raw of items) {
-        const item = options.split ? raw.trim() : raw;
+      // Like cliflag: only truly empty items are skipped; "a=b, " fails.
+      for (const item of options.split ? s.split(",") : [s]) {
         if (options.split && item === "") continue;
         const at = item.indexOf(options.sep);
         if (at < 0) throw new Error(options.error);
@@ -43,30 +42,6 @@ export function mapValue(
     },
     text: () =>
       sortedPairs((slot.get() ?? {}) as Record<string, unknown>, options.sep),
-  };
-}
-
-/** A map value kind. */
-export function langleValue(slot: AnySlot): FlagValue {
-  let initialized = false;
-  return {
-    type: "mapStringString",
-    zero: "custom",
-    set(s) {
-      let map = slot.get() as Record<string, string> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
-      for (const item of s.split(",")) {
-        if (item === "") continue;
-        const at = item.indexOf("<");
-        if (at < 0) throw new Error("malformed pair, expect string<string");
-        map[item.slice(0, at).trim()] = item.slice(at + 1).trim();
-      }
-    },
-    text: () => sortedPairs((slot.get() ?? {}) as Record<string, unknown>, "<"),
   };
 }
 

@@ -23,7 +23,6 @@ import {
 import {
   colonMultimapValue,
   configurationMapValue,
-  langleValue,
   mapStringBoolValue,
   mapValue,
 } from "./map_values.ts";
@@ -203,7 +202,12 @@ export function createValue(kind: ValueKind, slot: AnySlot): FlagValue {
         error: "malformed pair, expect string=string",
       });
     case "langleMap":
-      return langleValue(slot);
+      return mapValue(slot, {
+        type: "mapStringString",
+        sep: "<",
+        split: true,
+        error: "malformed pair, expect string<string",
+      });
     case "colonMultimap":
       return colonMultimapValue(slot);
     case "configurationMap":

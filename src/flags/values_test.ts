@@ -133,6 +133,11 @@ Deno.test("mapStringString: split on commas, trimmed, first set clears, later se
     errorOf("mapStringString", "cpu"),
     "malformed pair, expect string=string",
   );
+  // cliflag skips only empty items: a blank one is a malformed pair.
+  assert.equal(
+    errorOf("mapStringString", "cpu=1, "),
+    "malformed pair, expect string=string",
+  );
 });
 
 Deno.test("mapStringString NoSplit keeps commas in the value", () => {
