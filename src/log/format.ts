@@ -8,8 +8,8 @@ function pad(n: number, width: number): string {
 
 /** The klog header: `I1202 08:12:40.123456   12345 file.ts:12] `. */
 export function klogHeader(record: LogRecord, pid: number): string {
-  const t = record.time;
-  const micros = pad(t.getUTCMilliseconds() * 1000, 6);
+  const t = new Date(Math.floor(record.time));
+  const micros = pad(Math.floor((record.time % 1000) * 1000), 6);
   const stamp = `${pad(t.getUTCMonth() + 1, 2)}${pad(t.getUTCDate(), 2)} ` +
     `${pad(t.getUTCHours(), 2)}:${pad(t.getUTCMinutes(), 2)}:` +
     `${pad(t.getUTCSeconds(), 2)}.${micros}`;
@@ -59,7 +59,7 @@ function jsonValue(value: unknown): unknown {
 /** Formats one record as a component-base JSON line (no trailing newline). */
 export function formatJson(record: LogRecord): string {
   const out: Record<string, unknown> = {
-    ts: record.time.getTime() / 1000,
+    ts: record.time / 1000,
     caller: record.caller,
     msg: record.msg,
   };

@@ -28,6 +28,11 @@ function writeStderr(line: string): void {
   Deno.stderr.writeSync(encoder.encode(line + "\n"));
 }
 
+/** Wall-clock milliseconds with sub-millisecond precision. */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 interface Shared {
   format: "text" | "json";
   verbosity: number;
@@ -101,7 +106,7 @@ class KlogLogger implements Logger {
       verbosity,
       msg,
       fields: fields ? { ...this.#fields, ...fields } : this.#fields,
-      time: new Date(shared.now()),
+      time: shared.now(),
       caller: callerOf(new Error().stack),
     };
     shared.sink(
@@ -134,7 +139,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: e.level,
     })),
     sink: options.stderr ?? writeStderr,
-    now: options.now ?? Date.now,
+    now: options.now ?? preciseNow,
     pid: Deno.pid,
   };
   return new KlogLogger(shared, {});

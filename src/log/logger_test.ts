@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createLogger } from "./mod.ts";
 import { CaptureLogger } from "./testing.ts";
 
-const FIXED = Date.UTC(2026, 11, 2, 8, 12, 40, 123);
+const FIXED = Date.UTC(2026, 11, 2, 8, 12, 40, 123) + 0.456;
 
 function capture(options: Parameters<typeof createLogger>[0] = {}) {
   const lines: string[] = [];
@@ -22,7 +22,7 @@ Deno.test("createLogger() writes klog text headers", () => {
   assert.match(
     lines[0]!,
     new RegExp(
-      `^I1202 08:12:40\\.123000 ${pid} logger_test\\.ts:\\d+\\] "Starting kubelet" version="v1\\.34\\.0" pods=3$`,
+      `^I1202 08:12:40\\.123456 ${pid} logger_test\\.ts:\\d+\\] "Starting kubelet" version="v1\\.34\\.0" pods=3$`,
     ),
   );
 });

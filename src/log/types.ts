@@ -30,7 +30,8 @@ export interface LogRecord {
   verbosity: number;
   msg: string;
   fields: LogFields;
-  time: Date;
+  /** Milliseconds since the epoch, with a fraction (klog prints microseconds). */
+  time: number;
   /** `file.ts:line` of the call site, when known. */
   caller: string;
 }
