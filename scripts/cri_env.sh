@@ -8,6 +8,7 @@
 #   scripts/cri_env.sh restart  stop containerd (SIGTERM, wait for exit) and start it again
 #                             with the same config; running containers (shims) survive, as
 #                             with a real containerd restart. Prints the env lines like `up`.
+#                             KTS_CRI_RESTART_PAUSE=<seconds> keeps it down that long (an outage).
 #
 # Runs as root. Never touches a system containerd: everything lives under $KTS_CRI_ROOT
 # (default /tmp/kts-cri) with its own root, state, sockets and CNI config. Idempotent:
@@ -36,6 +37,7 @@ KTS_AUTH_PASSWORD=kts-secret
 KTS_SUBNET=${KTS_CRI_SUBNET:-10.88.0.0/16}
 KTS_BRIDGE=${KTS_CRI_BRIDGE:-kts0}
 KTS_RUNTIME_ONLY=${KTS_CRI_RUNTIME_ONLY:-0}
+KTS_RESTART_PAUSE=${KTS_CRI_RESTART_PAUSE:-0}
 
 KTS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cri_env
 

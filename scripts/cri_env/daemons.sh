@@ -152,6 +152,8 @@ kts_start_containerd() {
 # Stops our containerd with SIGTERM, waits for it to exit, then starts it again with the same
 # config. Shims are separate processes, so running containers survive the restart.
 kts_restart_containerd() {
+  [[ "$KTS_RESTART_PAUSE" =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+    kts_die "KTS_CRI_RESTART_PAUSE must be a number of seconds such as 2 or 0.5 (got \"$KTS_RESTART_PAUSE\")"
   local pidfile=$KTS_ROOT/run/containerd.pid needle=$KTS_ROOT/containerd.toml pid i
   kts_pid_alive "$pidfile" "$needle" ||
     kts_die "containerd of $KTS_ROOT is not running (pid file $pidfile); run: $0 up"
@@ -170,6 +172,10 @@ kts_restart_containerd() {
   fi
   kts_log "containerd stopped (pid $pid)"
   rm -f "$pidfile"
+  if [ "$KTS_RESTART_PAUSE" != 0 ]; then
+    kts_log "containerd stays down for ${KTS_RESTART_PAUSE}s (KTS_CRI_RESTART_PAUSE)"
+    sleep "$KTS_RESTART_PAUSE"
+  fi
   kts_start_containerd
 }
 

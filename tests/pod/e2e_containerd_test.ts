@@ -4,48 +4,13 @@
  * kubelets never garbage-collect orphans and every pod name carries a random node name.
  */
 import assert from "node:assert/strict";
-import { systemClock } from "../../src/clock/mod.ts";
-import { CaptureLogger } from "../../src/log/testing.ts";
-import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
-import { createPodSyncer } from "../../src/pod/mod.ts";
 import {
-  ContainerState,
-  createCriRuntime,
-  type CriRuntime,
-} from "../../src/runtime/mod.ts";
-import { createPodStatusManager } from "../../src/status/mod.ts";
-
-const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
-const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
-  "kts.local/busybox:latest";
-
-interface E2e extends AsyncDisposable {
-  node: string;
-  runtime: CriRuntime;
-  kubelet: Kubelet;
-  write(file: string, text: string): Promise<void>;
-  remove(file: string): Promise<void>;
-  restartKubelet(): Promise<void>;
-  containers(
-    pod: string,
-  ): Promise<
-    { id: string; state: ContainerState; createdAt: number; uid: string }[]
-  >;
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+  endpoint,
+  IMAGE,
+  running,
+  startE2e,
+  waitFor,
+} from "./_containerd_e2e.ts";
 
 function manifest(name: string, command: string[], grace = 2): string {
   return JSON.stringify({
@@ -61,85 +26,6 @@ function manifest(name: string, command: string[], grace = 2): string {
     },
   });
 }
-
-async function startE2e(): Promise<E2e> {
-  const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
-  const dir = await Deno.makeTempDir({ prefix: "kts-pod-e2e-" });
-  await Deno.mkdir(`${dir}/manifests`);
-  const runtime = createCriRuntime({ endpoint, timeoutMs: 60_000 });
-  const logger = new CaptureLogger();
-  const build = () => {
-    const syncer = createPodSyncer(
-      {
-        runtime,
-        images: runtime,
-        clock: systemClock,
-        logger,
-        statusManager: createPodStatusManager(),
-      },
-      {
-        podLogsDir: `${dir}/logs`,
-        serializeImagePulls: true,
-        nodeName: node,
-        runtimeRequestTimeoutMs: 60_000,
-      },
-    );
-    const k = createKubelet({ runtime, syncer, clock: systemClock, logger }, {
-      nodeName: node,
-      staticPodPath: `${dir}/manifests`,
-      fileCheckFrequencyMs: 1000,
-      runtimeRequestTimeoutMs: 60_000,
-    });
-    k.start();
-    return k;
-  };
-  let kubelet = build();
-  const e: E2e = {
-    node,
-    runtime,
-    get kubelet() {
-      return kubelet;
-    },
-    write: (f, t) => Deno.writeTextFile(`${dir}/manifests/${f}`, t),
-    remove: (f) => Deno.remove(`${dir}/manifests/${f}`),
-    async restartKubelet() {
-      await kubelet.stop();
-      kubelet = build();
-    },
-    async containers(pod) {
-      const { containers } = await runtime.listContainers({
-        filter: {
-          labelSelector: { "io.kubernetes.pod.name": `${pod}-${node}` },
-        },
-      });
-      return containers
-        .map((c) => ({
-          id: c.id,
-          state: c.state,
-          createdAt: Number(c.createdAt / 1_000_000n),
-          uid: c.labels["io.kubernetes.pod.uid"] ?? "",
-        }))
-        .sort((a, b) => a.createdAt - b.createdAt);
-    },
-    async [Symbol.asyncDispose]() {
-      await kubelet.stop();
-      // Sweep everything this test created (its pod names end with the random node name).
-      const { items } = await runtime.listPodSandbox({});
-      for (
-        const s of items.filter((s) => s.metadata?.name.endsWith(`-${node}`))
-      ) {
-        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
-        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
-      }
-      await runtime.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
-  return e;
-}
-
-const running = <T extends { state: ContainerState }>(cs: T[]): T[] =>
-  cs.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
 
 Deno.test({
   name:

@@ -1,0 +1,176 @@
+/**
+ * Harness for the end-to-end static pod tests on a real containerd
+ * (`KUBELET_TS_CRI_ENDPOINT`, see scripts/cri_env.sh). The runtime is shared
+ * with other test files running in parallel, so these kubelets never
+ * garbage-collect orphans, every pod name carries a random node name and each
+ * test removes only its own sandboxes.
+ */
+import { systemClock } from "../../src/clock/mod.ts";
+import { CaptureLogger } from "../../src/log/testing.ts";
+import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
+import { createPodSyncer } from "../../src/pod/mod.ts";
+import type { PodStatus } from "../../src/pod/types.ts";
+import {
+  ContainerState,
+  createCriRuntime,
+  type CriRuntime,
+} from "../../src/runtime/mod.ts";
+import { createPodStatusManager } from "../../src/status/mod.ts";
+
+export const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
+export const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
+  "kts.local/busybox:latest";
+
+/** One runtime container of a static pod, as CRI lists it. */
+export interface RuntimeContainer {
+  id: string;
+  name: string;
+  state: ContainerState;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  uid: string;
+}
+
+/** A running standalone kubelet on a private manifest directory. */
+export interface E2e extends AsyncDisposable {
+  node: string;
+  runtime: CriRuntime;
+  readonly kubelet: Kubelet;
+  logger: CaptureLogger;
+  /** Writes a manifest (text as is, anything else as JSON). */
+  write(file: string, manifest: unknown): Promise<void>;
+  remove(file: string): Promise<void>;
+  /** Stops the kubelet and starts a new one on the same directory. */
+  restartKubelet(): Promise<void>;
+  /** Runtime containers of static pod `<pod>-<node>`, oldest first. */
+  containers(pod: string): Promise<RuntimeContainer[]>;
+  /** Runtime sandbox IDs of static pod `<pod>-<node>`. */
+  sandboxes(pod: string): Promise<string[]>;
+  /** Every status the kubelet recorded for static pod `<pod>-<node>`, in order. */
+  statuses(pod: string): PodStatus[];
+}
+
+/** Polls `probe` every 100 ms until it gives a value; fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The running ones of `cs`. */
+export function running<T extends { state: ContainerState }>(cs: T[]): T[] {
+  return cs.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
+}
+
+/** Starts a kubelet against `options.endpoint` (default: the shared one). */
+export async function startE2e(
+  options: { endpoint?: string } = {},
+): Promise<E2e> {
+  const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
+  const dir = await Deno.makeTempDir({ prefix: "kts-pod-e2e-" });
+  await Deno.mkdir(`${dir}/manifests`);
+  const runtime = createCriRuntime({
+    endpoint: options.endpoint ?? endpoint,
+    timeoutMs: 60_000,
+  });
+  const logger = new CaptureLogger();
+  const statusManager = createPodStatusManager();
+  const history = new Map<string, PodStatus[]>();
+  statusManager.onChange((change) => {
+    if (change.kind !== "set") return;
+    const list = history.get(change.entry.podFullName) ?? [];
+    list.push(structuredClone(change.entry.status));
+    history.set(change.entry.podFullName, list);
+  });
+  const build = () => {
+    const syncer = createPodSyncer(
+      { runtime, images: runtime, clock: systemClock, logger, statusManager },
+      {
+        podLogsDir: `${dir}/logs`,
+        serializeImagePulls: true,
+        nodeName: node,
+        runtimeRequestTimeoutMs: 60_000,
+      },
+    );
+    const k = createKubelet({ runtime, syncer, clock: systemClock, logger }, {
+      nodeName: node,
+      staticPodPath: `${dir}/manifests`,
+      fileCheckFrequencyMs: 1000,
+      runtimeRequestTimeoutMs: 60_000,
+    });
+    k.start();
+    return k;
+  };
+  let kubelet = build();
+  const mine = (name: string | undefined) => name?.endsWith(`-${node}`);
+  return {
+    node,
+    runtime,
+    logger,
+    get kubelet() {
+      return kubelet;
+    },
+    write: (f, m) =>
+      Deno.writeTextFile(
+        `${dir}/manifests/${f}`,
+        typeof m === "string" ? m : JSON.stringify(m),
+      ),
+    remove: (f) => Deno.remove(`${dir}/manifests/${f}`),
+    async restartKubelet() {
+      await kubelet.stop();
+      kubelet = build();
+    },
+    async containers(pod) {
+      const { containers } = await runtime.listContainers({
+        filter: {
+          labelSelector: { "io.kubernetes.pod.name": `${pod}-${node}` },
+        },
+      });
+      return containers
+        .map((c) => ({
+          id: c.id,
+          name: c.metadata?.name ?? "",
+          state: c.state,
+          createdAt: Number(c.createdAt / 1_000_000n),
+          uid: c.labels["io.kubernetes.pod.uid"] ?? "",
+        }))
+        .sort((a, b) => a.createdAt - b.createdAt);
+    },
+    async sandboxes(pod) {
+      const { items } = await runtime.listPodSandbox({
+        filter: {
+          labelSelector: { "io.kubernetes.pod.name": `${pod}-${node}` },
+        },
+      });
+      return items.map((s) => s.id);
+    },
+    statuses: (pod) => history.get(`default/${pod}-${node}`) ?? [],
+    async [Symbol.asyncDispose]() {
+      await kubelet.stop();
+      // A call the stopped kubelet aborted may still be finishing inside
+      // containerd and make a removal fail for a moment: sweep until none is left.
+      await waitFor("this test's sandboxes removed", async () => {
+        const listed = await runtime.listPodSandbox({}).catch(() => undefined);
+        if (!listed) return undefined;
+        const left = listed.items.filter((s) => mine(s.metadata?.name));
+        for (const s of left) {
+          await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
+          await runtime.removePodSandbox({ podSandboxId: s.id }).catch(
+            () => {},
+          );
+        }
+        return left.length === 0 ? true : undefined;
+      }, 30_000);
+      await runtime.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
