@@ -285,19 +285,12 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
     });
     return 1;
   }
-  try {
-    const version = await runtime.version({}, { timeoutMs });
-    logger.info("Connected to the container runtime", {
-      endpoint,
-      runtimeName: version.runtimeName,
-      runtimeVersion: version.runtimeVersion,
-    });
-  } catch (cause) {
-    // Not fatal: the PLEG and the pod workers retry until the runtime answers.
-    logger.warn("Container runtime is not answering yet, will retry", {
-      endpoint,
-      err: cause instanceof Error ? cause.message : String(cause),
-    });
+  const { validateRuntimeConnection } = await import("./runtime/mod.ts");
+  if (
+    !(await validateRuntimeConnection(runtime, { endpoint, logger, timeoutMs }))
+  ) {
+    await runtime.close();
+    return 1;
   }
   const statusManager = createPodStatusManager();
   const syncer = createPodSyncer({

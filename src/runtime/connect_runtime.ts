@@ -11,7 +11,12 @@ import type { Clock } from "../clock/mod.ts";
 import { systemClock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { createCriRuntime, type CriRuntimeOptions } from "./cri_client.ts";
-import { GrpcCode, isUnavailable, RuntimeError } from "./errors.ts";
+import {
+  GrpcCode,
+  isUnavailable,
+  isUnimplemented,
+  RuntimeError,
+} from "./errors.ts";
 import type { StatusResponse, VersionResponse } from "./gen/api_pb.ts";
 import type { CriRuntime, RuntimeService } from "./types.ts";
 
@@ -204,4 +209,59 @@ export async function connectRuntime(
     await runtime.close();
     throw error;
   }
+}
+
+/**
+ * The startup handshake (upstream's "validate service connection"): a runtime
+ * that answers with another API than CRI v1 is fatal; one that does not answer
+ * yet or is not ready is only logged and then retried by the PLEG and the
+ * workers, because at boot containerd may well start after the kubelet.
+ */
+export async function validateRuntimeConnection(
+  runtime: RuntimeService,
+  options: { endpoint: string; logger: Logger; timeoutMs: number },
+): Promise<boolean> {
+  const { endpoint, logger, timeoutMs } = options;
+  let version;
+  try {
+    version = await runtime.version(
+      { version: KUBE_RUNTIME_API_VERSION },
+      { timeoutMs },
+    );
+  } catch (cause) {
+    const err = cause instanceof Error ? cause.message : String(cause);
+    if (isUnimplemented(cause)) {
+      logger.error("failed to run Kubelet: validate service connection", {
+        endpoint,
+        err,
+      });
+      return false;
+    }
+    logger.warn("Container runtime is not answering yet, will retry", {
+      endpoint,
+      err,
+    });
+    return true;
+  }
+  try {
+    checkVersion(version, endpoint);
+  } catch (cause) {
+    logger.error("failed to run Kubelet: validate service connection", {
+      endpoint,
+      err: cause instanceof Error ? cause.message : String(cause),
+    });
+    return false;
+  }
+  logger.info("Connected to the container runtime", {
+    endpoint,
+    runtimeName: version.runtimeName,
+    runtimeVersion: version.runtimeVersion,
+  });
+  const status = await runtime.status({ verbose: false }, { timeoutMs })
+    .catch(() => undefined);
+  const problems = status
+    ? runtimeReadiness(status).problems
+    : ["container runtime status check may not have completed yet"];
+  for (const problem of problems) logger.warn(problem, { endpoint });
+  return true;
 }

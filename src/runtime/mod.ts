@@ -81,6 +81,7 @@ export {
   NETWORK_READY,
   RUNTIME_READY,
   runtimeReadiness,
+  validateRuntimeConnection,
 } from "./connect_runtime.ts";
 export type {
   ConnectedRuntime,

@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { CaptureLogger } from "../log/testing.ts";
+import { createSimRuntime } from "./sim/mod.ts";
+import { validateRuntimeConnection } from "./connect_runtime.ts";
+import { RuntimeUnavailableError, UnimplementedError } from "./errors.ts";
+import type { RuntimeService } from "./types.ts";
+
+function withVersion(
+  runtime: RuntimeService,
+  version: RuntimeService["version"],
+): RuntimeService {
+  return new Proxy(runtime, {
+    get: (target, key, receiver) =>
+      key === "version" ? version : Reflect.get(target, key, receiver),
+  });
+}
+
+const options = (logger: CaptureLogger) => ({
+  endpoint: "unix:///run/test.sock",
+  logger,
+  timeoutMs: 1000,
+});
+
+Deno.test("validateRuntimeConnection() accepts a ready CRI v1 runtime", async () => {
+  await using runtime = createSimRuntime();
+  const logger = new CaptureLogger();
+  assert.equal(await validateRuntimeConnection(runtime, options(logger)), true);
+  assert.ok(logger.messages().includes("Connected to the container runtime"));
+  assert.equal(logger.records.filter((r) => r.severity !== "info").length, 0);
+});
+
+Deno.test("validateRuntimeConnection() refuses another runtime API", async () => {
+  await using sim = createSimRuntime();
+  const real = await sim.version({});
+  const runtime = withVersion(
+    sim,
+    () => Promise.resolve({ ...real, runtimeApiVersion: "v1alpha2" }),
+  );
+  const logger = new CaptureLogger();
+  assert.equal(
+    await validateRuntimeConnection(runtime, options(logger)),
+    false,
+  );
+  const error = logger.records.find((r) => r.severity === "error");
+  assert.match(String(error?.fields.err), /v1alpha2.*expected "v1"/);
+});
+
+Deno.test("validateRuntimeConnection() refuses a runtime without CRI v1", async () => {
+  await using sim = createSimRuntime();
+  const runtime = withVersion(
+    sim,
+    () => Promise.reject(new UnimplementedError("unknown service")),
+  );
+  const logger = new CaptureLogger();
+  assert.equal(
+    await validateRuntimeConnection(runtime, options(logger)),
+    false,
+  );
+});
+
+Deno.test("validateRuntimeConnection() lets an absent runtime be retried later", async () => {
+  await using sim = createSimRuntime();
+  const runtime = withVersion(
+    sim,
+    () => Promise.reject(new RuntimeUnavailableError("no socket")),
+  );
+  const logger = new CaptureLogger();
+  assert.equal(await validateRuntimeConnection(runtime, options(logger)), true);
+  assert.deepEqual(
+    logger.records.map((r) => [r.severity, r.msg]),
+    [["warn", "Container runtime is not answering yet, will retry"]],
+  );
+});
