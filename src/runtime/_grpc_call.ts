@@ -33,13 +33,16 @@ export class CallScope {
   #cleanup: Array<() => void> = [];
   readonly #userSignal: AbortSignal | undefined;
 
+  /**
+   * The transport's close is not linked here as a signal listener (one
+   * add/remove per call on the hot path): the transport keeps its in-flight
+   * scopes and calls {@linkcode CallScope.close} on each.
+   */
   constructor(
-    closeSignal: AbortSignal,
     userSignal: AbortSignal | undefined,
     timeoutMs: number | undefined,
   ) {
     this.#userSignal = userSignal;
-    this.#link(closeSignal, "closed");
     if (userSignal) this.#link(userSignal, "canceled");
     if (timeoutMs !== undefined && !this.controller.signal.aborted) {
       this.#timer = setTimeout(() => this.#abort("deadline"), timeoutMs);
@@ -58,6 +61,11 @@ export class CallScope {
     const onAbort = () => this.#abort(reason);
     signal.addEventListener("abort", onAbort, { once: true });
     this.#cleanup.push(() => signal.removeEventListener("abort", onAbort));
+  }
+
+  /** Aborts the call because its transport was closed. */
+  close(): void {
+    this.#abort("closed");
   }
 
   #abort(reason: Reason): void {

@@ -136,7 +136,9 @@ interface ResolvedOptions extends GrpcTransportOptions {
 class FetchGrpcTransport implements GrpcTransport {
   readonly socketPath: string;
   #client: Deno.HttpClient;
-  #closer = new AbortController();
+  #closed = false;
+  #inflight = new Set<CallScope>();
+  #headers = new Map<number | undefined, Record<string, string>>();
   #timeoutMs: number;
   #maxMessageBytes: number;
   #retryDelays: readonly number[];
@@ -170,13 +172,9 @@ class FetchGrpcTransport implements GrpcTransport {
     request: MessageInitShape<I>,
     options: CallOptions = {},
   ): Promise<MessageShape<O>> {
-    const path = `/${method.parent.typeName}/${method.name}`;
+    const path = methodPath(method);
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const scope = new CallScope(
-      this.#closer.signal,
-      options.signal,
-      timeoutMs,
-    );
+    const scope = this.#open(options.signal, timeoutMs);
     try {
       const body = encodeFrame(
         toBinary(method.input, create(method.input, request)),
@@ -212,7 +210,7 @@ class FetchGrpcTransport implements GrpcTransport {
         timeoutMs,
       });
     } finally {
-      scope.dispose();
+      this.#release(scope);
     }
   }
 
@@ -221,13 +219,9 @@ class FetchGrpcTransport implements GrpcTransport {
     request: MessageInitShape<I>,
     options: CallOptions = {},
   ): AsyncGenerator<MessageShape<O>> {
-    const path = `/${method.parent.typeName}/${method.name}`;
+    const path = methodPath(method);
     const timeoutMs = options.timeoutMs;
-    const scope = new CallScope(
-      this.#closer.signal,
-      options.signal,
-      timeoutMs,
-    );
+    const scope = this.#open(options.signal, timeoutMs);
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     let finished = false;
     try {
@@ -266,8 +260,40 @@ class FetchGrpcTransport implements GrpcTransport {
       });
     } finally {
       if (reader && !finished) await reader.cancel().catch(() => {});
-      scope.dispose();
+      this.#release(scope);
     }
+  }
+
+  #open(
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+  ): CallScope {
+    const scope = new CallScope(signal, timeoutMs);
+    if (this.#closed) scope.close();
+    else this.#inflight.add(scope);
+    return scope;
+  }
+
+  #release(scope: CallScope): void {
+    this.#inflight.delete(scope);
+    scope.dispose();
+  }
+
+  /** Request headers, built once per distinct deadline. */
+  #headersFor(timeoutMs: number | undefined): Record<string, string> {
+    let headers = this.#headers.get(timeoutMs);
+    if (!headers) {
+      headers = {
+        "content-type": "application/grpc",
+        "te": "trailers",
+        "user-agent": "kubelet.ts-grpc-fetch/0.1",
+      };
+      if (timeoutMs !== undefined) {
+        headers["grpc-timeout"] = formatGrpcTimeout(timeoutMs);
+      }
+      if (this.#headers.size < 64) this.#headers.set(timeoutMs, headers);
+    }
+    return headers;
   }
 
   async #post(
@@ -276,14 +302,7 @@ class FetchGrpcTransport implements GrpcTransport {
     scope: CallScope,
     timeoutMs: number | undefined,
   ): Promise<Response> {
-    const headers: Record<string, string> = {
-      "content-type": "application/grpc",
-      "te": "trailers",
-      "user-agent": "kubelet.ts-grpc-fetch/0.1",
-    };
-    if (timeoutMs !== undefined) {
-      headers["grpc-timeout"] = formatGrpcTimeout(timeoutMs);
-    }
+    const headers = this.#headersFor(timeoutMs);
     for (let attempt = 0;; attempt++) {
       try {
         return await fetch(this.#url + path, {
@@ -311,8 +330,10 @@ class FetchGrpcTransport implements GrpcTransport {
   }
 
   close(): Promise<void> {
-    if (!this.#closer.signal.aborted) {
-      this.#closer.abort("closed");
+    if (!this.#closed) {
+      this.#closed = true;
+      for (const scope of this.#inflight) scope.close();
+      this.#inflight.clear();
       this.#client.close();
     }
     return Promise.resolve();
@@ -321,6 +342,20 @@ class FetchGrpcTransport implements GrpcTransport {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+const METHOD_PATHS = new WeakMap<object, string>();
+
+/** `/package.Service/Method`, computed once per method descriptor. */
+function methodPath(
+  method: { name: string; parent: { typeName: string } },
+): string {
+  let path = METHOD_PATHS.get(method);
+  if (path === undefined) {
+    path = `/${method.parent.typeName}/${method.name}`;
+    METHOD_PATHS.set(method, path);
+  }
+  return path;
 }
 
 function decodeMessage<O extends DescMessage>(
