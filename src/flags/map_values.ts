@@ -16,22 +16,34 @@ export function sortedPairs(map: Record<string, unknown>, sep: string): string {
     .join(",");
 }
 
+/**
+ * The map a cliflag map value writes into: the first Set of a parse replaces
+ * whatever was there (defaults, values from the config file); later Sets add.
+ */
+function clearingTarget(slot: AnySlot): () => Record<string, unknown> {
+  let initialized = false;
+  return () => {
+    let map = slot.get() as Record<string, unknown> | undefined | null;
+    if (!initialized || map === undefined || map === null) {
+      map = {};
+      initialized = true;
+      slot.set(map);
+    }
+    return map;
+  };
+}
+
 /** A `k<sep>v` map value kind (MapStringString, LangleSeparatedMapStringString). */
 export function mapValue(
   slot: AnySlot,
   options: { type: string; sep: string; split: boolean; error: string },
 ): FlagValue {
-  let initialized = false;
+  const target = clearingTarget(slot);
   return {
     type: options.type,
     zero: "custom",
     set(s) {
-      let map = slot.get() as Record<string, string> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
+      const map = target() as Record<string, string>;
       // Like cliflag: only truly empty items are skipped; "a=b, " fails.
       for (const item of options.split ? s.split(",") : [s]) {
         if (options.split && item === "") continue;
@@ -47,17 +59,12 @@ export function mapValue(
 
 /** A map value kind. */
 export function mapStringBoolValue(slot: AnySlot): FlagValue {
-  let initialized = false;
+  const target = clearingTarget(slot);
   return {
     type: "mapStringBool",
     zero: "custom",
     set(s) {
-      let map = slot.get() as Record<string, boolean> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
+      const map = target() as Record<string, boolean>;
       for (const item of s.split(",")) {
         if (item === "") continue;
         const at = item.indexOf("=");
@@ -83,17 +90,12 @@ export function mapStringBoolValue(slot: AnySlot): FlagValue {
 
 /** A map value kind. */
 export function colonMultimapValue(slot: AnySlot): FlagValue {
-  let initialized = false;
+  const target = clearingTarget(slot);
   return {
     type: "colonSeparatedMultimapStringString",
     zero: "custom",
     set(s) {
-      let map = slot.get() as Record<string, string[]> | undefined;
-      if (!initialized || map === undefined || map === null) {
-        map = {};
-        initialized = true;
-        slot.set(map);
-      }
+      const map = target() as Record<string, string[]>;
       for (const item of s.split(",")) {
         if (item === "") continue;
         const at = item.indexOf(":");
