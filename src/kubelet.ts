@@ -215,7 +215,11 @@ export interface KubeletRunContext {
     serializeImagePulls?: boolean | undefined;
     maxParallelImagePulls?: number | undefined;
   };
-  flags: { hostnameOverride?: string | undefined };
+  flags: {
+    hostnameOverride?: string | undefined;
+    /** `--root-dir`: termination-message files live under `<rootDir>/pods/`. */
+    rootDir?: string | undefined;
+  };
   logger: Logger;
   signal: AbortSignal;
 }
@@ -301,6 +305,7 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
     statusManager,
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
+    ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
     serializeImagePulls: config.serializeImagePulls ?? true,
     nodeName,
     runtimeRequestTimeoutMs: timeoutMs,

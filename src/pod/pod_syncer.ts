@@ -42,12 +42,20 @@ import {
 } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import {
+  containerDirectory,
+  denoTerminationMessageWriter,
+  podDirectory,
+  type TerminationMessageReader,
+  type TerminationMessageWriter,
+} from "./termination_message.ts";
+import {
   denoReadDirNames,
   startContainer,
   type StartContainerDeps,
   type StartContext,
 } from "./start_container.ts";
 import type {
+  ContainerView,
   Pod,
   PodRuntimeStatus,
   PodStatus,
@@ -74,12 +82,21 @@ export interface PodSyncerDeps {
   mkdir?: (path: string) => Promise<void>;
   /** Lists a directory's file names (default: `Deno.readDir`; missing → empty). */
   readDirNames?: (path: string) => Promise<string[]>;
+  /** Reads termination-message files and log tails (default: the host file system). */
+  messageReader?: TerminationMessageReader;
+  /** Creates/removes termination-message files (default: the host file system). */
+  messageWriter?: TerminationMessageWriter;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
 export interface PodSyncerOptions {
   /** Root of pod log directories (`podLogsDir`, default `/var/log/pods`). */
   podLogsDir: string;
+  /**
+   * Kubelet root dir (`--root-dir`, default `/var/lib/kubelet`) for termination-message files;
+   * omitted → containers get no termination-message mount.
+   */
+  rootDir?: string;
   serializeImagePulls: boolean;
   maxParallelImagePulls?: number;
   nodeName: string;
@@ -138,6 +155,7 @@ class KubePodSyncer implements RuntimePodSyncer {
   #lastResults = new Map<string, SyncResult[]>();
   #runtimeName: string | undefined;
   #mkdir: (path: string) => Promise<void>;
+  #messageWriter: TerminationMessageWriter;
 
   constructor(deps: PodSyncerDeps, options: PodSyncerOptions) {
     this.#deps = deps;
@@ -162,6 +180,7 @@ class KubePodSyncer implements RuntimePodSyncer {
     );
     this.#mkdir = deps.mkdir ??
       ((path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
+    this.#messageWriter = deps.messageWriter ?? denoTerminationMessageWriter;
     this.#startDeps = {
       kill: this.#kill,
       runtime: deps.runtime,
@@ -171,6 +190,8 @@ class KubePodSyncer implements RuntimePodSyncer {
       mkdir: this.#mkdir,
       readDirNames: deps.readDirNames ?? denoReadDirNames,
       podLogsDir: options.podLogsDir,
+      ...(options.rootDir ? { rootDir: options.rootDir } : {}),
+      messageWriter: this.#messageWriter,
       nodeName: options.nodeName,
       hostIPs: options.hostIPs ?? [],
     };
@@ -207,6 +228,9 @@ class KubePodSyncer implements RuntimePodSyncer {
       identity(pod),
       {
         signal,
+        ...(this.#deps.messageReader
+          ? { messageReader: this.#deps.messageReader }
+          : {}),
       },
     );
     if (this.#runtimeName === undefined) {
@@ -423,17 +447,46 @@ class KubePodSyncer implements RuntimePodSyncer {
     }
   }
 
-  async #remove(containerId: string, signal: AbortSignal): Promise<void> {
+  async #remove(
+    pod: Pod,
+    view: ContainerView,
+    signal: AbortSignal,
+  ): Promise<void> {
     try {
-      await this.#deps.runtime.removeContainer({ containerId }, { signal });
+      await this.#deps.runtime.removeContainer({ containerId: view.id }, {
+        signal,
+      });
     } catch (error) {
       signal.throwIfAborted();
       if (!isNotFound(error)) {
         this.#deps.logger.warn("Failed to remove container", {
-          containerID: containerId,
+          containerID: view.id,
           err: errorText(error),
         });
+        return;
       }
+    }
+    await this.#removeMessageFile(pod, view);
+  }
+
+  /** Deletes the termination-message file of a removed container (only under our root dir). */
+  async #removeMessageFile(pod: Pod, view: ContainerView): Promise<void> {
+    const path = view.terminationMessageHostPath;
+    const rootDir = this.#options.rootDir;
+    const uid = uidOf(pod);
+    if (!path || !rootDir || !uid) return;
+    const dir = containerDirectory(rootDir, uid, view.name);
+    if (path.startsWith(`${dir}/`)) await this.#removePath(path);
+  }
+
+  async #removePath(path: string): Promise<void> {
+    try {
+      await this.#messageWriter.remove(path);
+    } catch (error) {
+      this.#deps.logger.warn("Failed to remove termination message files", {
+        path,
+        err: errorText(error),
+      });
     }
   }
 
@@ -444,7 +497,7 @@ class KubePodSyncer implements RuntimePodSyncer {
   ): Promise<void> {
     const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     for (const c of status.containers) {
-      if (names.has(c.name)) await this.#remove(c.id, signal);
+      if (names.has(c.name)) await this.#remove(pod, c, signal);
     }
   }
 
@@ -458,7 +511,7 @@ class KubePodSyncer implements RuntimePodSyncer {
     const seen = new Set<string>();
     for (const c of status.containers) {
       if (!names.has(c.name) || c.state !== "exited") continue;
-      if (seen.has(c.name)) await this.#remove(c.id, signal);
+      if (seen.has(c.name)) await this.#remove(pod, c, signal);
       else seen.add(c.name);
     }
   }
@@ -518,7 +571,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       signal,
       gracePeriodOverride: 0,
     });
-    for (const c of status.containers) await this.#remove(c.id, signal);
+    for (const c of status.containers) await this.#remove(pod, c, signal);
     for (const s of status.sandboxes) {
       try {
         await this.#deps.runtime.removePodSandbox({ podSandboxId: s.id }, {
@@ -533,6 +586,12 @@ class KubePodSyncer implements RuntimePodSyncer {
       const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]
     ) {
       this.#backoff.reset(containerBackoffKey(pod, c));
+    }
+    if (this.#options.rootDir && uid) {
+      // every container is gone: drop the pod's termination-message files
+      const podDir = podDirectory(this.#options.rootDir, uid);
+      await this.#removePath(`${podDir}/containers`);
+      await this.#messageWriter.removeEmptyDir(podDir).catch(() => {});
     }
     this.#reasons.delete(uid);
     this.#lastResults.delete(uid);

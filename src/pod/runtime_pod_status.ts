@@ -16,9 +16,18 @@ import {
   CONTAINER_HASH_ANNOTATION,
   CONTAINER_RESTART_COUNT_ANNOTATION,
   CONTAINER_TYPE_ANNOTATION,
+  DEFAULT_TERMINATION_MESSAGE_PATH,
   POD_TERMINATION_GRACE_ANNOTATION,
   POD_UID_LABEL,
+  TERMINATION_MESSAGE_PATH_ANNOTATION,
+  TERMINATION_MESSAGE_POLICY_ANNOTATION,
 } from "./container_config.ts";
+import {
+  denoTerminationMessageReader,
+  readTerminationMessage,
+  type TerminationMessageReader,
+  withTerminationMessage,
+} from "./termination_message.ts";
 import type {
   ContainerView,
   PodRuntimeStatus,
@@ -36,6 +45,11 @@ export interface PodIdentity {
 /** Options of {@linkcode getPodRuntimeStatus}. */
 export interface GetPodRuntimeStatusOptions {
   signal?: AbortSignal;
+  /**
+   * Reads termination-message files and log tails of exited containers (default: the host file
+   * system).
+   */
+  messageReader?: TerminationMessageReader;
 }
 
 /** CRI nanosecond timestamp → ms epoch (0 stays 0). */
@@ -99,6 +113,15 @@ export function toContainerView(
     10,
   );
   if (Number.isFinite(grace)) view.terminationGracePeriodSeconds = grace;
+  const messagePath = annotations[TERMINATION_MESSAGE_PATH_ANNOTATION] ||
+    DEFAULT_TERMINATION_MESSAGE_PATH;
+  const mount = (status.mounts ?? []).find((m) =>
+    m.containerPath === messagePath
+  );
+  if (mount?.hostPath) view.terminationMessageHostPath = mount.hostPath;
+  const policy = annotations[TERMINATION_MESSAGE_POLICY_ANNOTATION];
+  if (policy) view.terminationMessagePolicy = policy;
+  if (status.logPath) view.logPath = status.logPath;
   return view;
 }
 
@@ -134,7 +157,15 @@ export async function getPodRuntimeStatus(
     try {
       const res = await runtime.containerStatus({ containerId: item.id }, call);
       if (res.status) {
-        containers.push(toContainerView(res.status, item.podSandboxId));
+        const view = toContainerView(res.status, item.podSandboxId);
+        if (view.state === "exited") {
+          const message = await readTerminationMessage(
+            options.messageReader ?? denoTerminationMessageReader,
+            view,
+          );
+          view.message = withTerminationMessage(view.message, message);
+        }
+        containers.push(view);
       }
     } catch (error) {
       if (!isNotFound(error)) throw error;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../clock/testing.ts";
 import {
+  ContainerStatusSchema,
   create,
   NotFoundError,
   PodSandboxStatusSchema,
@@ -9,6 +10,7 @@ import { createSimRuntime } from "../runtime/sim/mod.ts";
 import {
   getPodRuntimeStatus,
   nsToMs,
+  toContainerView,
   toSandboxView,
 } from "./runtime_pod_status.ts";
 
@@ -111,4 +113,37 @@ Deno.test("toSandboxView() converts CRI fields", () => {
     additionalIps: ["fd00::1"],
   });
   assert.equal(nsToMs(1_999_999n), 1);
+});
+
+Deno.test("toContainerView() finds the termination-message mount, policy and log path", () => {
+  const status = (path?: string) =>
+    create(ContainerStatusSchema, {
+      id: "c",
+      state: 2,
+      metadata: { name: "app" },
+      annotations: {
+        ...(path
+          ? { "io.kubernetes.container.terminationMessagePath": path }
+          : {}),
+        "io.kubernetes.container.terminationMessagePolicy":
+          "FallbackToLogsOnError",
+      },
+      mounts: [
+        { containerPath: "/data", hostPath: "/srv/data" },
+        { containerPath: "/dev/termination-log", hostPath: "/k/default" },
+        { containerPath: "/tmp/why", hostPath: "/k/custom" },
+      ],
+      logPath: "/var/log/pods/x/app/0.log",
+    });
+  const v = toContainerView(status("/tmp/why"), "s");
+  assert.equal(v.terminationMessageHostPath, "/k/custom");
+  assert.equal(v.terminationMessagePolicy, "FallbackToLogsOnError");
+  assert.equal(v.logPath, "/var/log/pods/x/app/0.log");
+  assert.equal(
+    toContainerView(status(), "s").terminationMessageHostPath,
+    "/k/default",
+  );
+  const bare = toContainerView(create(ContainerStatusSchema, { id: "c" }), "s");
+  assert.equal("terminationMessageHostPath" in bare, false);
+  assert.equal("logPath" in bare, false);
 });

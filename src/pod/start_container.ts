@@ -19,6 +19,10 @@ import {
 } from "./container_config.ts";
 import type { ImagePuller } from "./image_puller.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
+import {
+  createTerminationMessageFile,
+  type TerminationMessageWriter,
+} from "./termination_message.ts";
 import { errorText, killContainer, type KillDeps } from "./pod_kill.ts";
 import type {
   Container,
@@ -40,6 +44,13 @@ export interface StartContainerDeps {
   /** Lists file names in a directory (for the restart count after a node reboot). */
   readDirNames: (path: string) => Promise<string[]>;
   podLogsDir: string;
+  /**
+   * Kubelet root dir (`--root-dir`): each instance gets a termination-message file under
+   * `<rootDir>/pods/<uid>/containers/<name>/`; omitted → no termination-message mount.
+   */
+  rootDir?: string;
+  /** Creates the termination-message files. */
+  messageWriter: TerminationMessageWriter;
   nodeName: string;
   hostIPs: string[];
 }
@@ -156,10 +167,18 @@ export async function startContainer(
     await deps.mkdir(
       `${podLogDirectory(deps.podLogsDir, pod)}/${container.name}`,
     );
+    const messageFile = deps.rootDir
+      ? await createTerminationMessageFile(deps.messageWriter, {
+        rootDir: deps.rootDir,
+        podUid: pod.metadata.uid ?? "",
+        containerName: container.name,
+      })
+      : undefined;
     config = generateContainerConfig(pod, container, {
       restartCount,
       imageRef: image.imageRef,
       containerType: type,
+      ...(messageFile ? { terminationMessageHostPath: messageFile } : {}),
       nodeName: deps.nodeName,
       podIPs: ctx.podIPs,
       ...(ctx.podIPs[0] ? { podIP: ctx.podIPs[0] } : {}),

@@ -470,6 +470,12 @@ export interface ContainerView {
   containerType: string;
   /** Termination grace period recorded on the container (seconds), if any. */
   terminationGracePeriodSeconds?: number;
+  /** Host path mounted at the container's `terminationMessagePath`, if any. */
+  terminationMessageHostPath?: string;
+  /** `io.kubernetes.container.terminationMessagePolicy` annotation, if any. */
+  terminationMessagePolicy?: string;
+  /** Absolute path of the container's CRI log file, if the runtime reports one. */
+  logPath?: string;
 }
 
 /**

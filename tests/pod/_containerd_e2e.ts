@@ -35,6 +35,8 @@ export interface RuntimeContainer {
 export interface E2e extends AsyncDisposable {
   node: string;
   runtime: CriRuntime;
+  /** The kubelet's private `--root-dir` (only with `startE2e({ rootDir: true })`). */
+  rootDir: string | undefined;
   readonly kubelet: Kubelet;
   logger: CaptureLogger;
   /** Writes a manifest (text as is, anything else as JSON). */
@@ -70,13 +72,17 @@ export function running<T extends { state: ContainerState }>(cs: T[]): T[] {
   return cs.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
 }
 
-/** Starts a kubelet against `options.endpoint` (default: the shared one). */
+/**
+ * Starts a kubelet against `options.endpoint` (default: the shared one); `rootDir: true` gives
+ * it a private root dir (termination-message files).
+ */
 export async function startE2e(
-  options: { endpoint?: string } = {},
+  options: { endpoint?: string; rootDir?: boolean } = {},
 ): Promise<E2e> {
   const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
   const dir = await Deno.makeTempDir({ prefix: "kts-pod-e2e-" });
   await Deno.mkdir(`${dir}/manifests`);
+  const rootDir = options.rootDir ? `${dir}/root` : undefined;
   const runtime = createCriRuntime({
     endpoint: options.endpoint ?? endpoint,
     timeoutMs: 60_000,
@@ -95,6 +101,7 @@ export async function startE2e(
       { runtime, images: runtime, clock: systemClock, logger, statusManager },
       {
         podLogsDir: `${dir}/logs`,
+        ...(rootDir ? { rootDir } : {}),
         serializeImagePulls: true,
         nodeName: node,
         runtimeRequestTimeoutMs: 60_000,
@@ -114,6 +121,7 @@ export async function startE2e(
   return {
     node,
     runtime,
+    rootDir,
     logger,
     get kubelet() {
       return kubelet;

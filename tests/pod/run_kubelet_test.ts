@@ -26,7 +26,7 @@ Deno.test("runKubelet() runs static pods on a sim:// runtime and returns 0 after
         fileCheckFrequency: "20s",
         syncFrequency: "1m",
       },
-      flags: { hostnameOverride: "Test-Node" },
+      flags: { hostnameOverride: "Test-Node", rootDir: `${dir}/root` },
       logger,
       signal: ac.signal,
     });
@@ -45,6 +45,14 @@ Deno.test("runKubelet() runs static pods on a sim:// runtime and returns 0 after
       r.msg === "Pod status" && r.fields.phase === "Running"
     );
     assert.equal(status?.fields.pod, "default/web-test-node");
+    // --root-dir reaches the syncer: the container got a termination-message file there
+    const pods = [...Deno.readDirSync(`${dir}/root/pods`)].map((d) => d.name);
+    assert.equal(pods.length, 1);
+    const files = [
+      ...Deno.readDirSync(`${dir}/root/pods/${pods[0]}/containers/httpd`),
+    ];
+    assert.equal(files.length, 1);
+    assert.match(files[0]!.name, /^[0-9a-f]{8}$/);
     assert.ok(
       logger.messages().includes("Kubelet stopped; containers keep running"),
     );
