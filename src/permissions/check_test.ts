@@ -142,3 +142,14 @@ Deno.test("permissionsHook.flagsFor() renders the plan as flags", () => {
   assert.ok(flags.includes("--allow-write=/tmp/kts,/var/log/pods"));
   assert.ok(flags.every((f) => !/allow-(all|run|ffi)/.test(f)));
 });
+
+Deno.test("createPermissionsHook() grants relative command-line paths as absolute ones", () => {
+  const hook = createPermissionsHook({ readFile: noFile });
+  const flags = hook.flagsFor({
+    config: { staticPodPath: "manifests", containerRuntimeEndpoint: "sim://" },
+    flags: { config: "kubelet.yaml", rootDir: "/var/lib/kubelet" },
+  });
+  const read = flags.find((f) => f.startsWith("--allow-read="));
+  assert.ok(read?.includes(`${Deno.cwd()}/kubelet.yaml`), read);
+  assert.ok(read?.includes(`${Deno.cwd()}/manifests`), read);
+});

@@ -53,7 +53,13 @@ export interface PermissionsHookOptions extends PlanOptions {
 export function createPermissionsHook(
   options: PermissionsHookOptions = {},
 ): PermissionsHook {
-  const { query, ...planOptions } = options;
+  const { query, ...given } = options;
+  // Relative --config/--pod-manifest-path values become absolute grants, as
+  // the kubelet itself resolves them: a relative grant would bake the build
+  // directory's meaning into a compiled binary.
+  const planOptions: PlanOptions = given.cwd === undefined
+    ? { ...given, ...cwdOption() }
+    : given;
   return {
     flagsFor(ctx: PlanContext): string[] {
       return toDenoFlags(planPermissions(ctx, planOptions));
@@ -84,3 +90,12 @@ export function createPermissionsHook(
 
 /** The hook `main.ts` passes to `runCommand`. */
 export const permissionsHook: PermissionsHook = createPermissionsHook();
+
+/** The working directory, when this process may know it. */
+function cwdOption(): { cwd?: string } {
+  try {
+    return { cwd: Deno.cwd() };
+  } catch {
+    return {};
+  }
+}
