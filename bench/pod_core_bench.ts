@@ -14,12 +14,9 @@
 
 import { FakeClock } from "../src/clock/testing.ts";
 import { CaptureLogger } from "../src/log/testing.ts";
-import {
-  computePodActions,
-  containerHashString,
-  createPodSyncer,
-} from "../src/pod/mod.ts";
-import type { Pod, PodRuntimeStatus } from "../src/pod/mod.ts";
+import { computePodActions, createPodSyncer } from "../src/pod/mod.ts";
+import type { Pod } from "../src/pod/mod.ts";
+import { makeContainerView, makePodRuntimeStatus } from "../src/pod/testing.ts";
 import { createSimRuntime } from "../src/runtime/sim/mod.ts";
 import { createPodStatusManager } from "../src/status/mod.ts";
 
@@ -32,11 +29,8 @@ function benchActions(): void {
     metadata: { name: "p", namespace: "d", uid: "u" },
     spec: { containers },
   };
-  const status: PodRuntimeStatus = {
-    uid: "u",
-    name: "p",
-    namespace: "d",
-    sandboxes: [{
+  const status = makePodRuntimeStatus(
+    [{
       id: "s",
       attempt: 0,
       ready: true,
@@ -44,24 +38,9 @@ function benchActions(): void {
       ip: "10.0.0.1",
       additionalIps: [],
     }],
-    containers: containers.map((c) => ({
-      id: c.name,
-      name: c.name,
-      sandboxId: "s",
-      state: "running" as const,
-      createdAt: 1,
-      startedAt: 1,
-      finishedAt: 0,
-      exitCode: 0,
-      reason: "",
-      message: "",
-      image: c.image,
-      imageRef: "",
-      hash: containerHashString(c),
-      restartCount: 0,
-      containerType: "container",
-    })),
-  };
+    containers.map((c) => makeContainerView(c, { id: c.name, sandboxId: "s" })),
+    { uid: "u", name: "p", namespace: "d" },
+  );
   for (let i = 0; i < 2_000; i++) computePodActions(pod, status); // warm-up
   const n = 20_000;
   const start = performance.now();

@@ -1,17 +1,11 @@
 import assert from "node:assert/strict";
-import { containerHashString } from "./container_hash.ts";
 import {
   computePodActions,
   type PodActions,
   shouldContainerBeRestarted,
 } from "./pod_actions.ts";
-import type {
-  Container,
-  ContainerView,
-  Pod,
-  PodRuntimeStatus,
-  SandboxView,
-} from "./types.ts";
+import type { Container, Pod, PodRuntimeStatus, SandboxView } from "./types.ts";
+import { makeContainerView, makePodRuntimeStatus } from "./testing.ts";
 
 function pod(
   spec: Partial<Pod["spec"]> & { containers?: Container[] } = {},
@@ -35,42 +29,8 @@ function sandbox(over: Partial<SandboxView> = {}): SandboxView {
   };
 }
 
-function ctr(
-  container: Container,
-  over: Partial<ContainerView> = {},
-): ContainerView {
-  return {
-    id: `id-${container.name}`,
-    name: container.name,
-    sandboxId: "sb1",
-    state: "running",
-    createdAt: 1,
-    startedAt: 1,
-    finishedAt: 0,
-    exitCode: 0,
-    reason: "",
-    message: "",
-    image: container.image ?? "",
-    imageRef: "",
-    hash: containerHashString(container),
-    restartCount: 0,
-    containerType: "container",
-    ...over,
-  };
-}
-
-function rs(
-  sandboxes: SandboxView[],
-  containers: ContainerView[],
-): PodRuntimeStatus {
-  return {
-    uid: "u1",
-    name: "web",
-    namespace: "default",
-    sandboxes,
-    containers,
-  };
-}
+const ctr = makeContainerView;
+const rs = makePodRuntimeStatus;
 
 type Summary = {
   killPod: boolean;
