@@ -1,0 +1,114 @@
+/**
+ * A fast writer for plain data as block YAML, producing the same text as
+ * the `yaml` package's `stringify(value, { indentSeq: false, version:
+ * "1.1", lineWidth: 0 })` for the values it accepts. Like the subset
+ * reader it never guesses: any string, number or nesting whose rendering
+ * it is not sure of makes it return undefined, and the caller falls back
+ * to the full package (whose start-up cost this avoids).
+ * @module
+ */
+import { resolvePlainScalar } from "./yaml_subset.ts";
+
+/** Internal control flow: thrown anywhere, caught once at the top. */
+class Unsure extends Error {}
+
+function unsure(): never {
+  throw new Unsure();
+}
+
+/** Strings made only of these are written plain or in double quotes. */
+const SAFE_TEXT = /^[A-Za-z0-9_./][A-Za-z0-9_./:%+=@-]*$/;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function text(value: string): string {
+  if (value === "") return '""';
+  if (!SAFE_TEXT.test(value) || value.endsWith(":")) unsure();
+  const resolved = resolvePlainScalar(value);
+  if (resolved === value) return value;
+  // Text that would read back as null, a boolean or a number is quoted.
+  if (resolved !== undefined) return `"${value}"`;
+  return unsure();
+}
+
+function scalar(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return text(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "number": {
+      if (Object.is(value, -0) || !Number.isFinite(value)) unsure();
+      const out = String(value);
+      if (Number.isSafeInteger(value) || /^-?\d+\.\d+$/.test(out)) return out;
+      return unsure();
+    }
+    default:
+      return unsure();
+  }
+}
+
+function key(name: string): string {
+  const out = text(name);
+  return out === name ? out : unsure();
+}
+
+function mapping(value: Record<string, unknown>, indent: number): string[] {
+  const pad = " ".repeat(indent);
+  const lines: string[] = [];
+  for (const [name, item] of Object.entries(value)) {
+    if (item === undefined) continue;
+    const head = `${pad}${key(name)}:`;
+    if (Array.isArray(item)) {
+      if (item.length === 0) lines.push(`${head} []`);
+      else lines.push(head, ...sequence(item, indent));
+    } else if (isPlainObject(item)) {
+      if (Object.keys(item).length === 0) lines.push(`${head} {}`);
+      else lines.push(head, ...mapping(item, indent + 2));
+    } else {
+      lines.push(`${head} ${scalar(item)}`);
+    }
+  }
+  return lines;
+}
+
+function sequence(value: unknown[], indent: number): string[] {
+  const pad = " ".repeat(indent);
+  const lines: string[] = [];
+  for (const item of value) {
+    if (Array.isArray(item)) {
+      if (item.length > 0) unsure();
+      lines.push(`${pad}- []`);
+    } else if (isPlainObject(item)) {
+      const inner = mapping(item, indent + 2);
+      if (inner.length === 0) {
+        lines.push(`${pad}- {}`);
+        continue;
+      }
+      // The first entry shares the line with the dash.
+      inner[0] = `${pad}- ${(inner[0] as string).slice(indent + 2)}`;
+      lines.push(...inner);
+    } else {
+      lines.push(`${pad}- ${scalar(item)}`);
+    }
+  }
+  return lines;
+}
+
+/**
+ * Renders a mapping as block YAML, or returns undefined when unsure of any
+ * part of it.
+ */
+export function emitBlockYaml(
+  value: Record<string, unknown>,
+): string | undefined {
+  try {
+    const lines = mapping(value, 0);
+    return lines.length === 0 ? "{}\n" : `${lines.join("\n")}\n`;
+  } catch (err) {
+    if (err instanceof Unsure) return undefined;
+    throw err;
+  }
+}
