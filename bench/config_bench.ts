@@ -16,7 +16,7 @@ import { generateFuzzInputs } from "../src/config/testing.ts";
 const COUNT = 10_000;
 const HANG_MS = 1_000;
 
-function main(): void {
+async function main(): Promise<void> {
   const inputs = generateFuzzInputs(COUNT, 2026);
   const gates = createFeatureGates();
   const quiet = { info() {} };
@@ -30,7 +30,9 @@ function main(): void {
   for (const input of inputs) {
     const t0 = performance.now();
     try {
-      const config = decodeKubeletConfiguration(input.text, { logger: quiet });
+      const config = await decodeKubeletConfiguration(input.text, {
+        logger: quiet,
+      });
       validateKubeletConfiguration(config, gates);
     } catch (err) {
       if (!(err instanceof ConfigError)) crashes++;
@@ -49,10 +51,10 @@ function main(): void {
     if (spent > HANG_MS) hangs++;
   }
   const total = performance.now() - started;
-  const text = toKubeletConfigurationYaml(defaultKubeletConfiguration());
+  const text = await toKubeletConfigurationYaml(defaultKubeletConfiguration());
   const rounds = 500;
   const t1 = performance.now();
-  for (let i = 0; i < rounds; i++) decodeKubeletConfiguration(text);
+  for (let i = 0; i < rounds; i++) await decodeKubeletConfiguration(text);
   const perDecode = (performance.now() - t1) / rounds;
   const fieldRatio = typeRejected === 0
     ? 1
@@ -76,4 +78,4 @@ function main(): void {
   );
 }
 
-main();
+await main();

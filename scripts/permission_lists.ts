@@ -175,7 +175,7 @@ export async function planFor(
   request: ListsRequest,
   cwd: string,
 ): Promise<PermissionPlan> {
-  return planPermissions(await contextFor(request, cwd), {
+  return await planPermissions(await contextFor(request, cwd), {
     cwd,
     extraNet: request.apiServers,
   });

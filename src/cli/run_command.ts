@@ -149,7 +149,7 @@ function signalFor(
 
 async function dryRun(ctx: StartContext, deps: CommandDeps): Promise<number> {
   const { toKubeletConfigurationYaml } = await import("../config/mod.ts");
-  let out = toKubeletConfigurationYaml(ctx.config);
+  let out = await toKubeletConfigurationYaml(ctx.config);
   if (!out.endsWith("\n")) out += "\n";
   if (deps.permissions) {
     let grants: string[];

@@ -269,7 +269,7 @@ Deno.test("runCommand() --dry-run prints YAML that round-trips to the same confi
   for (const key of Object.keys(expected)) {
     assert.ok(key in doc, `field ${key} printed`);
   }
-  const again = applyKubeletConfigurationDefaults(doc);
+  const again = await applyKubeletConfigurationDefaults(doc);
   assert.deepEqual(parseYaml(r.stdout), JSON.parse(JSON.stringify(again)));
 });
 

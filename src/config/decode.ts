@@ -1,17 +1,17 @@
 /**
- * Turning text into a checked v1beta1 document: YAML/JSON parsing with
- * bounded aliases, envelope (apiVersion/kind) checks, and type checks with
- * strict (unknown field) detection.
+ * The full decode engine: YAML/JSON parsing with the yaml package (bounded
+ * aliases, duplicate keys, line:column errors) and type checks with zod
+ * (strict unknown-field detection, the error naming the field). Start-up
+ * reaches it only through `read_document.ts`, for documents the fast path
+ * does not take.
  * @module
  */
 import { parseAllDocuments, type SchemaOptions, type YAMLError } from "yaml";
 import type { z } from "zod";
+import { fieldPath, type ParsedText } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
-import {
-  KUBELET_CONFIG_API_VERSION,
-  KUBELET_CONFIG_KIND,
-  KubeletConfigurationSchema,
-} from "./schema.ts";
+import type { CheckedDocument } from "./quick_check.ts";
+import { KubeletConfigurationSchema } from "./schema.ts";
 import { deepPartial } from "./schema_walk.ts";
 
 /** Upper bound on YAML alias expansion (alias-bomb guard). */
@@ -58,14 +58,6 @@ function flowDepthProblem(text: string): string | undefined {
     } else if ((c === "]" || c === "}") && depth > 0) depth--;
   }
   return undefined;
-}
-
-/** The result of parsing one config text. */
-export interface ParsedText {
-  /** The decoded top-level value. */
-  value: unknown;
-  /** Strict-mode problems (duplicate keys), already resolved leniently. */
-  strictErrors: string[];
 }
 
 function yamlProblem(error: { message: string; linePos?: unknown }): string {
@@ -160,16 +152,6 @@ function show(value: unknown): string {
   return String(value);
 }
 
-/** `a.b[0].c` from a zod issue path. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out === "" ? String(part) : `.${String(part)}`;
-  }
-  return out;
-}
-
 function describeIssue(issue: z.core.$ZodIssue): string {
   const field = fieldPath(issue.path) || "(document)";
   const input = (issue as { input?: unknown }).input;
@@ -187,7 +169,7 @@ let strict: z.ZodType | undefined;
  */
 export function checkDocumentTypes(
   value: Record<string, unknown>,
-): { doc: Record<string, unknown>; unknownFields: string[] } {
+): CheckedDocument {
   lenient ??= deepPartial(KubeletConfigurationSchema, false);
   strict ??= deepPartial(KubeletConfigurationSchema, true);
   const result = lenient.safeParse(value, { reportInput: true });
@@ -207,38 +189,4 @@ export function checkDocumentTypes(
     }
   }
   return { doc: result.data as Record<string, unknown>, unknownFields };
-}
-
-/** Renders a document as compact JSON for upstream-style messages. */
-export function compactJson(value: unknown): string {
-  const text = JSON.stringify(value) ?? "null";
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
-
-/**
- * Checks the envelope. Returns undefined when it is the v1beta1
- * KubeletConfiguration, else the problem text.
- */
-export function envelopeProblem(
-  value: Record<string, unknown>,
-): string | undefined {
-  const kind = value.kind;
-  const apiVersion = value.apiVersion;
-  if (typeof kind !== "string" || kind === "") {
-    return `Object 'Kind' is missing in '${compactJson(value)}'`;
-  }
-  if (typeof apiVersion !== "string" || apiVersion === "") {
-    return `Object 'apiVersion' is missing in '${compactJson(value)}'`;
-  }
-  if (
-    apiVersion !== KUBELET_CONFIG_API_VERSION || kind !== KUBELET_CONFIG_KIND
-  ) {
-    return `no kind "${kind}" is registered for version "${apiVersion}"; use apiVersion: ${KUBELET_CONFIG_API_VERSION} and kind: ${KUBELET_CONFIG_KIND}`;
-  }
-  return undefined;
-}
-
-/** Whether a decoded value is a mapping (a JSON object). */
-export function isMapping(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

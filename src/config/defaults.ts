@@ -6,19 +6,15 @@
  */
 import { createFeatureGates, type FeatureGates } from "../features/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
-import { checkDocumentTypes } from "./decode.ts";
+import { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
 import {
-  KUBELET_CONFIG_API_VERSION,
-  KUBELET_CONFIG_KIND,
-  type KubeletConfiguration,
-  KubeletConfigurationSchema,
-} from "./schema.ts";
-import {
   canonicalizeDurations,
-  dropNulls,
   isDurationPath,
-} from "./schema_walk.ts";
+  quickCheckDocument,
+} from "./quick_check.ts";
+import { checkConfigTypes } from "./read_document.ts";
+import type { KubeletConfiguration } from "./schema.ts";
 
 type Json = Record<string, unknown>;
 
@@ -137,6 +133,19 @@ function isZero(value: unknown, duration = false): boolean {
   return false;
 }
 
+/** Drops keys whose value is `null` (recursively), like Go's decode of null. */
+function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNulls);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (v !== null) out[k] = dropNulls(v);
+    }
+    return out;
+  }
+  return value;
+}
+
 function parentOf(doc: Json, path: string): [Json, string] {
   const parts = path.split(".");
   let node = doc;
@@ -174,15 +183,24 @@ export interface DefaultsOptions {
 
 /**
  * Applies v1beta1 defaults to a decoded document (not modified) and
- * returns the defaulted configuration. Unknown fields are dropped. Throws
- * ConfigError for a field of the wrong type, and for an unknown or locked
- * feature gate in `featureGates` (upstream panics instead).
+ * resolves to the defaulted configuration. Unknown fields are dropped.
+ * Rejects with ConfigError for a field of the wrong type, and for an
+ * unknown or locked feature gate in `featureGates` (upstream panics).
  */
-export function applyKubeletConfigurationDefaults(
+export async function applyKubeletConfigurationDefaults(
   doc: Record<string, unknown>,
   options: DefaultsOptions = {},
-): KubeletConfiguration {
-  return defaultCheckedDocument(checkDocumentTypes(doc).doc, options);
+): Promise<KubeletConfiguration> {
+  return defaultCheckedDocument((await checkConfigTypes(doc)).doc, options);
+}
+
+/** Defaults for a fixed, known-good document (no zod needed). */
+function defaultsOf(doc: Record<string, unknown>): KubeletConfiguration {
+  const checked = quickCheckDocument(doc);
+  if (checked === undefined) {
+    throw new TypeError("internal error: a built-in document failed its check");
+  }
+  return defaultCheckedDocument(checked.doc);
 }
 
 /**
@@ -210,7 +228,7 @@ export function defaultCheckedDocument(
     const [parent, key] = parentOf(out, path);
     const unset = kind === "ptr"
       ? parent[key] === undefined
-      : isZero(parent[key], isDurationPath(KubeletConfigurationSchema, path));
+      : isZero(parent[key], isDurationPath(path));
     if (unset) parent[key] = structuredClone(value);
   }
   if (typeof out.podPidsLimit !== "number" || out.podPidsLimit < 0) {
@@ -233,13 +251,13 @@ export function defaultCheckedDocument(
   ) {
     out.imagePullCredentialsVerificationPolicy = "NeverVerifyPreloadedImages";
   }
-  canonicalizeDurations(out, KubeletConfigurationSchema);
+  canonicalizeDurations(out);
   return out as KubeletConfiguration;
 }
 
 /** The v1beta1 defaults in config-file mode (no evictionHard). */
 export function defaultKubeletConfiguration(): KubeletConfiguration {
-  return applyKubeletConfigurationDefaults({});
+  return defaultsOf({});
 }
 
 /**
@@ -248,7 +266,7 @@ export function defaultKubeletConfiguration(): KubeletConfiguration {
  * readOnlyPort 10255). No evictionHard.
  */
 export function defaultFlagsOnlyKubeletConfiguration(): KubeletConfiguration {
-  return applyKubeletConfigurationDefaults({
+  return defaultsOf({
     authentication: {
       anonymous: { enabled: true },
       webhook: { enabled: false },

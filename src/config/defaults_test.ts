@@ -24,7 +24,7 @@ Deno.test("defaultKubeletConfiguration() equals the upstream v1.34 default docum
 Deno.test("toKubeletConfigurationYaml() renders the default document byte for byte", async () => {
   const golden = await Deno.readTextFile(GOLDEN_URL);
   assert.equal(
-    toKubeletConfigurationYaml(defaultKubeletConfiguration()),
+    await toKubeletConfigurationYaml(defaultKubeletConfiguration()),
     golden,
   );
 });
@@ -52,8 +52,8 @@ Deno.test("loadConfigFile() of an envelope-only file gives the defaults plus evi
   }
 });
 
-Deno.test("applyKubeletConfigurationDefaults() re-defaults Go zero values but keeps explicit pointers", () => {
-  const c = applyKubeletConfigurationDefaults({
+Deno.test("applyKubeletConfigurationDefaults() re-defaults Go zero values but keeps explicit pointers", async () => {
+  const c = await applyKubeletConfigurationDefaults({
     port: 0,
     maxPods: 0,
     syncFrequency: "0s",
@@ -75,20 +75,24 @@ Deno.test("applyKubeletConfigurationDefaults() re-defaults Go zero values but ke
   assert.equal(c.podPidsLimit, -1);
 });
 
-Deno.test("applyKubeletConfigurationDefaults() derives nodeStatusReportFrequency and serializeImagePulls", () => {
-  const a = applyKubeletConfigurationDefaults({
+Deno.test("applyKubeletConfigurationDefaults() derives nodeStatusReportFrequency and serializeImagePulls", async () => {
+  const a = await applyKubeletConfigurationDefaults({
     nodeStatusUpdateFrequency: "1m",
   });
   assert.equal(a.nodeStatusReportFrequency, "1m0s");
   assert.equal(a.nodeStatusUpdateFrequency, "1m0s");
-  const b = applyKubeletConfigurationDefaults({ maxParallelImagePulls: 3 });
+  const b = await applyKubeletConfigurationDefaults({
+    maxParallelImagePulls: 3,
+  });
   assert.equal(b.serializeImagePulls, false);
-  const c = applyKubeletConfigurationDefaults({ maxParallelImagePulls: 1 });
+  const c = await applyKubeletConfigurationDefaults({
+    maxParallelImagePulls: 1,
+  });
   assert.equal(c.serializeImagePulls, true);
 });
 
-Deno.test("applyKubeletConfigurationDefaults() applies gate-dependent defaults", () => {
-  const c = applyKubeletConfigurationDefaults({
+Deno.test("applyKubeletConfigurationDefaults() applies gate-dependent defaults", async () => {
+  const c = await applyKubeletConfigurationDefaults({
     featureGates: {
       KubeletCrashLoopBackOffMax: true,
       KubeletEnsureSecretPulledImages: true,
@@ -101,7 +105,9 @@ Deno.test("applyKubeletConfigurationDefaults() applies gate-dependent defaults",
   );
   const gates = createFeatureGates();
   gates.setFromMap({ KubeletCrashLoopBackOffMax: true });
-  const d = applyKubeletConfigurationDefaults({}, { featureGates: gates });
+  const d = await applyKubeletConfigurationDefaults({}, {
+    featureGates: gates,
+  });
   assert.equal(d.crashLoopBackOff.maxContainerRestartPeriod, "5m0s");
   assert.equal(
     defaultKubeletConfiguration().crashLoopBackOff.maxContainerRestartPeriod,
@@ -109,9 +115,10 @@ Deno.test("applyKubeletConfigurationDefaults() applies gate-dependent defaults",
   );
 });
 
-Deno.test("applyKubeletConfigurationDefaults() rejects an unknown gate with a ConfigError", () => {
-  assert.throws(
-    () => applyKubeletConfigurationDefaults({ featureGates: { Foo: true } }),
+Deno.test("applyKubeletConfigurationDefaults() rejects an unknown gate with a ConfigError", async () => {
+  await assert.rejects(
+    async () =>
+      await applyKubeletConfigurationDefaults({ featureGates: { Foo: true } }),
     (err: unknown) =>
       err instanceof ConfigError &&
       err.message === "unrecognized feature gate: Foo" &&
@@ -119,13 +126,13 @@ Deno.test("applyKubeletConfigurationDefaults() rejects an unknown gate with a Co
   );
 });
 
-Deno.test("applyKubeletConfigurationDefaults() does not modify its input", () => {
+Deno.test("applyKubeletConfigurationDefaults() does not modify its input", async () => {
   const doc = { port: 0, logging: { format: "" } };
-  applyKubeletConfigurationDefaults(doc);
+  await applyKubeletConfigurationDefaults(doc);
   assert.deepEqual(doc, { port: 0, logging: { format: "" } });
 });
 
-Deno.test("applyKubeletConfigurationDefaults() keeps explicit negative and false values (upstream 'all negative')", () => {
+Deno.test("applyKubeletConfigurationDefaults() keeps explicit negative and false values (upstream 'all negative')", async () => {
   const doc = {
     enableServer: false,
     syncFrequency: "-1s",
@@ -161,14 +168,14 @@ Deno.test("applyKubeletConfigurationDefaults() keeps explicit negative and false
     localStorageCapacityIsolation: false,
     failCgroupV1: false,
   };
-  const c = applyKubeletConfigurationDefaults(doc);
+  const c = await applyKubeletConfigurationDefaults(doc);
   for (const [key, value] of Object.entries(doc)) {
     const expected = key === "syncFrequency" ? "-1s" : value;
     assert.equal((c as Record<string, unknown>)[key], expected, key);
   }
 });
 
-Deno.test("applyKubeletConfigurationDefaults() keeps explicit positive values (upstream 'all positive')", () => {
+Deno.test("applyKubeletConfigurationDefaults() keeps explicit positive values (upstream 'all positive')", async () => {
   const doc = {
     port: 1,
     maxPods: 1,
@@ -183,7 +190,7 @@ Deno.test("applyKubeletConfigurationDefaults() keeps explicit positive values (u
     hairpinMode: "none",
     logging: { format: "json", flushFrequency: "1s", verbosity: 5 },
   };
-  const c = applyKubeletConfigurationDefaults(doc);
+  const c = await applyKubeletConfigurationDefaults(doc);
   assert.equal(c.port, 1);
   assert.equal(c.maxPods, 1);
   assert.equal(c.podPidsLimit, 1);
@@ -237,9 +244,12 @@ Deno.test("defaultFlagsOnlyKubeletConfiguration() differs from file defaults in 
   assert.equal(flags.evictionHard, undefined);
 });
 
-Deno.test("applyKubeletConfigurationDefaults() rejects wrong types with the field path", () => {
-  assert.throws(
-    () => applyKubeletConfigurationDefaults({ logging: { verbosity: "loud" } }),
+Deno.test("applyKubeletConfigurationDefaults() rejects wrong types with the field path", async () => {
+  await assert.rejects(
+    async () =>
+      await applyKubeletConfigurationDefaults({
+        logging: { verbosity: "loud" },
+      }),
     (err: unknown) =>
       err instanceof ConfigError && err.field === "logging.verbosity" &&
       /^field logging\.verbosity: expected a uint32/.test(err.message),

@@ -4,23 +4,20 @@
  * as an RFC 7386 JSON merge patch; the result is defaulted again.
  * @module
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../util/posix_path.ts";
 import type { FeatureGates } from "../features/mod.ts";
+import { defaultCheckedDocument } from "./defaults.ts";
 import {
-  checkDocumentTypes,
   compactJson,
   isMapping,
-  parseConfigText,
-} from "./decode.ts";
-import { defaultCheckedDocument } from "./defaults.ts";
-import { ConfigError } from "./errors.ts";
-import type { InfoLogger } from "./load_config.ts";
-import { goPathError, readBoundedTextFile } from "./read_file.ts";
-import {
   KUBELET_CONFIG_API_VERSION,
   KUBELET_CONFIG_KIND,
-  type KubeletConfiguration,
-} from "./schema.ts";
+} from "./envelope.ts";
+import { ConfigError } from "./errors.ts";
+import type { InfoLogger } from "./load_config.ts";
+import { checkConfigTypes, parseConfigDocument } from "./read_document.ts";
+import { goPathError, readBoundedTextFile } from "./read_file.ts";
+import type { KubeletConfiguration } from "./schema.ts";
 
 /** Options for mergeDropInDirectory. */
 export interface DropInOptions {
@@ -77,7 +74,7 @@ async function loadDropIn(path: string): Promise<Record<string, unknown>> {
   }
   let value: unknown;
   try {
-    value = parseConfigText(text).value;
+    value = (await parseConfigDocument(text)).value;
   } catch (err) {
     throw new ConfigError(
       `${outer}, error: ${inner}${(err as Error).message}`,
@@ -149,7 +146,7 @@ export async function mergeDropInDirectory(
   }
   let doc: Record<string, unknown>;
   try {
-    doc = checkDocumentTypes(merged as Record<string, unknown>).doc;
+    doc = (await checkConfigTypes(merged as Record<string, unknown>)).doc;
   } catch (err) {
     throw new ConfigError(
       `${wrap}failed to unmarshal merged JSON into kubelet configuration: ${

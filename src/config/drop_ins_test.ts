@@ -174,7 +174,7 @@ Deno.test("mergeDropInDirectory() walks recursively in lexical order and ignores
     await Deno.writeTextFile(`${outside}/file`, `${HEADER}eventBurst: 77\n`);
     await Deno.symlink(`${outside}/file`, `${dir}/0-linked.conf`);
     cleanup.push(outside);
-    const base = applyKubeletConfigurationDefaults({});
+    const base = await applyKubeletConfigurationDefaults({});
     const c = await mergeDropInDirectory(base, dir);
     assert.equal(c.maxPods, 60);
     assert.equal(c.eventBurst, 77);
@@ -187,7 +187,7 @@ Deno.test("mergeDropInDirectory() walks recursively in lexical order and ignores
 });
 
 Deno.test("mergeDropInDirectory() reports a missing directory, empty and bad files", async () => {
-  const base = applyKubeletConfigurationDefaults({});
+  const base = await applyKubeletConfigurationDefaults({});
   await assert.rejects(mergeDropInDirectory(base, "/nonexistent/kts-dropins"), {
     message:
       'failed to merge kubelet configs: failed to walk through kubelet dropin directory "/nonexistent/kts-dropins": lstat /nonexistent/kts-dropins: no such file or directory',

@@ -7,14 +7,14 @@ import {
 } from "./mod.ts";
 import { generateFuzzInputs } from "./testing.ts";
 
-Deno.test("decodeKubeletConfiguration() never crashes on 300 mutated documents", () => {
+Deno.test("decodeKubeletConfiguration() never crashes on 300 mutated documents", async () => {
   const inputs = generateFuzzInputs(300, 7);
   const gates = createFeatureGates();
   let rejected = 0;
   for (const input of inputs) {
     let config;
     try {
-      config = decodeKubeletConfiguration(input.text, {
+      config = await decodeKubeletConfiguration(input.text, {
         logger: { info() {} },
       });
     } catch (err) {
@@ -30,11 +30,11 @@ Deno.test("decodeKubeletConfiguration() never crashes on 300 mutated documents",
   assert.ok(rejected < inputs.length, "some inputs decode");
 });
 
-Deno.test("decodeKubeletConfiguration() names the mutated field when it rejects a type mutation", () => {
+Deno.test("decodeKubeletConfiguration() names the mutated field when it rejects a type mutation", async () => {
   for (const input of generateFuzzInputs(300, 11)) {
     if (input.kind !== "type" || input.field === undefined) continue;
     try {
-      decodeKubeletConfiguration(input.text);
+      await decodeKubeletConfiguration(input.text);
     } catch (err) {
       assert.ok(err instanceof ConfigError);
       if (err.field === "featureGates") continue;
@@ -47,12 +47,12 @@ Deno.test("decodeKubeletConfiguration() names the mutated field when it rejects 
   }
 });
 
-Deno.test("decodeKubeletConfiguration() rejects every alias bomb", () => {
+Deno.test("decodeKubeletConfiguration() rejects every alias bomb", async () => {
   const bombs = generateFuzzInputs(3000, 3).filter((i) => i.kind === "alias");
   assert.ok(bombs.length > 10);
   for (const bomb of bombs) {
     try {
-      decodeKubeletConfiguration(bomb.text);
+      await decodeKubeletConfiguration(bomb.text);
     } catch (err) {
       assert.match((err as Error).message, /alias bomb|unknown field|field x/);
     }

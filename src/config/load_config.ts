@@ -4,17 +4,13 @@
  * `evictionHard`.
  * @module
  */
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "../util/posix_path.ts";
 import { FeatureGateError, type FeatureGates } from "../features/mod.ts";
-import {
-  checkDocumentTypes,
-  envelopeProblem,
-  isMapping,
-  parseConfigText,
-} from "./decode.ts";
 import { defaultCheckedDocument } from "./defaults.ts";
+import { envelopeProblem, isMapping } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
 import { withEvictionHardDefaults } from "./eviction_defaults.ts";
+import { checkConfigTypes, parseConfigDocument } from "./read_document.ts";
 import { readBoundedTextFile } from "./read_file.ts";
 import type { KubeletConfiguration } from "./schema.ts";
 
@@ -65,16 +61,16 @@ function resolveRelativePaths(config: KubeletConfiguration, dir: string): void {
 /**
  * Decodes config text (YAML or JSON) into a defaulted configuration, like
  * the `--config` decoder but without file I/O, relative-path resolution or
- * evictionHard defaults. Throws ConfigError with the inner upstream text
- * (`failed to decode: …`).
+ * evictionHard defaults. Rejects with ConfigError with the inner upstream
+ * text (`failed to decode: …`).
  */
-export function decodeKubeletConfiguration(
+export async function decodeKubeletConfiguration(
   text: string,
   options: LoadConfigOptions = {},
-): KubeletConfiguration {
+): Promise<KubeletConfiguration> {
   let parsed;
   try {
-    parsed = parseConfigText(text);
+    parsed = await parseConfigDocument(text);
   } catch (err) {
     throw new ConfigError(`failed to decode: ${(err as Error).message}`, {
       cause: err,
@@ -89,7 +85,7 @@ export function decodeKubeletConfiguration(
   if (envelope) throw new ConfigError(`failed to decode: ${envelope}`);
   let checked;
   try {
-    checked = checkDocumentTypes(parsed.value);
+    checked = await checkConfigTypes(parsed.value);
   } catch (err) {
     const field = err instanceof ConfigError ? err.field : undefined;
     throw new ConfigError(
@@ -144,7 +140,7 @@ export async function loadConfigFile(
   }
   let config: KubeletConfiguration;
   try {
-    config = decodeKubeletConfiguration(text, options);
+    config = await decodeKubeletConfiguration(text, options);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // A bad feature gate panics upstream; we report it cleanly instead.

@@ -1,6 +1,6 @@
 /**
  * KubeletConfiguration v1beta1: the zod schema (single source of truth for
- * the type), defaults, `--config` file loading, `--config-dir` drop-ins,
+ * the type, and the engine for type errors), defaults, `--config` file loading, `--config-dir` drop-ins,
  * validation and YAML output. This area reads files but starts nothing and
  * never writes to the console.
  * @module
@@ -26,13 +26,10 @@ export {
 export { defaultEvictionHard } from "./eviction_defaults.ts";
 /** YAML output for `--dry-run`. */
 export { toKubeletConfigurationYaml } from "./yaml_output.ts";
-/** The schema and its type. */
-export {
-  KUBELET_CONFIG_API_VERSION,
-  KUBELET_CONFIG_KIND,
-  type KubeletConfiguration,
-  KubeletConfigurationSchema,
-} from "./schema.ts";
+/** The envelope. */
+export { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";
+/** The configuration type (the zod schema in `schema.ts` stays internal: start-up does not load zod). */
+export type { KubeletConfiguration } from "./schema.ts";
 /** `--config-dir` drop-ins. */
 export {
   type DropInOptions,

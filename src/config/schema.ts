@@ -3,7 +3,8 @@
  * source of truth for the config type. The schema describes a defaulted
  * document: fields that always get a default are required, fields that are
  * unset by default ("—" in kubelet-config.md section 2) are optional.
- * Decoding uses a deep-partial copy of it (see `document_schema.ts`).
+ * Decoding uses a deep-partial copy of it (see `schema_walk.ts`); start-up
+ * checks types with its plain-data twin `config_shape.ts` (generated).
  * @module
  */
 import { z } from "zod";
@@ -212,7 +213,4 @@ export const KubeletConfigurationSchema = z.object({
 /** A defaulted v1beta1 KubeletConfiguration (JSON shape, camelCase keys). */
 export type KubeletConfiguration = z.infer<typeof KubeletConfigurationSchema>;
 
-/** The only accepted envelope. */
-export const KUBELET_CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
-/** The only accepted kind. */
-export const KUBELET_CONFIG_KIND = "KubeletConfiguration";
+export { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";

@@ -1,9 +1,10 @@
 /**
  * v1beta1 YAML rendering of a configuration (for `--dry-run`), with keys
- * sorted like Go's JSON-to-YAML round trip.
+ * sorted like Go's JSON-to-YAML round trip. The fast block writer covers
+ * ordinary configurations; the yaml package writes the rest.
  * @module
  */
-import { stringify } from "yaml";
+import { emitBlockYaml } from "../util/yaml_emit.ts";
 import type { KubeletConfiguration } from "./schema.ts";
 
 function sortKeys(value: unknown): unknown {
@@ -20,12 +21,12 @@ function sortKeys(value: unknown): unknown {
 }
 
 /** Renders every field of `config` as a v1beta1 YAML document. */
-export function toKubeletConfigurationYaml(
+export async function toKubeletConfigurationYaml(
   config: KubeletConfiguration,
-): string {
-  return stringify(sortKeys(config), {
-    indentSeq: false,
-    version: "1.1",
-    lineWidth: 0,
-  });
+): Promise<string> {
+  const sorted = sortKeys(config) as Record<string, unknown>;
+  const fast = emitBlockYaml(sorted);
+  if (fast !== undefined) return fast;
+  const { stringify } = await import("yaml");
+  return stringify(sorted, { indentSeq: false, version: "1.1", lineWidth: 0 });
 }

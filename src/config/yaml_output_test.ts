@@ -6,7 +6,7 @@ import {
   toKubeletConfigurationYaml,
 } from "./mod.ts";
 
-Deno.test("toKubeletConfigurationYaml() round-trips tricky values through the decoder", () => {
+Deno.test("toKubeletConfigurationYaml() round-trips tricky values through the decoder", async () => {
   const c = defaultKubeletConfiguration();
   c.clusterDomain = "true";
   c.providerID = "0";
@@ -15,14 +15,14 @@ Deno.test("toKubeletConfigurationYaml() round-trips tricky values through the de
   c.featureGates = { MemoryQoS: true };
   c.registerWithTaints = [{ key: "k", value: "null", effect: "NoSchedule" }];
   c.systemReserved = { cpu: "100m", memory: "1Gi" };
-  const text = toKubeletConfigurationYaml(c);
+  const text = await toKubeletConfigurationYaml(c);
   assert.match(text, /^clusterDomain: "true"$/m);
   assert.match(text, /^providerID: "0"$/m);
-  assert.deepEqual(decodeKubeletConfiguration(text), c);
+  assert.deepEqual(await decodeKubeletConfiguration(text), c);
 });
 
-Deno.test("toKubeletConfigurationYaml() sorts keys and prints every set field", () => {
-  const text = toKubeletConfigurationYaml(
+Deno.test("toKubeletConfigurationYaml() sorts keys and prints every set field", async () => {
+  const text = await toKubeletConfigurationYaml(
     defaultFlagsOnlyKubeletConfiguration(),
   );
   const keys = text.split("\n").filter((l) => /^\w/.test(l)).map((l) =>

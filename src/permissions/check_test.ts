@@ -9,7 +9,7 @@ import type { PermissionGrant, PermissionPlan } from "./mod.ts";
 
 const noFile = () => undefined;
 
-function samplePlan(): PermissionPlan {
+function samplePlan(): Promise<PermissionPlan> {
   return planPermissions({
     config: {
       staticPodPath: "/etc/kubernetes/manifests",
@@ -20,7 +20,7 @@ function samplePlan(): PermissionPlan {
 }
 
 Deno.test("checkPermissions() reports every grant that is not granted", async () => {
-  const plan = samplePlan();
+  const plan = await samplePlan();
   const asked: string[] = [];
   const missing = await checkPermissions(plan, {
     query: (g: PermissionGrant) => {
@@ -46,7 +46,7 @@ Deno.test("checkPermissions() finds nothing missing under --allow-all", async ()
     (await Deno.permissions.query({ name: "read" })).state,
     "granted",
   );
-  assert.deepEqual(await checkPermissions(samplePlan()), []);
+  assert.deepEqual(await checkPermissions(await samplePlan()), []);
 });
 
 Deno.test("formatMissing() lists each grant and the exact rebuild command", () => {
@@ -133,9 +133,9 @@ Deno.test("permissionsHook.check() turns an ungrantable value into a message", a
   assert.match(problems[0]!, /containerRuntimeEndpoint/);
 });
 
-Deno.test("permissionsHook.flagsFor() renders the plan as flags", () => {
+Deno.test("permissionsHook.flagsFor() renders the plan as flags", async () => {
   const hook = createPermissionsHook({ readFile: noFile });
-  const flags = hook.flagsFor({
+  const flags = await hook.flagsFor({
     config: { containerRuntimeEndpoint: "sim://" },
     flags: { rootDir: "/tmp/kts" },
   });
@@ -143,9 +143,9 @@ Deno.test("permissionsHook.flagsFor() renders the plan as flags", () => {
   assert.ok(flags.every((f) => !/allow-(all|run|ffi)/.test(f)));
 });
 
-Deno.test("createPermissionsHook() grants relative command-line paths as absolute ones", () => {
+Deno.test("createPermissionsHook() grants relative command-line paths as absolute ones", async () => {
   const hook = createPermissionsHook({ readFile: noFile });
-  const flags = hook.flagsFor({
+  const flags = await hook.flagsFor({
     config: { staticPodPath: "manifests", containerRuntimeEndpoint: "sim://" },
     flags: { config: "kubelet.yaml", rootDir: "/var/lib/kubelet" },
   });

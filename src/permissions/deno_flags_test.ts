@@ -29,11 +29,13 @@ Deno.test("toDenoFlags() renders one scoped flag per non-empty list", () => {
   );
 });
 
-Deno.test("toDenoFlags() never emits an unscoped flag for an empty list", () => {
+Deno.test("toDenoFlags() never emits an unscoped flag for an empty list", async () => {
   assert.deepEqual(toDenoFlags(plan({})), []);
-  const flags = toDenoFlags(planPermissions({ config: {}, flags: {} }, {
-    readFile: () => undefined,
-  }));
+  const flags = toDenoFlags(
+    await planPermissions({ config: {}, flags: {} }, {
+      readFile: () => undefined,
+    }),
+  );
   for (const flag of flags) {
     assert.match(flag, /^--allow-(read|write|net|env|sys)=./);
   }

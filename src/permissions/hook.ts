@@ -17,7 +17,7 @@ import type { PlanContext, PlanFlags, PlanOptions } from "./types.ts";
 /** What the CLI calls. */
 export interface PermissionsHook {
   /** The `--allow-*` flags this config + flags need. */
-  flagsFor(ctx: PlanContext): string[];
+  flagsFor(ctx: PlanContext): Promise<string[]>;
   /** Problems to report before starting; empty when every grant is held. */
   check(ctx: PlanContext): Promise<string[]>;
 }
@@ -61,13 +61,13 @@ export function createPermissionsHook(
     ? { ...given, ...cwdOption() }
     : given;
   return {
-    flagsFor(ctx: PlanContext): string[] {
-      return toDenoFlags(planPermissions(ctx, planOptions));
+    async flagsFor(ctx: PlanContext): Promise<string[]> {
+      return toDenoFlags(await planPermissions(ctx, planOptions));
     },
     async check(ctx: PlanContext): Promise<string[]> {
       let plan;
       try {
-        plan = planPermissions(ctx, planOptions);
+        plan = await planPermissions(ctx, planOptions);
       } catch (error) {
         if (error instanceof PermissionPlanError) return [error.message];
         if (error instanceof SyntaxError) return [error.message];

@@ -3,8 +3,8 @@
  * address(es) (net) and the credential files it references (read).
  * @module
  */
-import { parse } from "yaml";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "../util/posix_path.ts";
+import { parseYamlSubset, UNSUPPORTED } from "../util/yaml_subset.ts";
 
 /** What a kubeconfig makes the kubelet touch. */
 export interface KubeconfigNeeds {
@@ -61,10 +61,14 @@ export function serverHostPort(server: string): string | undefined {
  * and the kubelet do.
  * @throws {SyntaxError} when the text is not YAML.
  */
-export function kubeconfigNeeds(text: string, path: string): KubeconfigNeeds {
-  let doc: unknown;
+export async function kubeconfigNeeds(
+  text: string,
+  path: string,
+): Promise<KubeconfigNeeds> {
+  let doc: unknown = parseYamlSubset(text);
   try {
-    doc = parse(text);
+    // The yaml package is loaded only for kubeconfigs the fast reader skips.
+    if (doc === UNSUPPORTED) doc = (await import("yaml")).parse(text);
   } catch (cause) {
     throw new SyntaxError(`Cannot parse kubeconfig "${path}": not valid YAML`, {
       cause,

@@ -12,8 +12,8 @@ Deno.test("serverHostPort() defaults the port from the scheme", () => {
   assert.equal(serverHostPort("not a url"), undefined);
 });
 
-Deno.test("kubeconfigNeeds() uses every cluster and user without a current context", () => {
-  const needs = kubeconfigNeeds(
+Deno.test("kubeconfigNeeds() uses every cluster and user without a current context", async () => {
+  const needs = await kubeconfigNeeds(
     [
       "clusters:",
       "- {name: a, cluster: {server: 'https://a:6443'}}",
@@ -27,8 +27,8 @@ Deno.test("kubeconfigNeeds() uses every cluster and user without a current conte
   assert.deepEqual(needs.files, ["/ca/b.crt", "/etc/kube/token"]);
 });
 
-Deno.test("kubeconfigNeeds() ignores embedded data and odd shapes", () => {
-  const needs = kubeconfigNeeds(
+Deno.test("kubeconfigNeeds() ignores embedded data and odd shapes", async () => {
+  const needs = await kubeconfigNeeds(
     [
       "current-context: c",
       "contexts: [{name: c, context: {cluster: a, user: u}}]",
@@ -38,17 +38,20 @@ Deno.test("kubeconfigNeeds() ignores embedded data and odd shapes", () => {
     "/k",
   );
   assert.deepEqual(needs, { servers: ["a:443"], files: [] });
-  assert.deepEqual(kubeconfigNeeds("", "/k"), { servers: [], files: [] });
-  assert.deepEqual(kubeconfigNeeds("- a\n- b\n", "/k"), {
+  assert.deepEqual(await kubeconfigNeeds("", "/k"), { servers: [], files: [] });
+  assert.deepEqual(await kubeconfigNeeds("- a\n- b\n", "/k"), {
     servers: [],
     files: [],
   });
 });
 
-Deno.test("kubeconfigNeeds() rejects text that is not YAML, naming the file", () => {
-  assert.throws(
-    () =>
-      kubeconfigNeeds("clusters: [unclosed", "/etc/kubernetes/kubelet.conf"),
+Deno.test("kubeconfigNeeds() rejects text that is not YAML, naming the file", async () => {
+  await assert.rejects(
+    async () =>
+      await kubeconfigNeeds(
+        "clusters: [unclosed",
+        "/etc/kubernetes/kubelet.conf",
+      ),
     (error: unknown) =>
       error instanceof SyntaxError &&
       error.message.includes('"/etc/kubernetes/kubelet.conf"'),

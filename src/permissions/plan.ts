@@ -4,7 +4,7 @@
  * kubeconfig(s), read (when readable) to learn the API server address.
  * @module
  */
-import { dirname, isAbsolute, join, normalize } from "node:path";
+import { dirname, isAbsolute, join, normalize } from "../util/posix_path.ts";
 import { PermissionPlanError } from "./errors.ts";
 import { kubeconfigNeeds } from "./kubeconfig.ts";
 import {
@@ -212,16 +212,16 @@ function addListener(
   if (port > 0) b.add("net", hostPort(address, port), field);
 }
 
-function addKubeconfig(
+async function addKubeconfig(
   b: PlanBuilder,
   path: string,
   field: string,
   readFile: (path: string) => string | undefined,
-): void {
+): Promise<void> {
   b.add("read", path, field);
   const text = readFile(path);
   if (text === undefined) return;
-  const needs = kubeconfigNeeds(text, path);
+  const needs = await kubeconfigNeeds(text, path);
   for (const server of needs.servers) b.add("net", server, `${field} server`);
   for (const file of needs.files) {
     b.add("read", b.path(file), `${field} credentials`);
@@ -236,11 +236,11 @@ function defaultReadFile(path: string): string | undefined {
   }
 }
 
-function addFlags(
+async function addFlags(
   b: PlanBuilder,
   flags: PlanFlags,
   readFile: (path: string) => string | undefined,
-): void {
+): Promise<void> {
   const rootDir = b.path(flags.rootDir || PLAN_DEFAULTS.rootDir);
   b.add("read", rootDir, "--root-dir");
   b.add("write", rootDir, "--root-dir");
@@ -256,13 +256,13 @@ function addFlags(
   }
   if (flags.kubeconfig) {
     const path = b.path(flags.kubeconfig);
-    addKubeconfig(b, path, "--kubeconfig", readFile);
+    await addKubeconfig(b, path, "--kubeconfig", readFile);
     // TLS bootstrap writes the real kubeconfig once the CSR is approved.
     if (flags.bootstrapKubeconfig) b.add("write", path, "--kubeconfig");
   }
   if (flags.bootstrapKubeconfig) {
     const path = b.path(flags.bootstrapKubeconfig);
-    addKubeconfig(b, path, "--bootstrap-kubeconfig", readFile);
+    await addKubeconfig(b, path, "--bootstrap-kubeconfig", readFile);
   }
 }
 
@@ -328,13 +328,13 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
  * (Deno's `unix:` rule is an exact match).
  * @throws {PermissionPlanError} for an endpoint/URL that cannot be granted.
  */
-export function planPermissions(
+export async function planPermissions(
   ctx: PlanContext,
   options: PlanOptions = {},
-): PermissionPlan {
+): Promise<PermissionPlan> {
   const b = new PlanBuilder(options.cwd);
   const readFile = options.readFile ?? defaultReadFile;
-  addFlags(b, ctx.flags, readFile);
+  await addFlags(b, ctx.flags, readFile);
   const base = ctx.flags.config ? dirname(b.path(ctx.flags.config)) : undefined;
   addConfig(b, ctx.config, base);
   for (const net of options.extraNet ?? []) b.add("net", net, "--api-server");
@@ -348,7 +348,9 @@ export function planPermissions(
 }
 
 /** The plan for {@linkcode STANDARD_LAYOUT}, the default binary's lists. */
-export function standardPlan(options: PlanOptions = {}): PermissionPlan {
+export function standardPlan(
+  options: PlanOptions = {},
+): Promise<PermissionPlan> {
   return planPermissions(STANDARD_LAYOUT, {
     readFile: () => undefined,
     ...options,

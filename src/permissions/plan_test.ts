@@ -9,8 +9,10 @@ import {
 
 const noFile = () => undefined;
 
-Deno.test("planPermissions() applies upstream defaults to an empty config", () => {
-  const plan = planPermissions({ config: {}, flags: {} }, { readFile: noFile });
+Deno.test("planPermissions() applies upstream defaults to an empty config", async () => {
+  const plan = await planPermissions({ config: {}, flags: {} }, {
+    readFile: noFile,
+  });
   assert.deepEqual(plan.read, [
     "/etc/resolv.conf",
     "/run/containerd/containerd.sock",
@@ -39,8 +41,8 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", () =
   }
 });
 
-Deno.test("planPermissions() keeps socket paths exactly as configured", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() keeps socket paths exactly as configured", async () => {
+  const plan = await planPermissions({
     config: {
       containerRuntimeEndpoint: "unix:///var/run/containerd/containerd.sock",
       imageServiceEndpoint: "unix:///run/images//img.sock",
@@ -54,8 +56,8 @@ Deno.test("planPermissions() keeps socket paths exactly as configured", () => {
   assert.ok(plan.write.includes("/run/images//img.sock"));
 });
 
-Deno.test("planPermissions() grants nothing for the sim:// runtime", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() grants nothing for the sim:// runtime", async () => {
+  const plan = await planPermissions({
     config: { containerRuntimeEndpoint: "sim://local" },
     flags: { rootDir: "/tmp/r" },
   }, { readFile: noFile });
@@ -63,10 +65,10 @@ Deno.test("planPermissions() grants nothing for the sim:// runtime", () => {
   assert.deepEqual(plan.write, ["/tmp/r", "/var/log/pods"]);
 });
 
-Deno.test("planPermissions() rejects non-unix endpoints naming the field", () => {
-  assert.throws(
-    () =>
-      planPermissions({
+Deno.test("planPermissions() rejects non-unix endpoints naming the field", async () => {
+  await assert.rejects(
+    async () =>
+      await planPermissions({
         config: { imageServiceEndpoint: "tcp://10.0.0.1:1234" },
         flags: {},
       }, { readFile: noFile }),
@@ -75,9 +77,9 @@ Deno.test("planPermissions() rejects non-unix endpoints naming the field", () =>
       error.field === "imageServiceEndpoint" &&
       error.message.includes("unix://"),
   );
-  assert.throws(
-    () =>
-      planPermissions({
+  await assert.rejects(
+    async () =>
+      await planPermissions({
         config: { containerRuntimeEndpoint: "unix://@abstract" },
         flags: {},
       }, { readFile: noFile }),
@@ -85,8 +87,8 @@ Deno.test("planPermissions() rejects non-unix endpoints naming the field", () =>
   );
 });
 
-Deno.test("planPermissions() derives listeners from address and ports", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() derives listeners from address and ports", async () => {
+  const plan = await planPermissions({
     config: {
       address: "::",
       port: 11250,
@@ -102,8 +104,8 @@ Deno.test("planPermissions() derives listeners from address and ports", () => {
   assert.deepEqual(tcp, ["[::]:10255", "[::]:11250"]);
 });
 
-Deno.test("planPermissions() resolves config-relative paths against the config file", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() resolves config-relative paths against the config file", async () => {
+  const plan = await planPermissions({
     config: { staticPodPath: "manifests/", podLogsDir: "/logs/" },
     flags: { config: "/etc/kts/config.yaml", rootDir: "/srv/kubelet" },
   }, { readFile: noFile });
@@ -113,8 +115,8 @@ Deno.test("planPermissions() resolves config-relative paths against the config f
   assert.ok(plan.write.includes("/srv/kubelet"));
 });
 
-Deno.test("planPermissions() makes relative flag paths absolute with cwd", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() makes relative flag paths absolute with cwd", async () => {
+  const plan = await planPermissions({
     config: {},
     flags: { rootDir: "state", config: "kc.yaml" },
   }, { readFile: noFile, cwd: "/build" });
@@ -122,8 +124,8 @@ Deno.test("planPermissions() makes relative flag paths absolute with cwd", () =>
   assert.ok(plan.read.includes("/build/kc.yaml"));
 });
 
-Deno.test("planPermissions() drops paths covered by a granted directory", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() drops paths covered by a granted directory", async () => {
+  const plan = await planPermissions({
     config: {
       staticPodPath: "/var/lib/kubelet/manifests",
       tlsCertFile: "/var/lib/kubelet/pki/kubelet.crt",
@@ -145,7 +147,7 @@ Deno.test("planPermissions() drops paths covered by a granted directory", () => 
   }
 });
 
-Deno.test("planPermissions() adds the API server and credentials from a readable kubeconfig", () => {
+Deno.test("planPermissions() adds the API server and credentials from a readable kubeconfig", async () => {
   const kubeconfig = [
     "apiVersion: v1",
     "kind: Config",
@@ -163,7 +165,7 @@ Deno.test("planPermissions() adds the API server and credentials from a readable
     "  user: {client-certificate: /var/lib/kubelet/pki/c.pem, client-key: /keys/k.pem}",
   ].join("\n");
   const files: Record<string, string> = { "/etc/k/kubelet.conf": kubeconfig };
-  const plan = planPermissions({
+  const plan = await planPermissions({
     config: {},
     flags: { kubeconfig: "/etc/k/kubelet.conf" },
   }, { readFile: (p) => files[p] });
@@ -175,8 +177,8 @@ Deno.test("planPermissions() adds the API server and credentials from a readable
   assert.ok(!plan.write.includes("/etc/k/kubelet.conf"));
 });
 
-Deno.test("planPermissions() lets TLS bootstrap write the kubeconfig", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() lets TLS bootstrap write the kubeconfig", async () => {
+  const plan = await planPermissions({
     config: {},
     flags: {
       kubeconfig: "/etc/k/kubelet.conf",
@@ -193,23 +195,23 @@ Deno.test("planPermissions() lets TLS bootstrap write the kubeconfig", () => {
   assert.ok(plan.net.includes("[fd00::1]:443"));
 });
 
-Deno.test("planPermissions() turns staticPodURL into host:port", () => {
-  const plan = planPermissions({
+Deno.test("planPermissions() turns staticPodURL into host:port", async () => {
+  const plan = await planPermissions({
     config: { staticPodURL: "http://pods.local/list" },
     flags: {},
   }, { readFile: noFile });
   assert.ok(plan.net.includes("pods.local:80"));
-  assert.throws(
-    () =>
-      planPermissions({ config: { staticPodURL: "::nope" }, flags: {} }, {
+  await assert.rejects(
+    async () =>
+      await planPermissions({ config: { staticPodURL: "::nope" }, flags: {} }, {
         readFile: noFile,
       }),
     /staticPodURL/,
   );
 });
 
-Deno.test("standardPlan() covers the kubeadm layout and no more", () => {
-  const plan = standardPlan();
+Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
+  const plan = await standardPlan();
   assert.deepEqual(plan.write, [
     "/etc/kubernetes/kubelet.conf",
     "/run/containerd/containerd.sock",
@@ -225,18 +227,18 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", () => {
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
   ]);
-  const withApi = standardPlan({ extraNet: ["10.0.0.1:6443"] });
+  const withApi = await standardPlan({ extraNet: ["10.0.0.1:6443"] });
   assert.ok(withApi.net.includes("10.0.0.1:6443"));
   assert.equal(STANDARD_LAYOUT.flags.rootDir, "/var/lib/kubelet");
 });
 
-Deno.test("planPermissions() grants sys names only for the features in use", () => {
-  const standalone = planPermissions({
+Deno.test("planPermissions() grants sys names only for the features in use", async () => {
+  const standalone = await planPermissions({
     config: {},
     flags: { hostnameOverride: "node-1" },
   }, { readFile: noFile });
   assert.deepEqual(standalone.sys, ["statfs", "systemMemoryInfo"]);
-  const connected = planPermissions({
+  const connected = await planPermissions({
     config: {},
     flags: { kubeconfig: "/etc/k/kubelet.conf" },
   }, { readFile: noFile });

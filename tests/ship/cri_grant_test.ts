@@ -4,7 +4,7 @@ import { planPermissions } from "../../src/permissions/mod.ts";
 import { defaultKubeletConfiguration } from "../../src/config/mod.ts";
 import { defaultKubeletFlags } from "../../src/flags/mod.ts";
 
-Deno.test("planPermissions() grants exactly the net rules the CRI client needs", () => {
+Deno.test("planPermissions() grants exactly the net rules the CRI client needs", async () => {
   for (
     const endpoint of [
       "unix:///run/containerd/containerd.sock",
@@ -16,7 +16,10 @@ Deno.test("planPermissions() grants exactly the net rules the CRI client needs",
       ...defaultKubeletConfiguration(),
       containerRuntimeEndpoint: endpoint,
     };
-    const plan = planPermissions({ config, flags: defaultKubeletFlags() });
+    const plan = await planPermissions({
+      config,
+      flags: defaultKubeletFlags(),
+    });
     for (const rule of criNetPermissions(endpoint)) {
       assert.ok(plan.net.includes(rule), `${endpoint}: missing ${rule}`);
     }
