@@ -1,7 +1,7 @@
 /**
  * KubeletConfiguration v1beta1: the zod schema (single source of truth for
- * the type, and the engine for type errors), defaults, `--config` file loading, `--config-dir` drop-ins,
- * validation and YAML output. This area reads files but starts nothing and
+ * the type, and the engine for type errors), defaults, `--config` file
+ * loading, `--config-dir` drop-ins, validation and YAML output. This area reads files but starts nothing and
  * never writes to the console.
  * @module
  */
@@ -28,7 +28,7 @@ export { defaultEvictionHard } from "./eviction_defaults.ts";
 export { toKubeletConfigurationYaml } from "./yaml_output.ts";
 /** The envelope. */
 export { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";
-/** The configuration type (the zod schema in `schema.ts` stays internal: start-up does not load zod). */
+/** The configuration type (the zod schema stays internal: start-up does not load zod). */
 export type { KubeletConfiguration } from "./schema.ts";
 /** `--config-dir` drop-ins. */
 export {

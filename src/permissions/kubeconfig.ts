@@ -59,7 +59,7 @@ export function serverHostPort(server: string): string | undefined {
  * current context when set, otherwise every cluster and user listed. Relative
  * file paths are resolved against the kubeconfig's own directory, as kubectl
  * and the kubelet do.
- * @throws {SyntaxError} when the text is not YAML.
+ * Rejects with SyntaxError when the text is not YAML.
  */
 export async function kubeconfigNeeds(
   text: string,
