@@ -56,6 +56,8 @@ const AMBIGUOUS: readonly RegExp[] = [
   /^<<$/,
 ];
 
+const MAYBE_AMBIGUOUS = /^[-+.0-9<YyNnOoEe]/;
+
 /** What a plain scalar means; undefined when the versions could disagree. */
 export function resolvePlainScalar(
   text: string,
@@ -68,7 +70,10 @@ export function resolvePlainScalar(
     return Number.isSafeInteger(n) ? n : undefined;
   }
   if (FLOAT_RE.test(text)) return Number(text);
-  for (const re of AMBIGUOUS) if (re.test(text)) return undefined;
+  // Every ambiguous form starts with one of these characters.
+  if (MAYBE_AMBIGUOUS.test(text)) {
+    for (const re of AMBIGUOUS) if (re.test(text)) return undefined;
+  }
   return text;
 }
 

@@ -194,6 +194,8 @@ Deno.test("resolvePlainScalar() answers only where YAML 1.1 and 1.2 agree", () =
       ".5",
       "1.",
       "6e2",
+      "e5",
+      "E3",
     ]
   ) {
     assert.equal(resolvePlainScalar(text), undefined, text);
