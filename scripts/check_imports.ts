@@ -28,7 +28,8 @@ function areaOf(path: string): string | undefined {
   const rel = path.slice(ROOT.length);
   const m = /^src\/([^/]+)\//.exec(rel);
   if (m) return m[1];
-  if (rel.startsWith("src/")) return rel.slice(4).replace(/\.ts$/, "");
+  // The composition files directly under src/ form one area.
+  if (rel.startsWith("src/")) return "(composition)";
   return undefined;
 }
 

@@ -3,20 +3,18 @@
  * pod workers driving the pod syncer) ← PLEG. No business logic lives here.
  *
  * `createKubelet(deps, options)` builds the pieces from injected dependencies (tests pass the
- * simulated runtime and a fake clock); `runKubelet(ctx)` turns a parsed configuration into those
- * dependencies, runs until `ctx.signal` aborts and returns the exit code.
+ * simulated runtime and a fake clock); `run_kubelet.ts` turns a parsed configuration into those
+ * dependencies.
  *
  * @module
  */
 
-import { type Clock, systemClock } from "./clock/mod.ts";
+import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import type { PodSyncer } from "./pod/types.ts";
 import {
   createFileSource,
   createHttpSource,
-  createPodSyncer,
-  garbageCollectOrphans,
   LoopEventQueue,
   Pleg,
   PodConfig,
@@ -25,9 +23,7 @@ import {
   PodWorkers,
   runSyncLoop,
 } from "./pod/mod.ts";
-import type { CriRuntime, RuntimeService } from "./runtime/mod.ts";
-import { createPodStatusManager } from "./status/mod.ts";
-import { parseGoDuration } from "./util/go_duration.ts";
+import type { RuntimeService } from "./runtime/mod.ts";
 
 /** Dependencies of {@linkcode createKubelet}. */
 export interface KubeletDeps {
@@ -197,173 +193,4 @@ export function createKubelet(
       await this.stop();
     },
   };
-}
-
-/** The parts of the CLI's `StartContext` the standalone kubelet reads. */
-export interface KubeletRunContext {
-  config: {
-    staticPodPath?: string | undefined;
-    staticPodURL?: string | undefined;
-    staticPodURLHeader?: Record<string, string[]> | undefined;
-    fileCheckFrequency?: string | undefined;
-    httpCheckFrequency?: string | undefined;
-    syncFrequency?: string | undefined;
-    containerRuntimeEndpoint?: string | undefined;
-    imageServiceEndpoint?: string | undefined;
-    runtimeRequestTimeout?: string | undefined;
-    podLogsDir?: string | undefined;
-    serializeImagePulls?: boolean | undefined;
-    maxParallelImagePulls?: number | undefined;
-  };
-  flags: {
-    hostnameOverride?: string | undefined;
-    /** `--root-dir`: termination-message files live under `<rootDir>/pods/`. */
-    rootDir?: string | undefined;
-  };
-  logger: Logger;
-  signal: AbortSignal;
-}
-
-/** Node name: the lower-cased hostname override, else the host name. */
-export function resolveNodeName(hostnameOverride: string | undefined): string {
-  const name = hostnameOverride?.trim() || Deno.hostname();
-  return name.trim().toLowerCase();
-}
-
-function durationMs(
-  value: string | undefined,
-  field: string,
-  fallback: number,
-): number {
-  if (!value) return fallback;
-  try {
-    return parseGoDuration(value);
-  } catch (cause) {
-    throw new RangeError(
-      `Invalid kubelet configuration field "${field}": ${
-        (cause as Error).message
-      }`,
-      { cause },
-    );
-  }
-}
-
-/**
- * Runs the standalone kubelet until `ctx.signal` aborts. Returns 0 after a clean stop
- * (containers keep running, as upstream), 1 when the runtime cannot be set up.
- */
-export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
-  const { config, logger } = ctx;
-  const clock = systemClock;
-  const nodeName = resolveNodeName(ctx.flags.hostnameOverride);
-  const endpoint = config.containerRuntimeEndpoint ??
-    "unix:///run/containerd/containerd.sock";
-  const timeoutMs = durationMs(
-    config.runtimeRequestTimeout,
-    "runtimeRequestTimeout",
-    120_000,
-  );
-  let runtime: CriRuntime;
-  try {
-    if (endpoint.trim().toLowerCase().startsWith("sim://")) {
-      const sim = await import("./runtime/sim/mod.ts");
-      runtime = await sim.createSimRuntimeForEndpoint(endpoint, {
-        clock,
-        logger: logger.with({ component: "sim-runtime" }),
-      });
-    } else {
-      const { createCriRuntime } = await import("./runtime/mod.ts");
-      runtime = createCriRuntime({
-        endpoint,
-        ...(config.imageServiceEndpoint
-          ? { imageEndpoint: config.imageServiceEndpoint }
-          : {}),
-        timeoutMs,
-        logger,
-      });
-    }
-  } catch (cause) {
-    logger.error("Cannot set up the container runtime", {
-      endpoint,
-      err: cause instanceof Error ? cause.message : String(cause),
-    });
-    return 1;
-  }
-  const { validateRuntimeConnection } = await import("./runtime/mod.ts");
-  if (
-    !(await validateRuntimeConnection(runtime, { endpoint, logger, timeoutMs }))
-  ) {
-    await runtime.close();
-    return 1;
-  }
-  const statusManager = createPodStatusManager();
-  const syncer = createPodSyncer({
-    runtime,
-    images: runtime,
-    clock,
-    logger,
-    statusManager,
-  }, {
-    podLogsDir: config.podLogsDir ?? "/var/log/pods",
-    ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
-    serializeImagePulls: config.serializeImagePulls ?? true,
-    nodeName,
-    runtimeRequestTimeoutMs: timeoutMs,
-    ...(config.maxParallelImagePulls !== undefined
-      ? { maxParallelImagePulls: config.maxParallelImagePulls }
-      : {}),
-  });
-  const kubelet = createKubelet({
-    runtime,
-    syncer,
-    clock,
-    logger,
-    garbageCollectOrphans: async (active) => {
-      const result = await garbageCollectOrphans({ runtime, logger }, active);
-      if (result.containersRemoved || result.sandboxesRemoved) {
-        logger.info("Removed orphaned runtime objects", {
-          containers: result.containersRemoved,
-          sandboxes: result.sandboxesRemoved,
-        });
-      }
-    },
-  }, {
-    nodeName,
-    ...(config.staticPodPath ? { staticPodPath: config.staticPodPath } : {}),
-    ...(config.staticPodURL ? { staticPodURL: config.staticPodURL } : {}),
-    staticPodURLHeader: config.staticPodURLHeader ?? {},
-    fileCheckFrequencyMs: durationMs(
-      config.fileCheckFrequency,
-      "fileCheckFrequency",
-      20_000,
-    ),
-    httpCheckFrequencyMs: durationMs(
-      config.httpCheckFrequency,
-      "httpCheckFrequency",
-      20_000,
-    ),
-    syncFrequencyMs: durationMs(config.syncFrequency, "syncFrequency", 60_000),
-    runtimeRequestTimeoutMs: timeoutMs,
-  });
-  statusManager.onChange((change) => {
-    if (change.kind !== "set") return;
-    const status = change.entry.status;
-    logger.info("Pod status", {
-      pod: change.entry.podFullName,
-      phase: status.phase,
-      containers: (status.containerStatuses ?? []).map((c) =>
-        `${c.name}=${Object.keys(c.state)[0] ?? "unknown"}/${c.restartCount}`
-      ),
-    });
-  });
-  kubelet.start();
-  if (!ctx.signal.aborted) {
-    await new Promise<void>((resolve) =>
-      ctx.signal.addEventListener("abort", () => resolve(), { once: true })
-    );
-  }
-  logger.info("Shutting down the kubelet");
-  await kubelet.stop();
-  await runtime.close();
-  return 0;
 }

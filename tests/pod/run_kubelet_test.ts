@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { resolveNodeName, runKubelet } from "../../src/kubelet.ts";
+import { resolveNodeName, runKubelet } from "../../src/run_kubelet.ts";
 
 Deno.test("resolveNodeName() lower-cases the hostname override and falls back to the host name", () => {
   assert.equal(resolveNodeName("  Node-A.Example "), "node-a.example");
