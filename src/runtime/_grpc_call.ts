@@ -1,7 +1,7 @@
 /**
  * Per-call plumbing for the gRPC transport: one AbortController fed by the
- * caller's signal, the deadline timer and transport close, plus conversion of
- * whatever fetch threw into a typed RuntimeError.
+ * caller's signal, the deadline (see `_inflight_calls.ts`) and transport
+ * close, plus conversion of whatever fetch threw into a typed RuntimeError.
  *
  * @module
  */
@@ -25,50 +25,38 @@ export const CRI_URL_HOST = "cri.invalid";
 
 export type Reason = "deadline" | "canceled" | "closed";
 
-/** Abort plumbing for one call: caller signal + deadline + transport close. */
+/**
+ * Abort plumbing for one call. Its controller is aborted by the caller's
+ * signal, by {@link InflightCalls} when the deadline passes, or by transport
+ * close; {@linkcode CallScope.reason} records which came first.
+ */
 export class CallScope {
-  readonly controller = new AbortController();
-  reason: Reason | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #cleanup: Array<() => void> = [];
+  readonly controller: AbortController = new AbortController();
+  reason: Reason | undefined = undefined;
+  /** `performance.now()` time the deadline passes; Infinity for none. */
+  readonly deadline: number;
   readonly #userSignal: AbortSignal | undefined;
+  #onUserAbort: (() => void) | undefined = undefined;
 
-  /**
-   * The transport's close is not linked here as a signal listener (one
-   * add/remove per call on the hot path): the transport keeps its in-flight
-   * scopes and calls {@linkcode CallScope.close} on each.
-   */
-  constructor(
-    userSignal: AbortSignal | undefined,
-    timeoutMs: number | undefined,
-  ) {
+  constructor(userSignal: AbortSignal | undefined, deadline: number) {
+    this.deadline = deadline;
     this.#userSignal = userSignal;
-    if (userSignal) this.#link(userSignal, "canceled");
-    if (timeoutMs !== undefined && !this.controller.signal.aborted) {
-      this.#timer = setTimeout(() => this.#abort("deadline"), timeoutMs);
+    if (userSignal === undefined) return;
+    if (userSignal.aborted) {
+      this.abort("canceled");
+      return;
     }
+    // a listener only when the caller passed a signal: no closure otherwise
+    this.#onUserAbort = () => this.abort("canceled");
+    userSignal.addEventListener("abort", this.#onUserAbort, { once: true });
   }
 
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
-  #link(signal: AbortSignal, reason: Reason): void {
-    if (signal.aborted) {
-      this.#abort(reason);
-      return;
-    }
-    const onAbort = () => this.#abort(reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    this.#cleanup.push(() => signal.removeEventListener("abort", onAbort));
-  }
-
-  /** Aborts the call because its transport was closed. */
-  close(): void {
-    this.#abort("closed");
-  }
-
-  #abort(reason: Reason): void {
+  /** Aborts the call; only the first reason counts. */
+  abort(reason: Reason): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
     this.controller.abort(reason);
@@ -115,11 +103,12 @@ export class CallScope {
     );
   }
 
+  /** Unlinks the caller's signal; call once the call has finished. */
   dispose(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    for (const undo of this.#cleanup) undo();
-    this.#cleanup = [];
+    if (this.#onUserAbort !== undefined) {
+      this.#userSignal?.removeEventListener("abort", this.#onUserAbort);
+      this.#onUserAbort = undefined;
+    }
   }
 }
 

@@ -96,6 +96,54 @@ export class FrameDecoder {
   }
 }
 
+/** Options for {@link unaryMessage}. */
+export interface UnaryMessageOptions {
+  /** Reject a message longer than this (default 16 MiB). */
+  maxMessageBytes?: number;
+  /** gRPC method path named in errors. */
+  method?: string;
+}
+
+/**
+ * The one message of a complete unary response body (without its frame
+ * header; a view, not a copy). Throws a {@link RuntimeError}: Unknown for an
+ * empty body (a status we cannot see may be in trailers), ResourceExhausted
+ * for an oversized message, Internal for a compressed frame, several
+ * messages or stray bytes.
+ */
+export function unaryMessage(
+  body: Uint8Array,
+  options: UnaryMessageOptions = {},
+): Uint8Array {
+  const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  // fast path, the normal answer: exactly one uncompressed frame
+  if (body.length >= FRAME_HEADER_BYTES && body[0] === 0) {
+    const length = ((body[1]! << 24) | (body[2]! << 16) | (body[3]! << 8) |
+      body[4]!) >>> 0;
+    if (length === body.length - FRAME_HEADER_BYTES && length <= max) {
+      return body.subarray(FRAME_HEADER_BYTES);
+    }
+  }
+  const decoder = new FrameDecoder({ maxMessageBytes: max });
+  const frames = decoder.push(body);
+  if (frames.length === 1 && decoder.pendingBytes === 0) return frames[0]!;
+  const method = options.method === undefined ? {} : {
+    method: options.method,
+  };
+  if (frames.length === 0 && decoder.pendingBytes === 0) {
+    throw new RuntimeError(
+      GrpcCode.Unknown,
+      "response carried no message and no grpc-status header (the status may be in trailers, which fetch cannot read)",
+      method,
+    );
+  }
+  throw new RuntimeError(
+    GrpcCode.Internal,
+    `malformed unary response: ${frames.length} message(s) and ${decoder.pendingBytes} stray byte(s)`,
+    method,
+  );
+}
+
 const TIMEOUT_UNITS: ReadonlyArray<readonly [string, number]> = [
   ["n", 1e6],
   ["u", 1e3],

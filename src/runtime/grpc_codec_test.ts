@@ -7,6 +7,7 @@ import {
   FrameDecoder,
   grpcCodeFromHttpStatus,
   parseCriEndpoint,
+  unaryMessage,
 } from "./grpc_codec.ts";
 
 Deno.test("encodeFrame writes flag 0 and a big-endian length", () => {
@@ -47,6 +48,48 @@ Deno.test("FrameDecoder rejects oversized and compressed frames", () => {
     () => new FrameDecoder().push(compressed),
     (e: unknown) => e instanceof RuntimeError && e.code === GrpcCode.Internal,
   );
+});
+
+Deno.test("unaryMessage returns the one message as a view of the body", () => {
+  const body = encodeFrame(new Uint8Array([4, 5, 6]));
+  const message = unaryMessage(body);
+  assert.deepEqual([...message], [4, 5, 6]);
+  assert.equal(message.buffer, body.buffer);
+  assert.equal(unaryMessage(encodeFrame(new Uint8Array(0))).length, 0);
+  assert.equal(
+    unaryMessage(encodeFrame(new Uint8Array(4)), { maxMessageBytes: 4 })
+      .length,
+    4,
+  );
+});
+
+Deno.test("unaryMessage rejects bodies that are not exactly one frame", () => {
+  const one = encodeFrame(new Uint8Array([1]));
+  const compressed = encodeFrame(new Uint8Array([1]));
+  compressed[0] = 1;
+  const cases: Array<[string, Uint8Array, number, RegExp, number?]> = [
+    ["empty", new Uint8Array(0), GrpcCode.Unknown, /no message/],
+    ["two", new Uint8Array([...one, ...one]), GrpcCode.Internal, /2 message/],
+    ["truncated", one.subarray(0, 5), GrpcCode.Internal, /5 stray/],
+    ["trailing", new Uint8Array([...one, 0]), GrpcCode.Internal, /1 stray/],
+    ["compressed", compressed, GrpcCode.Internal, /compressed/],
+    ["oversized", one, GrpcCode.ResourceExhausted, /1 vs\. 0/, 0],
+  ];
+  for (const [name, body, code, text, maxMessageBytes] of cases) {
+    assert.throws(
+      () =>
+        unaryMessage(body, {
+          method: "/m",
+          ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+        }),
+      (e: unknown) => {
+        assert.ok(e instanceof RuntimeError, name);
+        assert.equal(e.code, code, name);
+        assert.match(e.grpcMessage, text, name);
+        return true;
+      },
+    );
+  }
 });
 
 Deno.test("formatGrpcTimeout picks the finest unit within 8 digits and rounds up", () => {

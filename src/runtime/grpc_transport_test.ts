@@ -17,6 +17,7 @@ import {
   PodSandboxStatusRequestSchema,
   PodSandboxStatusResponseSchema,
   RuntimeService,
+  VersionRequestSchema,
   VersionResponseSchema,
 } from "./gen/api_pb.ts";
 import { encodeFrame } from "./grpc_codec.ts";
@@ -153,6 +154,112 @@ Deno.test("deadline: grpc-timeout is sent and expiry gives DeadlineExceeded", as
   release(new Response(null));
 });
 
+Deno.test("deadline: one hanging call expires while others on the transport go on", async () => {
+  await using server = await TestGrpcServer.create();
+  const releases: Array<(r: Response) => void> = [];
+  server.handlers.set(
+    VERSION,
+    () => new Promise<Response>((resolve) => releases.push(resolve)),
+  );
+  server.handlers.set(
+    SANDBOX_STATUS,
+    ({ messages }) =>
+      grpcReply(PodSandboxStatusResponseSchema, {
+        status: {
+          id: fromBinary(PodSandboxStatusRequestSchema, messages[0]!)
+            .podSandboxId,
+        },
+      }),
+  );
+  server.start();
+  await using transport = createGrpcTransport({ endpoint: server.endpoint });
+  const start = performance.now();
+  // a long-deadline call first, so the short one must re-arm the shared timer
+  const slow = transport.unary(M.version, {}, { timeoutMs: 60_000 });
+  const hanging = transport.unary(M.version, {}, { timeoutMs: 80 });
+  const quick = await transport.unary(M.podSandboxStatus, {
+    podSandboxId: "q",
+  });
+  assert.equal(quick.status?.id, "q");
+  await assert.rejects(hanging, DeadlineExceededError);
+  const elapsed = performance.now() - start;
+  assert.ok(elapsed >= 79 && elapsed < 10_000, `expired after ${elapsed} ms`);
+  // the other hanging call is still waiting for its own (later) deadline
+  const late = await Promise.race([
+    slow.then(() => "answered", () => "failed"),
+    new Promise((r) => setTimeout(() => r("pending"), 50)),
+  ]);
+  assert.equal(late, "pending");
+  for (const release of releases) {
+    release(grpcReply(VersionResponseSchema, { runtimeName: "x" }));
+  }
+  assert.equal((await slow).runtimeName, "x");
+});
+
+Deno.test("server stream with timeoutMs ends with DeadlineExceeded", async () => {
+  await using server = await TestGrpcServer.create();
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => stop = r);
+  server.handlers.set("/runtime.v1.RuntimeService/GetContainerEvents", () => {
+    const first = encodeFrame(
+      toBinary(
+        ContainerEventResponseSchema,
+        create(ContainerEventResponseSchema, { containerId: "a" }),
+      ),
+    );
+    // one event, then silence until the client gives up
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(first);
+        stopped.then(() => controller.close());
+      },
+    });
+    return new Response(body, {
+      headers: { "content-type": "application/grpc" },
+    });
+  });
+  server.start();
+  await using transport = createGrpcTransport({ endpoint: server.endpoint });
+  const seen: string[] = [];
+  await assert.rejects(
+    (async () => {
+      for await (
+        const event of transport.serverStream(M.getContainerEvents, {}, {
+          timeoutMs: 100,
+        })
+      ) seen.push(event.containerId);
+    })(),
+    DeadlineExceededError,
+  );
+  assert.deepEqual(seen, ["a"]);
+  assert.equal(server.calls[0]!.headers.get("grpc-timeout"), "100000u");
+  stop();
+});
+
+Deno.test("a response larger than maxMessageBytes is ResourceExhausted", async () => {
+  await using server = await TestGrpcServer.create();
+  server.handlers.set(
+    VERSION,
+    () => grpcReply(VersionResponseSchema, { runtimeName: "x".repeat(64) }),
+  );
+  server.start();
+  await using transport = createGrpcTransport({
+    endpoint: server.endpoint,
+    maxMessageBytes: 32,
+  });
+  await assert.rejects(transport.unary(M.version, {}), (e: unknown) => {
+    assert.ok(e instanceof RuntimeError);
+    assert.equal(e.code, GrpcCode.ResourceExhausted);
+    assert.match(e.grpcMessage, /larger than max \(66 vs\. 32\)/);
+    return true;
+  });
+  await using roomy = createGrpcTransport({
+    endpoint: server.endpoint,
+    maxMessageBytes: 66,
+  });
+  assert.equal((await roomy.unary(M.version, {})).runtimeName.length, 64);
+});
+
 Deno.test("caller abort gives CanceledError; close() cancels in-flight calls", async () => {
   await using server = await TestGrpcServer.create();
   let arrived!: () => void;
@@ -228,10 +335,13 @@ function hookLogger(onVerbose: (msg: string) => void): Logger {
 
 Deno.test("connect errors are retried, so a socket appearing late is picked up", async () => {
   await using server = await TestGrpcServer.create();
-  server.handlers.set(
-    VERSION,
-    () => grpcReply(VersionResponseSchema, { runtimeName: "late" }),
-  );
+  // echoes the request: a retry must re-send the caller's message intact
+  server.handlers.set(VERSION, ({ messages }) => {
+    const request = fromBinary(VersionRequestSchema, messages[0]!);
+    return grpcReply(VersionResponseSchema, {
+      runtimeName: `late ${request.version}`,
+    });
+  });
   const retries: string[] = [];
   await using transport = createGrpcTransport({
     endpoint: `unix:${server.socketPath}`,
@@ -241,8 +351,8 @@ Deno.test("connect errors are retried, so a socket appearing late is picked up",
       if (retries.length === 2) server.start();
     }),
   });
-  const response = await transport.unary(M.version, {});
-  assert.equal(response.runtimeName, "late");
+  const response = await transport.unary(M.version, { version: "v9" });
+  assert.equal(response.runtimeName, "late v9");
   assert.deepEqual(retries, [
     "Retrying CRI call after connect error",
     "Retrying CRI call after connect error",
