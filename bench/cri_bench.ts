@@ -280,6 +280,40 @@ async function sequenceBench(ours: CriRuntime, client: GrpcJsClient) {
     },
   );
   console.log(`  per-step p50 ours/grpc-js: ${steps.join(", ")}`);
+  const paired = pairedRatio(a.map((r) => r.ms), b.map((r) => r.ms));
+  console.log(
+    `  paired (each ours/grpc-js pair run back to back): median ratio ${
+      paired.median.toFixed(3)
+    }, 95% bootstrap interval ${paired.low.toFixed(3)}-${
+      paired.high.toFixed(3)
+    }`,
+  );
+}
+
+/**
+ * Median of the per-pair ratios with a bootstrap interval: a drift-free
+ * view of the same comparison (containerd's own time dominates the
+ * sequence, so its noise decides the p50 ratio above).
+ */
+function pairedRatio(ours: number[], other: number[]) {
+  const ratios = ours.map((o, i) => o / other[i]!);
+  const median = (xs: number[]) => percentile(xs, 0.5);
+  let seed = 12345;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const medians: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    medians.push(
+      median(ratios.map(() => ratios[Math.floor(rand() * ratios.length)]!)),
+    );
+  }
+  return {
+    median: median(ratios),
+    low: percentile(medians, 0.025),
+    high: percentile(medians, 0.975),
+  };
 }
 
 const ours = createCriRuntime({ endpoint });
