@@ -9,12 +9,8 @@
  */
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import { parseQuantity } from "../util/quantity.ts";
-import {
-  CONFIG_SHAPE,
-  type LeafKind,
-  type ObjectShape,
-  type Shape,
-} from "./config_shape.ts";
+import { CONFIG_SHAPE } from "./config_shape.ts";
+import type { LeafKind, ObjectShape, Shape } from "./shape_types.ts";
 import { fieldPath } from "./envelope.ts";
 
 /** A type-checked document and the unknown fields that were dropped. */

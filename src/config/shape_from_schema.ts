@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import type { LeafKind, ObjectShape, Shape } from "./config_shape.ts";
+import type { LeafKind, ObjectShape, Shape } from "./shape_types.ts";
 import {
   BOOL,
   DURATION,

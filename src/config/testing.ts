@@ -4,19 +4,8 @@
  * @module
  */
 import { stringify } from "yaml";
+import { seededRandom } from "../util/seeded_random.ts";
 import { defaultKubeletConfiguration } from "./defaults.ts";
-
-/** A small deterministic PRNG (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_VALUES: unknown[] = [
   null,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { posix } from "node:path";
 import { dirname, isAbsolute, join, normalize, resolve } from "./posix_path.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 const PARTS = [
   "",
@@ -19,20 +20,8 @@ const PARTS = [
   "./d",
 ];
 
-/** A small deterministic PRNG (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 Deno.test("posix_path agrees with node:path posix on 5000 generated paths", () => {
-  const rand = seeded(7);
+  const rand = seededRandom(7);
   const path = () =>
     Array.from(
       { length: Math.floor(rand() * 5) },

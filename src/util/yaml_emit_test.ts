@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { emitBlockYaml } from "./yaml_emit.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 function reference(value: Record<string, unknown>): string {
   return stringify(value, { indentSeq: false, version: "1.1", lineWidth: 0 });
@@ -70,18 +71,6 @@ Deno.test("emitBlockYaml() declines what it is not sure of", () => {
   }
 });
 
-/** A small deterministic PRNG (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const LEAVES: unknown[] = [
   "plain",
   "",
@@ -143,7 +132,7 @@ function randomMap(rand: () => number, depth: number): Record<string, unknown> {
 }
 
 Deno.test("emitBlockYaml() matches the yaml package on 3000 generated documents", () => {
-  const rand = seeded(42);
+  const rand = seededRandom(42);
   let fast = 0;
   for (let i = 0; i < 3000; i++) {
     if (assertMatches(randomMap(rand, 0)) !== undefined) fast++;

@@ -5,6 +5,7 @@ import {
   resolvePlainScalar,
   UNSUPPORTED,
 } from "./yaml_subset.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 type Mode = "1.1" | "1.1-go" | "1.2";
 
@@ -202,18 +203,6 @@ Deno.test("resolvePlainScalar() answers only where YAML 1.1 and 1.2 agree", () =
   }
 });
 
-/** A small deterministic PRNG (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SCALARS: unknown[] = [
   "plain",
   "two words",
@@ -306,7 +295,7 @@ const MUTATIONS = [
 ];
 
 Deno.test("parseYamlSubset() agrees with the full parser on 4000 generated documents", () => {
-  const rand = seeded(20261202);
+  const rand = seededRandom(20261202);
   let fast = 0;
   for (let i = 0; i < 4000; i++) {
     const value = {
