@@ -8,7 +8,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { parseAllDocuments } from "yaml";
+import { parseYamlStreamSubset, UNSUPPORTED } from "../util/yaml_subset.ts";
 import type { Container, Pod } from "./types.ts";
 
 /** Which kind of static source a pod came from (`kubernetes.io/config.source`). */
@@ -52,49 +52,67 @@ const DNS_SUBDOMAIN_REGEXP =
 const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
 const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 
+/** One document of a manifest: its value, or why it could not be read. */
+type ManifestDocument = { value: unknown } | { error: ManifestError };
+
+/**
+ * Splits a manifest into document values. Plain manifests take the fast
+ * subset reader; the yaml package (slow to load) reads the rest and words
+ * every syntax error.
+ */
+async function readDocuments(
+  text: string,
+  origin: string,
+): Promise<ManifestDocument[]> {
+  const fast = parseYamlStreamSubset(text);
+  if (fast !== UNSUPPORTED) return fast.map((value) => ({ value }));
+  const { parseAllDocuments } = await import("yaml");
+  let docs;
+  try {
+    docs = parseAllDocuments(text, { prettyErrors: false });
+  } catch (cause) {
+    const error = new ManifestError(
+      `Cannot parse manifest "${origin}": ${cause}`,
+      { origin, cause },
+    );
+    return [{ error }];
+  }
+  const list = Array.isArray(docs) ? docs : [docs];
+  return list.map((doc) => {
+    const first = doc.errors[0];
+    if (!first) return { value: doc.toJS() as unknown };
+    const line = first.linePos?.[0]?.line;
+    const error = new ManifestError(
+      `Cannot parse manifest "${origin}"${line ? ` at line ${line}` : ""}: ${
+        first.message.split("\n")[0]
+      }`,
+      { origin, ...(line ? { line } : {}), cause: first },
+    );
+    return { error };
+  });
+}
+
 /**
  * Parses a manifest text (YAML, multi-document YAML or JSON). Each document may be a Pod or a
  * `PodList`/`List` of pods. Empty documents are skipped. Invalid documents become errors; the
  * valid ones are still returned.
  */
-export function parseManifest(
+export async function parseManifest(
   text: string,
   options: { origin: string },
-): ParsedManifest {
+): Promise<ParsedManifest> {
   const { origin } = options;
   const pods: Pod[] = [];
   const errors: ManifestError[] = [];
-  let docs;
-  try {
-    docs = parseAllDocuments(text, { prettyErrors: false });
-  } catch (cause) {
-    errors.push(
-      new ManifestError(`Cannot parse manifest "${origin}": ${cause}`, {
-        origin,
-        cause,
-      }),
-    );
-    return { pods, errors };
-  }
-  const list = Array.isArray(docs) ? docs : [docs];
-  list.forEach((doc, index) => {
-    const first = doc.errors[0];
-    if (first) {
-      const line = first.linePos?.[0]?.line;
-      errors.push(
-        new ManifestError(
-          `Cannot parse manifest "${origin}"${
-            line ? ` at line ${line}` : ""
-          }: ${first.message.split("\n")[0]}`,
-          { origin, ...(line ? { line } : {}), cause: first },
-        ),
-      );
+  const docs = await readDocuments(text, origin);
+  docs.forEach((doc, index) => {
+    if ("error" in doc) {
+      errors.push(doc.error);
       return;
     }
-    const value: unknown = doc.toJS();
-    if (value === null || value === undefined) return;
-    const prefix = list.length > 1 ? `[document ${index}]` : "";
-    collectPods(value, { origin, prefix, pods, errors });
+    if (doc.value === null || doc.value === undefined) return;
+    const prefix = docs.length > 1 ? `[document ${index}]` : "";
+    collectPods(doc.value, { origin, prefix, pods, errors });
   });
   return { pods, errors };
 }
@@ -339,11 +357,11 @@ export function applyStaticPodDefaults(
  * Reads `text` and returns the static pods it defines plus one error per rejected document.
  * This is what the file and HTTP sources call for each file / response body.
  */
-export function readStaticPods(
+export async function readStaticPods(
   text: string,
   options: StaticPodDefaultsOptions,
-): ParsedManifest {
-  const parsed = parseManifest(text, { origin: options.origin });
+): Promise<ParsedManifest> {
+  const parsed = await parseManifest(text, { origin: options.origin });
   return {
     pods: parsed.pods.map((p) => applyStaticPodDefaults(p, options)),
     errors: parsed.errors,

@@ -21,30 +21,33 @@ spec:
     command: ["httpd", "-f"]
 `;
 
-Deno.test("parseManifest() reads a single YAML pod", () => {
-  const { pods, errors } = parseManifest(WEB, { origin: "web.yaml" });
+Deno.test("parseManifest() reads a single YAML pod", async () => {
+  const { pods, errors } = await parseManifest(WEB, { origin: "web.yaml" });
   assert.deepEqual(errors, []);
   assert.equal(pods.length, 1);
   assert.equal(pods[0]!.spec.containers[0]!.image, "busybox:1.36");
 });
 
-Deno.test("parseManifest() reads JSON and multi-document YAML with PodLists", () => {
+Deno.test("parseManifest() reads JSON and multi-document YAML with PodLists", async () => {
   const json = JSON.stringify({
     metadata: { name: "a" },
     spec: { containers: [{ name: "c", image: "i" }] },
   });
-  assert.equal(parseManifest(json, { origin: "a.json" }).pods.length, 1);
+  assert.equal(
+    (await parseManifest(json, { origin: "a.json" })).pods.length,
+    1,
+  );
   const multi =
     `${WEB}\n---\nkind: PodList\nitems:\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: i}]}\n---\n`;
-  const { pods, errors } = parseManifest(multi, { origin: "m.yaml" });
+  const { pods, errors } = await parseManifest(multi, { origin: "m.yaml" });
   assert.deepEqual(errors, []);
   assert.deepEqual(pods.map((p) => p.metadata.name), ["web", "b"]);
 });
 
-Deno.test("parseManifest() names the file and field of an invalid document and keeps the valid ones", () => {
+Deno.test("parseManifest() names the file and field of an invalid document and keeps the valid ones", async () => {
   const text =
     `${WEB}\n---\nmetadata: {name: bad}\nspec:\n  containers:\n  - name: c\n`;
-  const { pods, errors } = parseManifest(text, { origin: "/m/x.yaml" });
+  const { pods, errors } = await parseManifest(text, { origin: "/m/x.yaml" });
   assert.equal(pods.length, 1);
   assert.equal(errors.length, 1);
   assert.ok(errors[0] instanceof ManifestError);
@@ -55,8 +58,8 @@ Deno.test("parseManifest() names the file and field of an invalid document and k
   );
 });
 
-Deno.test("parseManifest() reports YAML syntax errors with a line", () => {
-  const { pods, errors } = parseManifest("metadata:\n  name: [x\n", {
+Deno.test("parseManifest() reports YAML syntax errors with a line", async () => {
+  const { pods, errors } = await parseManifest("metadata:\n  name: [x\n", {
     origin: "broken.yaml",
   });
   assert.equal(pods.length, 0);
@@ -64,7 +67,7 @@ Deno.test("parseManifest() reports YAML syntax errors with a line", () => {
   assert.match(errors[0]!.message, /Cannot parse manifest "broken\.yaml"/);
 });
 
-Deno.test("validatePod() rejects bad kinds, names, restart policies and duplicate containers", () => {
+Deno.test("validatePod() rejects bad kinds, names, restart policies and duplicate containers", async () => {
   const cases: [string, string][] = [
     [
       "kind: Deployment\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}",
@@ -86,13 +89,13 @@ Deno.test("validatePod() rejects bad kinds, names, restart policies and duplicat
     ["spec: {containers: [{name: c, image: i}]}", "metadata"],
   ];
   for (const [text, field] of cases) {
-    const { errors } = parseManifest(text, { origin: "t" });
+    const { errors } = await parseManifest(text, { origin: "t" });
     assert.equal(errors[0]?.field, field, text);
   }
 });
 
-Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a static pod", () => {
-  const pod = parseManifest(WEB, { origin: "w" }).pods[0]!;
+Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a static pod", async () => {
+  const pod = (await parseManifest(WEB, { origin: "w" })).pods[0]!;
   const a = applyStaticPodDefaults(pod, {
     nodeName: "node-a",
     source: "file",
@@ -136,11 +139,11 @@ Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a st
   assert.notEqual(b.metadata.uid, a.metadata.uid);
 });
 
-Deno.test("applyStaticPodDefaults() keeps an explicit UID and namespace; http pods get no toleration", () => {
-  const pod = parseManifest(
+Deno.test("applyStaticPodDefaults() keeps an explicit UID and namespace; http pods get no toleration", async () => {
+  const pod = (await parseManifest(
     "metadata: {name: x, namespace: kube-system, uid: fixed}\nspec: {containers: [{name: c, image: i}]}",
     { origin: "u" },
-  ).pods[0]!;
+  )).pods[0]!;
   const out = applyStaticPodDefaults(pod, {
     nodeName: "n",
     source: "http",
@@ -160,8 +163,8 @@ Deno.test("defaultPullPolicy() is Always for latest or untagged images", () => {
   assert.equal(defaultPullPolicy("busybox@sha256:abc"), "IfNotPresent");
 });
 
-Deno.test("readStaticPods() returns defaulted pods and errors together", () => {
-  const { pods, errors } = readStaticPods(`${WEB}\n---\nfoo: 1\n`, {
+Deno.test("readStaticPods() returns defaulted pods and errors together", async () => {
+  const { pods, errors } = await readStaticPods(`${WEB}\n---\nfoo: 1\n`, {
     nodeName: "n1",
     source: "file",
     origin: "f",

@@ -460,3 +460,41 @@ export function parseYamlSubset(text: string): unknown {
     throw err;
   }
 }
+
+/** A `---` line; anything else on it but a comment is left to the full parser. */
+const DOCUMENT_START = /^---(?:[ ]|$)/;
+
+/**
+ * Parses a stream of documents separated by `---` lines (as Kubernetes
+ * manifests are), with the full parser's document count: text before the
+ * first marker is a document only if it has content, and every marker
+ * starts one (an empty one reads as null). Returns
+ * {@linkcode UNSUPPORTED} if any document is outside the subset.
+ */
+export function parseYamlStreamSubset(
+  text: string,
+): unknown[] | typeof UNSUPPORTED {
+  if (AWKWARD_CHARS.test(text)) return UNSUPPORTED;
+  const segments: string[][] = [[]];
+  for (const line of text.split("\n")) {
+    if (line.startsWith("...")) return UNSUPPORTED;
+    if (DOCUMENT_START.test(line)) {
+      if (!isBlankTail(line.slice(3))) return UNSUPPORTED;
+      segments.push([]);
+    } else {
+      (segments[segments.length - 1] as string[]).push(line);
+    }
+  }
+  const docs: unknown[] = [];
+  for (const [i, lines] of segments.entries()) {
+    const body = lines.join("\n");
+    if (splitLines(body).length === 0) {
+      if (i > 0) docs.push(null);
+      continue;
+    }
+    const value = parseYamlSubset(body);
+    if (value === UNSUPPORTED) return UNSUPPORTED;
+    docs.push(value);
+  }
+  return docs;
+}

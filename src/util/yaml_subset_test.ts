@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parseAllDocuments, stringify } from "yaml";
 import {
+  parseYamlStreamSubset,
   parseYamlSubset,
   resolvePlainScalar,
   UNSUPPORTED,
@@ -326,4 +327,68 @@ Deno.test("parseYamlSubset() agrees with the full parser on 4000 generated docum
   }
   // Most generated documents must stay on the fast path, or it is useless.
   assert.ok(fast > 1500, `only ${fast} of 4000 on the fast path`);
+});
+
+/** The full parser's reading of a stream, or undefined on any error. */
+function fullStream(text: string): unknown[] | undefined {
+  const docs = parseAllDocuments(text, { uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  if (list.some((d) => d.errors.length > 0)) return undefined;
+  return list.map((d) => d.toJS({ maxAliasCount: 100 }));
+}
+
+Deno.test("parseYamlStreamSubset() splits documents like the full parser", () => {
+  const cases: Array<[string, unknown[]]> = [
+    ["", []],
+    ["# only a comment\n", []],
+    ["a: 1\n", [{ a: 1 }]],
+    ["---\na: 1\n", [{ a: 1 }]],
+    ["# c\n---\na: 1\n", [{ a: 1 }]],
+    ["a: 1\n---\n", [{ a: 1 }, null]],
+    ["---\n---\na: 1\n", [null, { a: 1 }]],
+    ["a: 1\n--- # next\n# nothing\n---\nb: [2]\n", [{ a: 1 }, null, {
+      b: [2],
+    }]],
+  ];
+  for (const [text, expected] of cases) {
+    assert.deepStrictEqual(parseYamlStreamSubset(text), expected, text);
+    assert.deepStrictEqual(fullStream(text), expected, text);
+  }
+  for (
+    const text of [
+      "a: 1\n...\n",
+      "--- a: 1\n",
+      "a: 1\n---\nb: &x 1\n",
+      "a:\t1\n---\n",
+    ]
+  ) {
+    assert.equal(parseYamlStreamSubset(text), UNSUPPORTED, text);
+  }
+});
+
+Deno.test("parseYamlStreamSubset() agrees with the full parser on 1500 generated streams", () => {
+  const rand = seededRandom(99);
+  let fast = 0;
+  for (let i = 0; i < 1500; i++) {
+    const parts: string[] = [];
+    const n = 1 + Math.floor(rand() * 4);
+    for (let d = 0; d < n; d++) {
+      const roll = rand();
+      parts.push(
+        roll < 0.15
+          ? "# empty\n"
+          : stringify({ doc: d, v: randomValue(rand, 1) }, { lineWidth: 0 }),
+      );
+    }
+    const separator = rand() < 0.8 ? "---\n" : "--- # sep\n";
+    let text = (rand() < 0.3 ? separator : "") + parts.join(separator);
+    if (rand() < 0.2) text += separator;
+    const mine = parseYamlStreamSubset(text);
+    if (mine === UNSUPPORTED) continue;
+    fast++;
+    const full = fullStream(text);
+    assert.ok(full, `full parser rejects ${JSON.stringify(text)}`);
+    assert.deepStrictEqual(mine, full, JSON.stringify(text));
+  }
+  assert.ok(fast > 500, `only ${fast} of 1500 streams on the fast path`);
 });

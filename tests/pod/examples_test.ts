@@ -8,11 +8,14 @@ Deno.test("examples/manifests are valid static pods", async () => {
   const names: string[] = [];
   for await (const entry of Deno.readDir(new URL("manifests/", EXAMPLES))) {
     const origin = new URL(`manifests/${entry.name}`, EXAMPLES).pathname;
-    const { pods, errors } = readStaticPods(await Deno.readTextFile(origin), {
-      nodeName: "example-node",
-      source: "file",
-      origin,
-    });
+    const { pods, errors } = await readStaticPods(
+      await Deno.readTextFile(origin),
+      {
+        nodeName: "example-node",
+        source: "file",
+        origin,
+      },
+    );
     assert.deepEqual(errors.map((e) => e.message), [], origin);
     names.push(...pods.map((p) => p.metadata.name!));
   }

@@ -90,7 +90,7 @@ export function createFileSource(
         problems.push(`Cannot read manifest "${file}": ${cause}`);
         continue;
       }
-      const parsed = readStaticPods(text, {
+      const parsed = await readStaticPods(text, {
         nodeName: options.nodeName,
         source: "file",
         origin: file,

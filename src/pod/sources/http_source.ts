@@ -81,7 +81,7 @@ export function createHttpSource(
     } finally {
       done.abort();
     }
-    const parsed = readStaticPods(text, {
+    const parsed = await readStaticPods(text, {
       nodeName: options.nodeName,
       source: "http",
       origin: options.url,

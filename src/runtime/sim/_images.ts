@@ -8,6 +8,9 @@ import { createHash } from "node:crypto";
 import { NotFoundError, RuntimeError } from "../errors.ts";
 import type { SimImageBehavior, SimScenario } from "./scenario.ts";
 
+/** The pause image a fresh simulated runtime already has. */
+export const SIM_PAUSE_IMAGE = "registry.k8s.io/pause:3.10";
+
 const DEFAULT_IMAGE_SIZE = 5 * 1024 * 1024;
 const DIGEST_REGEXP = /^sha256:[0-9a-f]{64}$/;
 

@@ -47,11 +47,8 @@ import {
   type SimContainer,
   type SimSandbox,
 } from "./_state.ts";
-import {
-  SIM_PAUSE_IMAGE,
-  type SimContainerBehavior,
-  type SimScenario,
-} from "./scenario.ts";
+import { SIM_PAUSE_IMAGE } from "./_images.ts";
+import type { SimContainerBehavior, SimScenario } from "./scenario.ts";
 
 const UNKNOWN = 2;
 const KILLED = 137;

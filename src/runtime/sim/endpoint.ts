@@ -3,13 +3,13 @@
  * `sim:///abs/path/scenario.yaml` (or `.json`) loads a scenario file.
  */
 
-import { parse as parseYaml } from "yaml";
+import { parseYamlSubset, UNSUPPORTED } from "../../util/yaml_subset.ts";
 import {
   createSimRuntime,
   type SimRuntime,
   type SimRuntimeOptions,
 } from "./sim_runtime.ts";
-import { parseSimScenario, type SimScenario } from "./scenario.ts";
+import type { SimScenario } from "./scenario.ts";
 
 const SIM_SCHEME = "sim://";
 
@@ -46,9 +46,10 @@ export async function loadSimScenario(endpoint: string): Promise<SimScenario> {
       { cause: error },
     );
   }
-  let data: unknown;
+  // zod and the yaml package load only here, when a scenario file is used.
+  let data: unknown = parseYamlSubset(text); // JSON is YAML too
   try {
-    data = parseYaml(text); // JSON is YAML too
+    if (data === UNSUPPORTED) data = (await import("yaml")).parse(text);
   } catch (error) {
     throw new TypeError(
       `Cannot parse simulated runtime scenario file "${rest}": ${
@@ -57,6 +58,7 @@ export async function loadSimScenario(endpoint: string): Promise<SimScenario> {
       { cause: error },
     );
   }
+  const { parseSimScenario } = await import("./scenario.ts");
   return parseSimScenario(data, `scenario file "${rest}"`);
 }
 

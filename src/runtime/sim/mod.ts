@@ -21,14 +21,12 @@ export {
   isSimEndpoint,
   loadSimScenario,
 } from "./endpoint.ts";
-/** Scenario data types, schema and validation. */
-export {
-  parseSimScenario,
-  SIM_PAUSE_IMAGE,
-  SimContainerBehaviorSchema,
-  SimImageBehaviorSchema,
-  SimScenarioSchema,
-} from "./scenario.ts";
+/** The pause image every simulated runtime starts with. */
+export { SIM_PAUSE_IMAGE } from "./_images.ts";
+/**
+ * Scenario data types. The zod schemas that check scenario files stay in
+ * `scenario.ts`, loaded only when a scenario file is read.
+ */
 export type {
   SimContainerBehavior,
   SimImageBehavior,

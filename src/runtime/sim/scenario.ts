@@ -90,9 +90,6 @@ export type SimImageBehavior = z.infer<typeof SimImageBehaviorSchema>;
 /** See {@linkcode SimScenarioSchema}. */
 export type SimScenario = z.infer<typeof SimScenarioSchema>;
 
-/** The pause image a fresh simulated runtime already has. */
-export const SIM_PAUSE_IMAGE = "registry.k8s.io/pause:3.10";
-
 /**
  * Validates scenario data (parsed JSON or YAML).
  *
