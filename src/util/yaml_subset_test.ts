@@ -392,3 +392,20 @@ Deno.test("parseYamlStreamSubset() agrees with the full parser on 1500 generated
   }
   assert.ok(fast > 500, `only ${fast} of 1500 streams on the fast path`);
 });
+
+Deno.test("kubeadm-style manifests, kubeconfigs and configs take the fast path and agree", async () => {
+  const files = [
+    "./testdata/kube-apiserver.yaml",
+    "./testdata/kubelet.conf",
+    "../../tests/fixtures/kubeadm_config.yaml",
+    "../../examples/kubelet-config.yaml",
+    "../../examples/manifests/httpd.yaml",
+    "../../examples/manifests/init.yaml",
+  ];
+  for (const file of files) {
+    const text = await Deno.readTextFile(new URL(file, import.meta.url));
+    const fast = parseYamlStreamSubset(text);
+    assert.notEqual(fast, UNSUPPORTED, `${file} is outside the subset`);
+    assert.deepStrictEqual(fast, fullStream(text), file);
+  }
+});
