@@ -15,15 +15,33 @@ import type { PodSyncer } from "./pod/types.ts";
 import {
   createFileSource,
   createHttpSource,
+  createProber,
   LoopEventQueue,
   Pleg,
   PodConfig,
   type PodSource,
   PodSyncHandler,
   PodWorkers,
+  type ProbeConnect,
+  type ProbeResults,
   runSyncLoop,
 } from "./pod/mod.ts";
 import type { RuntimeService } from "./runtime/mod.ts";
+import type { PodStatusManager } from "./status/mod.ts";
+
+/** What the prober needs; omitted → no probes run. */
+export interface KubeletProbeDeps {
+  /** Runs exec probes (CRI `ExecSync`). */
+  runtime: Pick<RuntimeService, "execSync">;
+  /** The pod status cache the syncer writes: pods, container ids, states, start times. */
+  statuses: Pick<PodStatusManager, "getPodStatus" | "onChange">;
+  /** The result maps the syncer reads (the same object given to `createPodSyncer`). */
+  results: ProbeResults;
+  /** For HTTP probes (default global `fetch`). */
+  fetch?: typeof fetch;
+  /** For TCP probes (default `Deno.connect`). */
+  connect?: ProbeConnect;
+}
 
 /** Dependencies of {@linkcode createKubelet}. */
 export interface KubeletDeps {
@@ -37,6 +55,8 @@ export interface KubeletDeps {
   logger: Logger;
   /** For the HTTP source (tests). */
   fetch?: typeof fetch;
+  /** Container probes (liveness, readiness, startup). */
+  probes?: KubeletProbeDeps;
 }
 
 /** Options of {@linkcode createKubelet} (already parsed; durations in ms). */
@@ -116,6 +136,17 @@ export function createKubelet(
       for (const event of events) queue.push({ kind: "pleg", event });
     },
   });
+  const prober = deps.probes
+    ? createProber({
+      ...deps.probes,
+      clock,
+      logger: logger.with({ component: "prober" }),
+    }, {
+      onResult: (change) =>
+        queue.push({ kind: "probe", podUid: change.podUid }),
+      ...(options.random ? { random: options.random } : {}),
+    })
+    : undefined;
   const sources: PodSource[] = [];
   if (options.staticPodPath) {
     sources.push(createFileSource({ clock, logger }, {
@@ -169,6 +200,7 @@ export function createKubelet(
       });
       for (const s of sources) tasks.push(s.run(signal));
       tasks.push(pleg.run(signal));
+      prober?.start(signal);
       tasks.push(
         runSyncLoop({ queue, handler, clock, logger }, { signal }),
       );
@@ -184,6 +216,7 @@ export function createKubelet(
       stopped ??= (async () => {
         stopper.abort();
         await Promise.all(tasks);
+        await prober?.stop();
         await workers.stop();
         logger.info("Kubelet stopped; containers keep running");
       })();

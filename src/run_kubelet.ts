@@ -9,7 +9,11 @@
 import { systemClock } from "./clock/mod.ts";
 import { createKubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
-import { createPodSyncer, garbageCollectOrphans } from "./pod/mod.ts";
+import {
+  createPodSyncer,
+  createProbeResults,
+  garbageCollectOrphans,
+} from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { createPodStatusManager } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
@@ -112,12 +116,14 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
     return 1;
   }
   const statusManager = createPodStatusManager();
+  const probeResults = createProbeResults();
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
     clock,
     logger,
     statusManager,
+    probes: probeResults,
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
@@ -133,6 +139,7 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
     syncer,
     clock,
     logger,
+    probes: { runtime, statuses: statusManager, results: probeResults },
     garbageCollectOrphans: async (active) => {
       const result = await garbageCollectOrphans({ runtime, logger }, active);
       if (result.containersRemoved || result.sandboxesRemoved) {

@@ -113,3 +113,16 @@ export {
   runSyncLoop,
 } from "./sync_loop.ts";
 export type { LoopEvent, SyncHandler } from "./sync_loop.ts";
+
+// Probes: one worker per (pod, container, probe type) filling the shared result maps.
+/** Probe manager fed by the pod status cache: `createProber(deps, options)`. */
+export { createProber } from "./prober.ts";
+export type { Prober, ProberDeps, ProberOptions } from "./prober.ts";
+/** Result maps shared by the prober and the pod syncer. */
+export { createProbeResults } from "./probe_results.ts";
+export type {
+  ProbeResultChange,
+  ProbeResults,
+  ProbeType,
+} from "./probe_results.ts";
+export type { ProbeConnect } from "./probe_handlers.ts";

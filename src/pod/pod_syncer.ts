@@ -72,7 +72,7 @@ export interface PodSyncerDeps {
   clock: Clock;
   logger: Logger;
   statusManager: PodStatusManager;
-  /** Probe results by container id (absent until a prober exists). */
+  /** Probe results by container id (the prober's `ProbeResults`); absent → no probing. */
   probes?: {
     liveness?: ReadonlyMap<string, ProbeResult>;
     startup?: ReadonlyMap<string, ProbeResult>;
@@ -142,6 +142,15 @@ function isTerminalPhase(status: PodStatus | undefined): boolean {
 function isStaticPod(pod: Pod): boolean {
   const source = pod.metadata.annotations?.["kubernetes.io/config.source"];
   return source !== undefined && source !== "api";
+}
+
+/** Startup results as "has the container started" (only a success counts). */
+function startedView(
+  startup: ReadonlyMap<string, ProbeResult>,
+): ReadonlyMap<string, boolean> {
+  const started = new Map<string, boolean>();
+  for (const [id, result] of startup) started.set(id, result === "success");
+  return started;
 }
 
 class KubePodSyncer implements RuntimePodSyncer {
@@ -218,6 +227,9 @@ class KubePodSyncer implements RuntimePodSyncer {
       runtimeName: this.#runtimeName ?? "containerd",
       ...(this.#deps.probes?.readiness
         ? { readiness: this.#deps.probes.readiness }
+        : {}),
+      ...(this.#deps.probes?.startup
+        ? { started: startedView(this.#deps.probes.startup) }
         : {}),
     });
   }

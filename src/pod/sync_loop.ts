@@ -1,6 +1,6 @@
 /**
  * The kubelet sync loop: one consumer of a typed {@linkcode LoopEvent} queue fed by the pod
- * config (updates), the PLEG (lifecycle events), a 1 s resync ticker and a 2 s housekeeping
+ * config (updates), the PLEG (lifecycle events), the prober (result changes), a 1 s resync ticker and a 2 s housekeeping
  * ticker. {@linkcode dispatch} maps one event to one {@linkcode SyncHandler} call and is tested
  * per event; {@linkcode PodSyncHandler} is the kubelet's handler (pod manager + pod workers +
  * orphan garbage collection once every source has reported).
@@ -21,6 +21,8 @@ import { CONFIG_SEEN_ANNOTATION } from "./static_pod.ts";
 export type LoopEvent =
   | { kind: "config"; update: PodUpdate }
   | { kind: "pleg"; event: PodLifecycleEvent }
+  /** A liveness, readiness or startup result of one of the pod's containers changed. */
+  | { kind: "probe"; podUid: string }
   | { kind: "resync" }
   | { kind: "housekeeping" };
 
@@ -32,6 +34,8 @@ export interface SyncHandler {
   /** A full snapshot replaces the known pods (adds, updates and removes as needed). */
   handlePodSet(pods: Pod[]): void;
   handlePlegEvent(event: PodLifecycleEvent): void;
+  /** A probe result of the pod changed: sync it now (kubelet's `handleProbeSync`). */
+  handleProbeResult(podUid: string): void;
   /** Re-syncs the pods whose worker asked to be requeued by now. */
   handleResync(): void;
   /** Periodic cleanup; only acts once every source has reported. */
@@ -54,6 +58,9 @@ export async function dispatch(
     }
     case "pleg":
       handler.handlePlegEvent(event.event);
+      return;
+    case "probe":
+      handler.handleProbeResult(event.podUid);
       return;
     case "resync":
       handler.handleResync();
@@ -232,6 +239,15 @@ export class PodSyncHandler implements SyncHandler {
       pod: podFullName(pod),
       event: event.type,
       id: event.id,
+    });
+    this.#deps.workers.updatePod({ pod, updateType: "sync" });
+  }
+
+  handleProbeResult(podUid: string): void {
+    const pod = this.#pods.get(podUid);
+    if (!pod) return;
+    this.#deps.logger.v(4).info("SyncLoop (probe): result changed", {
+      pod: podFullName(pod),
     });
     this.#deps.workers.updatePod({ pod, updateType: "sync" });
   }

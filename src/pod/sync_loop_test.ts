@@ -28,6 +28,7 @@ function recordingHandler(log: string[]): SyncHandler {
     handlePodRemoves: (p) => void log.push(`remove ${names(p)}`),
     handlePodSet: (p) => void log.push(`set ${names(p)}`),
     handlePlegEvent: (e) => void log.push(`pleg ${e.type} ${e.podUid}`),
+    handleProbeResult: (uid) => void log.push(`probe ${uid}`),
     handleResync: () => void log.push("resync"),
     handleHousekeeping: () => {
       log.push("housekeeping");
@@ -51,6 +52,7 @@ Deno.test("dispatch() routes every event kind to its handler method", async () =
     },
     { kind: "config", update: { op: "SET", source: "file", pods: [pod("b")] } },
     { kind: "pleg", event: { type: "ContainerDied", podUid: "b", id: "c1" } },
+    { kind: "probe", podUid: "b" },
     { kind: "resync" },
     { kind: "housekeeping" },
   ];
@@ -61,6 +63,7 @@ Deno.test("dispatch() routes every event kind to its handler method", async () =
     "remove a",
     "set b",
     "pleg ContainerDied b",
+    "probe b",
     "resync",
     "housekeeping",
   ]);
@@ -160,6 +163,17 @@ Deno.test("PodSyncHandler syncs known pods on PLEG events and ignores unknown po
   await workers.whenIdle();
   handler.handlePlegEvent(ev("ContainerRemoved", "a"));
   handler.handlePlegEvent(ev("ContainerStarted", "unknown"));
+  await workers.whenIdle();
+  assert.deepEqual(synced, ["sync a create", "sync a sync"]);
+});
+
+Deno.test("PodSyncHandler.handleProbeResult() syncs a known pod and ignores unknown ones", async () => {
+  const { handler, workers, synced } = handlerWithWorkers({ value: true });
+  await using _ = workers;
+  handler.handlePodAdditions([pod("a")]);
+  await workers.whenIdle();
+  handler.handleProbeResult("a");
+  handler.handleProbeResult("unknown");
   await workers.whenIdle();
   assert.deepEqual(synced, ["sync a create", "sync a sync"]);
 });

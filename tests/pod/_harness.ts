@@ -3,7 +3,12 @@
 import { FakeClock } from "../../src/clock/testing.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
-import { createPodSyncer, garbageCollectOrphans } from "../../src/pod/mod.ts";
+import {
+  createPodSyncer,
+  createProbeResults,
+  garbageCollectOrphans,
+  type ProbeResults,
+} from "../../src/pod/mod.ts";
 import {
   createSimRuntime,
   type SimRuntime,
@@ -23,6 +28,8 @@ export interface Harness extends AsyncDisposable {
   runtime: SimRuntime;
   kubelet: Kubelet;
   statusManager: PodStatusManager;
+  /** The probe results shared by the prober and the syncer of the current kubelet. */
+  probeResults: ProbeResults;
   logger: CaptureLogger;
   /** Writes (or replaces) a manifest file. */
   write(file: string, text: string): Promise<void>;
@@ -69,17 +76,26 @@ export async function startHarness(
   const runtime = createSimRuntime({ clock, scenario: options.scenario ?? {} });
   const logger = new CaptureLogger();
   let statusManager = createPodStatusManager();
+  let probeResults = createProbeResults();
   const lastPhase = new Map<string, string>();
 
   function build(): Kubelet {
     statusManager = createPodStatusManager();
+    probeResults = createProbeResults();
     statusManager.onChange((change) => {
       if (change.kind !== "set") return;
       const phase = change.entry.status.phase;
       if (phase) lastPhase.set(change.entry.podFullName, phase);
     });
     const syncer = createPodSyncer(
-      { runtime, images: runtime, clock, logger, statusManager },
+      {
+        runtime,
+        images: runtime,
+        clock,
+        logger,
+        statusManager,
+        probes: probeResults,
+      },
       { podLogsDir: `${dir}/logs`, serializeImagePulls: true, nodeName: NODE },
     );
     return createKubelet({
@@ -87,6 +103,7 @@ export async function startHarness(
       syncer,
       clock,
       logger,
+      probes: { runtime, statuses: statusManager, results: probeResults },
       garbageCollectOrphans: async (active) => {
         await garbageCollectOrphans({ runtime, logger }, active);
       },
@@ -111,6 +128,9 @@ export async function startHarness(
     },
     get statusManager() {
       return statusManager;
+    },
+    get probeResults() {
+      return probeResults;
     },
     logger,
     write: (file, text) => Deno.writeTextFile(`${dir}/manifests/${file}`, text),

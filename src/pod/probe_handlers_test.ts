@@ -1,0 +1,301 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock/testing.ts";
+import { DeadlineExceededError, RuntimeError } from "../runtime/mod.ts";
+import type { ExecSyncRequestInit } from "../runtime/mod.ts";
+import {
+  type ProbeConnect,
+  type ProbeHandlerDeps,
+  type ProbeTarget,
+  resolveProbePort,
+  runProbe,
+} from "./probe_handlers.ts";
+import type { Container, Probe } from "./types.ts";
+
+const container: Container = {
+  name: "app",
+  image: "img",
+  ports: [{ name: "http", containerPort: 8080 }],
+};
+
+function target(overrides: Partial<ProbeTarget> = {}): ProbeTarget {
+  return {
+    pod: {
+      metadata: { name: "web", namespace: "default", uid: "u1" },
+      spec: { containers: [container] },
+    },
+    status: { podIP: "10.0.0.5" },
+    container,
+    containerId: "c1",
+    ...overrides,
+  };
+}
+
+function execDeps(
+  reply: (request: ExecSyncRequestInit) => Promise<{
+    stdout: Uint8Array;
+    stderr: Uint8Array;
+    exitCode: number;
+  }>,
+  seen: ExecSyncRequestInit[] = [],
+): ProbeHandlerDeps & { signal: AbortSignal } {
+  return {
+    clock: new FakeClock(),
+    signal: new AbortController().signal,
+    runtime: {
+      execSync: (request) => {
+        seen.push(request);
+        // deno-lint-ignore no-explicit-any
+        return reply(request) as any;
+      },
+    },
+  };
+}
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+Deno.test("runProbe() exec: exit code 0 is success, others fail with the output, timeout is sent", async () => {
+  const seen: ExecSyncRequestInit[] = [];
+  const probe: Probe = { exec: { command: ["cat", "/ok"] }, timeoutSeconds: 4 };
+  const ok = await runProbe(
+    probe,
+    target(),
+    execDeps(
+      () =>
+        Promise.resolve({
+          stdout: bytes("fine"),
+          stderr: bytes(""),
+          exitCode: 0,
+        }),
+      seen,
+    ),
+  );
+  assert.deepEqual(ok, { result: "success", output: "fine" });
+  assert.deepEqual(seen[0]?.cmd, ["cat", "/ok"]);
+  assert.equal(seen[0]?.containerId, "c1");
+  assert.equal(seen[0]?.timeout, 4n);
+  const bad = await runProbe(
+    probe,
+    target(),
+    execDeps(() =>
+      Promise.resolve({
+        stdout: bytes(""),
+        stderr: bytes("no such file"),
+        exitCode: 1,
+      })
+    ),
+  );
+  assert.deepEqual(bad, { result: "failure", output: "no such file" });
+});
+
+Deno.test("runProbe() exec: a runtime timeout is a failure, other runtime errors are unknown", async () => {
+  const probe: Probe = { exec: { command: ["sleep", "9"] } };
+  const timedOut = await runProbe(
+    probe,
+    target(),
+    execDeps(() => Promise.reject(new DeadlineExceededError("timeout 1s"))),
+  );
+  assert.equal(timedOut.result, "failure");
+  const missing = await runProbe(
+    probe,
+    target(),
+    execDeps(() =>
+      Promise.reject(new RuntimeError(2, "executable file not found"))
+    ),
+  );
+  assert.equal(missing.result, "unknown");
+});
+
+function netDeps(
+  options: { fetch?: typeof fetch; connect?: ProbeConnect },
+): ProbeHandlerDeps & { signal: AbortSignal; clock: FakeClock } {
+  return {
+    clock: new FakeClock(),
+    signal: new AbortController().signal,
+    runtime: { execSync: () => Promise.reject(new Error("unused")) },
+    ...options,
+  };
+}
+
+Deno.test("runProbe() httpGet: GETs the pod IP and named port with headers; 2xx/3xx succeed, others fail", async () => {
+  const requests: Request[] = [];
+  let status = 200;
+  const deps = netDeps({
+    fetch: (input, init) => {
+      requests.push(new Request(input, init));
+      return Promise.resolve(new Response("body text", { status }));
+    },
+  });
+  const probe: Probe = {
+    httpGet: {
+      path: "healthz",
+      port: "http",
+      httpHeaders: [{ name: "X-Probe", value: "yes" }],
+    },
+  };
+  assert.equal((await runProbe(probe, target(), deps)).result, "success");
+  const r = requests[0]!;
+  assert.equal(r.url, "http://10.0.0.5:8080/healthz");
+  assert.equal(r.method, "GET");
+  assert.equal(r.headers.get("x-probe"), "yes");
+  assert.equal(r.headers.get("user-agent"), "kube-probe/1.34");
+  assert.equal(r.headers.get("accept"), "*/*");
+  status = 302;
+  assert.equal((await runProbe(probe, target(), deps)).result, "success");
+  status = 500;
+  const failed = await runProbe(probe, target(), deps);
+  assert.equal(failed.result, "failure");
+  assert.match(failed.output, /status 500: body text/);
+});
+
+Deno.test("runProbe() httpGet: explicit host, https scheme and the node address for host-network pods", async () => {
+  const urls: string[] = [];
+  const deps = netDeps({
+    fetch: (input) => {
+      urls.push(String(input));
+      return Promise.resolve(new Response(null, { status: 204 }));
+    },
+  });
+  await runProbe(
+    {
+      httpGet: { port: 443, host: "example.test", scheme: "HTTPS", path: "/x" },
+    },
+    target(),
+    deps,
+  );
+  const hostNet = target({ status: { hostIP: "192.168.1.2" } });
+  hostNet.pod.spec.hostNetwork = true;
+  await runProbe({ httpGet: { port: 10248, path: "/healthz" } }, hostNet, deps);
+  assert.deepEqual(urls, [
+    "https://example.test:443/x",
+    "http://192.168.1.2:10248/healthz",
+  ]);
+});
+
+Deno.test("runProbe() httpGet: a missing permission or a TLS error is unknown with a warning", async () => {
+  const denied = await runProbe(
+    { httpGet: { port: 8080 } },
+    target(),
+    netDeps({
+      fetch: () =>
+        Promise.reject(
+          new Deno.errors.NotCapable(
+            'Requires net access to "10.0.0.5:8080", run again with the --allow-net flag',
+          ),
+        ),
+    }),
+  );
+  assert.equal(denied.result, "unknown");
+  assert.match(denied.warning ?? "", /--allow-net=10\.0\.0\.5:8080/);
+  const tls = await runProbe(
+    { httpGet: { port: 8443, scheme: "HTTPS" } },
+    target(),
+    netDeps({
+      fetch: () =>
+        Promise.reject(
+          new TypeError("error sending request", {
+            cause: new Error("invalid peer certificate: UnknownIssuer"),
+          }),
+        ),
+    }),
+  );
+  assert.equal(tls.result, "unknown");
+  assert.match(tls.warning ?? "", /certificate/);
+});
+
+Deno.test("runProbe() httpGet: no answer within timeoutSeconds is a failure", async () => {
+  const deps = netDeps({
+    fetch: (_input, init) =>
+      new Promise((_, reject) => {
+        init?.signal?.addEventListener("abort", () =>
+          reject(init.signal!.reason));
+      }),
+  });
+  let settled = false;
+  const pending = runProbe(
+    { httpGet: { port: 8080 }, timeoutSeconds: 2 },
+    target(),
+    deps,
+  ).finally(() => settled = true);
+  await deps.clock.advance(1999);
+  assert.equal(settled, false);
+  await deps.clock.advance(1);
+  const outcome = await pending;
+  assert.equal(outcome.result, "failure");
+  assert.match(outcome.output, /timed out after 2s/);
+  assert.equal(deps.clock.pendingSleeps, 0);
+});
+
+Deno.test("runProbe() httpGet: an unknown named port is unknown, not a failure", async () => {
+  const outcome = await runProbe(
+    { httpGet: { port: "metrics" } },
+    target(),
+    netDeps({ fetch: () => Promise.reject(new Error("unreachable")) }),
+  );
+  assert.equal(outcome.result, "unknown");
+  assert.match(outcome.output, /no port with that name/);
+});
+
+Deno.test("runProbe() tcpSocket: connect succeeds, refused fails, timeout fails, no permission is unknown", async () => {
+  const closed: string[] = [];
+  const ok = await runProbe(
+    { tcpSocket: { port: "http" } },
+    target(),
+    netDeps({
+      connect: (o) =>
+        Promise.resolve({
+          close: () => void closed.push(`${o.hostname}:${o.port}`),
+        }),
+    }),
+  );
+  assert.equal(ok.result, "success");
+  assert.deepEqual(closed, ["10.0.0.5:8080"]);
+  const refused = await runProbe(
+    { tcpSocket: { port: 81 } },
+    target(),
+    netDeps({
+      connect: () =>
+        Promise.reject(new Deno.errors.ConnectionRefused("Connection refused")),
+    }),
+  );
+  assert.equal(refused.result, "failure");
+  const denied = await runProbe(
+    { tcpSocket: { port: 81 } },
+    target(),
+    netDeps({
+      connect: () =>
+        Promise.reject(
+          new Deno.errors.NotCapable('Requires net access to "10.0.0.5:81"'),
+        ),
+    }),
+  );
+  assert.equal(denied.result, "unknown");
+  assert.match(denied.warning ?? "", /--allow-net=10\.0\.0\.5:81/);
+
+  let release: (c: { close(): void }) => void = () => {};
+  const deps = netDeps({
+    connect: () => new Promise((resolve) => release = resolve),
+  });
+  const pending = runProbe({ tcpSocket: { port: 82 } }, target(), deps);
+  await deps.clock.advance(1000);
+  assert.equal((await pending).result, "failure");
+  release({ close: () => void closed.push("late") });
+  await Promise.resolve();
+  assert.deepEqual(closed, ["10.0.0.5:8080", "late"], "late connection closed");
+});
+
+Deno.test("runProbe() grpc is reported as unsupported (unknown)", async () => {
+  const outcome = await runProbe(
+    { grpc: { port: 9000 } },
+    target(),
+    netDeps({}),
+  );
+  assert.equal(outcome.result, "unknown");
+  assert.match(outcome.warning ?? "", /gRPC probes are not supported/);
+});
+
+Deno.test("resolveProbePort() takes numbers and numeric strings, resolves names", () => {
+  assert.equal(resolveProbePort(81, container), 81);
+  assert.equal(resolveProbePort("82", container), 82);
+  assert.equal(resolveProbePort("http", container), 8080);
+  assert.throws(() => resolveProbePort("nope", container), RangeError);
+});
