@@ -199,10 +199,13 @@ export function resolveProbePort(
 
 function probeHost(host: string | undefined, target: ProbeTarget): string {
   if (host) return host;
-  const ip = target.status.podIP ??
-    (target.pod.spec.hostNetwork ? target.status.hostIP : undefined);
-  if (!ip) throw new RangeError("Cannot probe: the pod has no IP yet");
-  return ip;
+  if (target.status.podIP) return target.status.podIP;
+  if (target.pod.spec.hostNetwork) {
+    // a host-network pod's IP is the node address; without a known one the node's loopback
+    // reaches the same listeners
+    return target.status.hostIP ?? "127.0.0.1";
+  }
+  throw new RangeError("Cannot probe: the pod has no IP yet");
 }
 
 function urlHost(host: string): string {

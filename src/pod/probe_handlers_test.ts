@@ -165,10 +165,20 @@ Deno.test("runProbe() httpGet: explicit host, https scheme and the node address 
   const hostNet = target({ status: { hostIP: "192.168.1.2" } });
   hostNet.pod.spec.hostNetwork = true;
   await runProbe({ httpGet: { port: 10248, path: "/healthz" } }, hostNet, deps);
+  const noAddress = target({ status: {} });
+  noAddress.pod.spec.hostNetwork = true;
+  await runProbe({ httpGet: { port: 10248 } }, noAddress, deps);
   assert.deepEqual(urls, [
     "https://example.test:443/x",
     "http://192.168.1.2:10248/healthz",
+    "http://127.0.0.1:10248/",
   ]);
+  const noIp = await runProbe(
+    { httpGet: { port: 80 } },
+    target({ status: {} }),
+    deps,
+  );
+  assert.equal(noIp.result, "unknown", "no pod IP yet is not a failure");
 });
 
 Deno.test("runProbe() httpGet: a missing permission or a TLS error is unknown with a warning", async () => {
