@@ -6,8 +6,10 @@
  *   connections are failures, as upstream.
  * - `unknown` is thrown away by the worker: the probe could not be run for a reason that says
  *   nothing about the container (a missing Deno permission, a TLS certificate Deno's `fetch`
- *   cannot be told to skip, an unresolvable named port, a runtime error other than a timeout,
- *   or an unsupported handler such as gRPC). `warning` then names what an operator can do.
+ *   cannot be told to skip, an unresolvable named port, a runtime error other than a timeout).
+ *   `warning` then names what an operator can do.
+ *
+ * gRPC probes call `grpc.health.v1.Health/Check` over h2c ({@link ./probe_grpc.ts}).
  *
  * @module
  */
@@ -20,6 +22,11 @@ import {
 } from "../runtime/mod.ts";
 import type { Container, Pod, PodStatus, Probe } from "./types.ts";
 import type { ProbeResult } from "./pod_actions.ts";
+import {
+  encodeHealthCheckRequest,
+  HEALTH_CHECK_PATH,
+  healthCheckOutcome,
+} from "./probe_grpc.ts";
 
 /** Opens a TCP connection (default `Deno.connect`); the probe closes it right away. */
 export type ProbeConnect = (
@@ -32,6 +39,11 @@ export interface ProbeHandlerDeps {
   clock: Clock;
   fetch?: typeof fetch;
   connect?: ProbeConnect;
+  /**
+   * `fetch` for gRPC probes; it must speak HTTP/2 with prior knowledge (default: a fresh h2c
+   * `Deno.createHttpClient` per probe, closed afterwards, as upstream dials per probe).
+   */
+  grpcFetch?: typeof fetch;
 }
 
 /** What a probe attempt ran against. */
@@ -75,13 +87,7 @@ export async function runProbe(
     if (probe.exec) return await execProbe(probe, target, deps, timeoutMs);
     if (probe.httpGet) return await httpProbe(probe, target, deps, timeoutMs);
     if (probe.tcpSocket) return await tcpProbe(probe, target, deps, timeoutMs);
-    if (probe.grpc) {
-      return {
-        result: "unknown",
-        output: "gRPC probes are not supported",
-        warning: "gRPC probes are not supported by kubelet.ts",
-      };
-    }
+    if (probe.grpc) return await grpcProbe(probe, target, deps, timeoutMs);
     return { result: "unknown", output: "Probe has no handler" };
   } catch (error) {
     if (deps.signal.aborted) throw error;
@@ -270,4 +276,38 @@ async function tcpProbe(
     throw error;
   }
   return { result: "success", output: `TCP probe ${hostname}:${port}: open` };
+}
+
+async function grpcProbe(
+  probe: Probe,
+  target: ProbeTarget,
+  deps: ProbeHandlerDeps & { signal: AbortSignal },
+  timeoutMs: number,
+): Promise<ProbeOutcome> {
+  const action = probe.grpc!;
+  const host = urlHost(probeHost(undefined, target));
+  const address = `${host}:${action.port}`;
+  let client: Deno.HttpClient | undefined;
+  const doFetch: typeof fetch = deps.grpcFetch ?? ((input, init) => {
+    client ??= Deno.createHttpClient({ http1: false, http2: true });
+    return fetch(input, { ...init, client });
+  });
+  try {
+    return await withTimeout(deps, timeoutMs, async (signal) => {
+      const response = await doFetch(`http://${address}${HEALTH_CHECK_PATH}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/grpc",
+          "te": "trailers",
+          "grpc-timeout": `${timeoutMs}m`,
+          "user-agent": PROBE_USER_AGENT,
+        },
+        body: encodeHealthCheckRequest(action.service ?? ""),
+        signal,
+      });
+      return await healthCheckOutcome(response, address);
+    });
+  } finally {
+    client?.close();
+  }
 }

@@ -293,19 +293,48 @@ Deno.test("runProbe() tcpSocket: connect succeeds, refused fails, timeout fails,
   assert.deepEqual(closed, ["10.0.0.5:8080", "late"], "late connection closed");
 });
 
-Deno.test("runProbe() grpc is reported as unsupported (unknown)", async () => {
-  const outcome = await runProbe(
-    { grpc: { port: 9000 } },
-    target(),
-    netDeps({}),
-  );
-  assert.equal(outcome.result, "unknown");
-  assert.match(outcome.warning ?? "", /gRPC probes are not supported/);
-});
-
 Deno.test("resolveProbePort() takes numbers and numeric strings, resolves names", () => {
   assert.equal(resolveProbePort(81, container), 81);
   assert.equal(resolveProbePort("82", container), 82);
   assert.equal(resolveProbePort("http", container), 8080);
   assert.throws(() => resolveProbePort("nope", container), RangeError);
+});
+
+Deno.test("runProbe() httpGet and tcpSocket reach a real server on the loopback", async () => {
+  let status = 200;
+  await using server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: () => {},
+  }, () => new Response("ok", { status }));
+  const loopback = target({ status: { podIP: "127.0.0.1" } });
+  const port = server.addr.port;
+  const deps = netDeps({});
+  assert.equal(
+    (await runProbe({ httpGet: { port, path: "/healthz" } }, loopback, deps))
+      .result,
+    "success",
+  );
+  status = 503;
+  assert.equal(
+    (await runProbe({ httpGet: { port } }, loopback, deps)).result,
+    "failure",
+  );
+  assert.equal(
+    (await runProbe({ tcpSocket: { port } }, loopback, deps)).result,
+    "success",
+  );
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const free = (closed.addr as Deno.NetAddr).port;
+  closed.close();
+  assert.equal(
+    (await runProbe({ tcpSocket: { port: free } }, loopback, deps)).result,
+    "failure",
+    "connection refused",
+  );
+  assert.equal(
+    (await runProbe({ httpGet: { port: free } }, loopback, deps)).result,
+    "failure",
+    "connection refused",
+  );
 });
