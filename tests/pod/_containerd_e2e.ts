@@ -8,7 +8,7 @@
 import { systemClock } from "../../src/clock/mod.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
-import { createPodSyncer } from "../../src/pod/mod.ts";
+import { createPodSyncer, createProbeResults } from "../../src/pod/mod.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import {
   ContainerState,
@@ -97,8 +97,16 @@ export async function startE2e(
     history.set(change.entry.podFullName, list);
   });
   const build = () => {
+    const probes = createProbeResults();
     const syncer = createPodSyncer(
-      { runtime, images: runtime, clock: systemClock, logger, statusManager },
+      {
+        runtime,
+        images: runtime,
+        clock: systemClock,
+        logger,
+        statusManager,
+        probes,
+      },
       {
         podLogsDir: `${dir}/logs`,
         ...(rootDir ? { rootDir } : {}),
@@ -107,7 +115,13 @@ export async function startE2e(
         runtimeRequestTimeoutMs: 60_000,
       },
     );
-    const k = createKubelet({ runtime, syncer, clock: systemClock, logger }, {
+    const k = createKubelet({
+      runtime,
+      syncer,
+      clock: systemClock,
+      logger,
+      probes: { runtime, statuses: statusManager, results: probes },
+    }, {
       nodeName: node,
       staticPodPath: `${dir}/manifests`,
       fileCheckFrequencyMs: 1000,
