@@ -68,6 +68,8 @@ export interface ProbeOutcome {
 /** Version in the probe User-Agent (`kube-probe/<major>.<minor>`), as the kubelet we mirror. */
 const PROBE_USER_AGENT = "kube-probe/1.34";
 const MAX_OUTPUT = 10 * 1024;
+/** Same-host redirects an HTTP probe follows (Go's http.Client default). */
+const MAX_REDIRECTS = 10;
 
 class ProbeTimeoutError extends Error {
   constructor(ms: number) {
@@ -238,20 +240,39 @@ async function httpProbe(
   for (const h of action.httpHeaders ?? []) headers.set(h.name, h.value);
   const doFetch = deps.fetch ?? fetch;
   return await withTimeout(deps, timeoutMs, async (signal) => {
-    const response = await doFetch(url, {
-      method: "GET",
-      headers,
-      signal,
-      redirect: "manual",
-    });
-    const ok = response.status >= 200 && response.status < 400;
-    let output = `HTTP probe ${url}: status ${response.status}`;
-    if (ok) await response.body?.cancel();
-    else {
-      const body = await response.text().catch(() => "");
-      if (body) output += `: ${body.slice(0, MAX_OUTPUT)}`;
+    let current = url;
+    for (let redirects = 0;; redirects++) {
+      const response = await doFetch(current, {
+        method: "GET",
+        headers,
+        signal,
+        redirect: "manual",
+      });
+      const location = response.headers.get("location");
+      const next = location && response.status >= 300 && response.status < 400
+        ? new URL(location, current)
+        : undefined;
+      if (next && redirects < MAX_REDIRECTS) {
+        await response.body?.cancel();
+        if (next.host !== new URL(url).host) {
+          // upstream does not follow redirects to other hosts: success, with a warning output
+          return {
+            result: "success",
+            output: `Probe terminated redirects, location: ${next.href}`,
+          };
+        }
+        current = next.href;
+        continue;
+      }
+      const ok = response.status >= 200 && response.status < 400;
+      let output = `HTTP probe ${current}: status ${response.status}`;
+      if (ok) await response.body?.cancel();
+      else {
+        const body = await response.text().catch(() => "");
+        if (body) output += `: ${body.slice(0, MAX_OUTPUT)}`;
+      }
+      return { result: ok ? "success" : "failure", output };
     }
-    return { result: ok ? "success" : "failure", output };
   });
 }
 

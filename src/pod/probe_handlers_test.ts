@@ -139,12 +139,47 @@ Deno.test("runProbe() httpGet: GETs the pod IP and named port with headers; 2xx/
   assert.equal(r.headers.get("x-probe"), "yes");
   assert.equal(r.headers.get("user-agent"), "kube-probe/1.34");
   assert.equal(r.headers.get("accept"), "*/*");
-  status = 302;
+  status = 300;
   assert.equal((await runProbe(probe, target(), deps)).result, "success");
   status = 500;
   const failed = await runProbe(probe, target(), deps);
   assert.equal(failed.result, "failure");
   assert.match(failed.output, /status 500: body text/);
+});
+
+Deno.test("runProbe() httpGet: follows same-host redirects, stops with success at another host", async () => {
+  const urls: string[] = [];
+  const routes: Record<string, () => Response> = {
+    "/old": () =>
+      new Response(null, { status: 302, headers: { location: "/new" } }),
+    "/new": () => new Response("down", { status: 503 }),
+    "/away": () =>
+      new Response(null, {
+        status: 301,
+        headers: { location: "http://elsewhere.test/x" },
+      }),
+  };
+  const deps = netDeps({
+    fetch: (input) => {
+      urls.push(String(input));
+      return Promise.resolve(routes[new URL(String(input)).pathname]!());
+    },
+  });
+  const moved = await runProbe(
+    { httpGet: { port: 80, path: "/old" } },
+    target(),
+    deps,
+  );
+  assert.equal(moved.result, "failure", "the redirect target decides");
+  assert.deepEqual(urls, ["http://10.0.0.5:80/old", "http://10.0.0.5/new"]);
+  const away = await runProbe(
+    { httpGet: { port: 80, path: "/away" } },
+    target(),
+    deps,
+  );
+  assert.equal(away.result, "success");
+  assert.match(away.output, /Probe terminated redirects/);
+  assert.equal(urls.length, 3, "another host is not contacted");
 });
 
 Deno.test("runProbe() httpGet: explicit host, https scheme and the node address for host-network pods", async () => {
