@@ -121,21 +121,6 @@ export function createKubelet(
       ...(options.random ? { random: options.random } : {}),
     },
   );
-  const handler = new PodSyncHandler({
-    workers,
-    clock,
-    logger,
-    allSourcesReady: () => podConfig.allSourcesReady(),
-    ...(deps.garbageCollectOrphans
-      ? { garbageCollectOrphans: deps.garbageCollectOrphans }
-      : {}),
-  });
-  const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
-    callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
-    onEvents: (events) => {
-      for (const event of events) queue.push({ kind: "pleg", event });
-    },
-  });
   const prober = deps.probes
     ? createProber({
       ...deps.probes,
@@ -147,6 +132,22 @@ export function createKubelet(
       ...(options.random ? { random: options.random } : {}),
     })
     : undefined;
+  const handler = new PodSyncHandler({
+    workers,
+    clock,
+    logger,
+    allSourcesReady: () => podConfig.allSourcesReady(),
+    ...(prober ? { prober } : {}),
+    ...(deps.garbageCollectOrphans
+      ? { garbageCollectOrphans: deps.garbageCollectOrphans }
+      : {}),
+  });
+  const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
+    callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
+    onEvents: (events) => {
+      for (const event of events) queue.push({ kind: "pleg", event });
+    },
+  });
   const sources: PodSource[] = [];
   if (options.staticPodPath) {
     sources.push(createFileSource({ clock, logger }, {

@@ -4,7 +4,9 @@
  * sidecar init containers that declare probes.
  *
  * Pods come from the pod status cache: a stored status of a non-terminal pod adds its workers
- * (existing ones are kept), a terminal phase or a removed status stops them. Workers read the
+ * (existing ones are kept), a terminal phase or a removed status stops them. A pod leaving the
+ * configuration is terminating: `stopLivenessAndStartup` stops those two kinds at once (the sync
+ * handler calls it) while readiness runs until the status is removed. Workers read the
  * latest cached status on every tick, so the prober needs no other view of the runtime.
  * Published result changes go to `onResult` (the kubelet queues a sync of the pod).
  *
@@ -48,6 +50,11 @@ export interface Prober extends AsyncDisposable {
   start(signal: AbortSignal): void;
   /** Adds workers for the probes `pod` declares (no-op for existing ones). */
   addPod(pod: Pod): void;
+  /**
+   * The pod is terminating: stops its liveness and startup workers and starts no new ones
+   * (upstream `StopLivenessAndStartup`); readiness keeps running until the pod is removed.
+   */
+  stopLivenessAndStartup(uid: string): Promise<void>;
   /** Stops and forgets the pod's workers (their results are removed). */
   removePod(uid: string): Promise<void>;
   /** Number of running workers (for tests and metrics). */
@@ -60,6 +67,7 @@ const PROBE_TYPES: ProbeType[] = ["liveness", "readiness", "startup"];
 
 interface RunningWorker {
   uid: string;
+  probeType: ProbeType;
   controller: AbortController;
   done: Promise<void>;
 }
@@ -75,6 +83,8 @@ class ProbeManager implements Prober {
   #deps: ProberDeps;
   #options: ProberOptions;
   #workers = new Map<string, RunningWorker>();
+  /** UIDs whose liveness/startup probing stopped for termination. */
+  #terminating = new Set<string>();
   #unsubscribe: (() => void) | undefined;
   #signal: AbortSignal | undefined;
   #startedAt = 0;
@@ -114,6 +124,7 @@ class ProbeManager implements Prober {
     for (const container of probedContainers(pod)) {
       for (const probeType of PROBE_TYPES) {
         if (!containerProbe(container, probeType)) continue;
+        if (probeType !== "readiness" && this.#terminating.has(uid)) continue;
         const key = `${uid}/${container.name}/${probeType}`;
         if (this.#workers.has(key)) continue;
         this.#startWorker(key, pod, container, probeType);
@@ -143,6 +154,7 @@ class ProbeManager implements Prober {
     const controller = new AbortController();
     const entry: RunningWorker = {
       uid: pod.metadata.uid ?? "",
+      probeType,
       controller,
       done: Promise.resolve(),
     };
@@ -152,10 +164,21 @@ class ProbeManager implements Prober {
     this.#workers.set(key, entry);
   }
 
+  async stopLivenessAndStartup(uid: string): Promise<void> {
+    if (this.#stopped) return;
+    this.#terminating.add(uid);
+    await this.#stopWhere((w) => w.uid === uid && w.probeType !== "readiness");
+  }
+
   async removePod(uid: string): Promise<void> {
+    this.#terminating.delete(uid);
+    await this.#stopWhere((w) => w.uid === uid);
+  }
+
+  async #stopWhere(match: (w: RunningWorker) => boolean): Promise<void> {
     const stopping: Promise<void>[] = [];
     for (const [key, w] of this.#workers) {
-      if (w.uid !== uid) continue;
+      if (!match(w)) continue;
       this.#workers.delete(key);
       w.controller.abort();
       stopping.push(w.done);

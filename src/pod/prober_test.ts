@@ -167,3 +167,19 @@ Deno.test("createProber() stops when the start signal aborts", async () => {
   assert.equal(s.clock.pendingSleeps, 0);
   assert.equal(s.prober.workerCount, 0);
 });
+
+Deno.test("Prober.stopLivenessAndStartup() keeps readiness and does not restart liveness on later statuses", async () => {
+  const s = setup();
+  await using prober = s.prober;
+  prober.start(new AbortController().signal);
+  s.statuses.setPodStatus(pod("u1"), running("c1"));
+  await s.clock.advance(0);
+  assert.equal(prober.workerCount, 3);
+  await prober.stopLivenessAndStartup("u1");
+  assert.equal(prober.workerCount, 2, "app and sidecar readiness remain");
+  assert.equal(s.results.liveness.has("c1"), false);
+  s.statuses.setPodStatus(pod("u1"), running("c2"));
+  assert.equal(prober.workerCount, 2, "no liveness worker while terminating");
+  await prober.removePod("u1");
+  assert.equal(prober.workerCount, 0);
+});

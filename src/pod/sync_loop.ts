@@ -169,6 +169,8 @@ export interface PodSyncHandlerDeps {
   allSourcesReady: () => boolean;
   /** Stops and removes runtime pods whose UID is not in the set (POD-CORE's orphan GC). */
   garbageCollectOrphans?: (activeUids: Set<string>) => Promise<void>;
+  /** Told when a pod is removed, so liveness/startup probing stops during its termination. */
+  prober?: { stopLivenessAndStartup(uid: string): Promise<void> };
 }
 
 /** The kubelet's sync handler: a pod manager in front of the pod workers. */
@@ -215,6 +217,7 @@ export class PodSyncHandler implements SyncHandler {
     this.#log("REMOVE", pods);
     for (const pod of pods) {
       this.#pods.delete(pod.metadata.uid!);
+      void this.#deps.prober?.stopLivenessAndStartup(pod.metadata.uid!);
       this.#deps.workers.updatePod({ pod, updateType: "kill" });
     }
   }

@@ -178,6 +178,36 @@ Deno.test("PodSyncHandler.handleProbeResult() syncs a known pod and ignores unkn
   assert.deepEqual(synced, ["sync a create", "sync a sync"]);
 });
 
+Deno.test("PodSyncHandler.handlePodRemoves() stops liveness and startup probing of the pod", async () => {
+  const stopped: string[] = [];
+  const clock = new FakeClock();
+  const syncer: PodSyncer = {
+    syncPod: () => Promise.resolve({ terminal: false }),
+    syncTerminatingPod: () => Promise.resolve(),
+    syncTerminatedPod: () => Promise.resolve(),
+  };
+  await using workers = new PodWorkers(
+    { syncer, clock, logger: new CaptureLogger() },
+    { random: () => 0 },
+  );
+  const handler = new PodSyncHandler({
+    workers,
+    clock,
+    logger: new CaptureLogger(),
+    allSourcesReady: () => true,
+    prober: {
+      stopLivenessAndStartup: (uid) => {
+        stopped.push(uid);
+        return Promise.resolve();
+      },
+    },
+  });
+  handler.handlePodAdditions([pod("a"), pod("b")]);
+  handler.handlePodRemoves([pod("a")]);
+  await workers.whenIdle();
+  assert.deepEqual(stopped, ["a"]);
+});
+
 Deno.test("PodSyncHandler.handleHousekeeping() collects orphans only after every source reported", async () => {
   const ready = { value: false };
   const { handler, workers, synced, gc } = handlerWithWorkers(ready);
