@@ -25,6 +25,8 @@ import {
   type ProbeConnect,
   type ProbeResults,
   runSyncLoop,
+  type SyncLoopActivity,
+  SyncLoopMonitor,
 } from "./pod/mod.ts";
 import type { RuntimeService } from "./runtime/mod.ts";
 import type { PodStatusManager } from "./status/mod.ts";
@@ -93,6 +95,8 @@ export interface Kubelet extends AsyncDisposable {
   readonly workers: PodWorkers;
   readonly handler: PodSyncHandler;
   readonly pleg: Pleg;
+  /** When the sync loop last iterated (the `syncloop` health check reads it). */
+  readonly syncLoop: SyncLoopActivity;
 }
 
 /** Builds the standalone kubelet from its dependencies. */
@@ -102,6 +106,7 @@ export function createKubelet(
 ): Kubelet {
   const { clock, logger } = deps;
   const queue = new LoopEventQueue();
+  const monitor = new SyncLoopMonitor();
   const sourceNames: string[] = [];
   if (options.staticPodPath) sourceNames.push("file");
   if (options.staticPodURL) sourceNames.push("http");
@@ -192,6 +197,7 @@ export function createKubelet(
     workers,
     handler,
     pleg,
+    syncLoop: monitor,
     start() {
       if (tasks.length || stopper.signal.aborted) return;
       const signal = stopper.signal;
@@ -203,7 +209,7 @@ export function createKubelet(
       tasks.push(pleg.run(signal));
       prober?.start(signal);
       tasks.push(
-        runSyncLoop({ queue, handler, clock, logger }, { signal }),
+        runSyncLoop({ queue, handler, clock, logger, monitor }, { signal }),
       );
     },
     async refreshSources() {

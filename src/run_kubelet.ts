@@ -15,6 +15,7 @@ import {
   garbageCollectOrphans,
 } from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
+import { runHealthzServer } from "./server/mod.ts";
 import { createPodStatusManager } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 
@@ -33,6 +34,10 @@ export interface KubeletRunContext {
     podLogsDir?: string | undefined;
     serializeImagePulls?: boolean | undefined;
     maxParallelImagePulls?: number | undefined;
+    /** Default 127.0.0.1, as the permission plan assumes. */
+    healthzBindAddress?: string | undefined;
+    /** Default 10248, as the permission plan assumes; 0 turns the healthz listener off. */
+    healthzPort?: number | undefined;
   };
   flags: {
     hostnameOverride?: string | undefined;
@@ -41,6 +46,19 @@ export interface KubeletRunContext {
   };
   logger: Logger;
   signal: AbortSignal;
+}
+
+/**
+ * Where the healthz listener binds: `healthzBindAddress`:`healthzPort` with the defaults the
+ * permission plan grants (127.0.0.1:10248); port 0 means no listener.
+ */
+export function healthzListenAddress(
+  config: KubeletRunContext["config"],
+): { hostname: string; port: number } {
+  return {
+    hostname: config.healthzBindAddress || "127.0.0.1",
+    port: config.healthzPort ?? 10248,
+  };
 }
 
 /** Node name: the lower-cased hostname override, else the host name. */
@@ -115,6 +133,11 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
     await runtime.close();
     return 1;
   }
+  const syncFrequencyMs = durationMs(
+    config.syncFrequency,
+    "syncFrequency",
+    60_000,
+  );
   const statusManager = createPodStatusManager();
   const probeResults = createProbeResults();
   const syncer = createPodSyncer({
@@ -164,7 +187,7 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
       "httpCheckFrequency",
       20_000,
     ),
-    syncFrequencyMs: durationMs(config.syncFrequency, "syncFrequency", 60_000),
+    syncFrequencyMs,
     runtimeRequestTimeoutMs: timeoutMs,
   });
   statusManager.onChange((change) => {
@@ -179,12 +202,19 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
     });
   });
   kubelet.start();
+  const healthz = runHealthzServer({
+    clock,
+    logger: logger.with({ component: "healthz" }),
+    syncLoop: kubelet.syncLoop,
+    resyncIntervalMs: syncFrequencyMs,
+  }, { ...healthzListenAddress(config), signal: ctx.signal });
   if (!ctx.signal.aborted) {
     await new Promise<void>((resolve) =>
       ctx.signal.addEventListener("abort", () => resolve(), { once: true })
     );
   }
   logger.info("Shutting down the kubelet");
+  await healthz;
   await kubelet.stop();
   await runtime.close();
   return 0;

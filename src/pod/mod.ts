@@ -113,6 +113,12 @@ export {
   runSyncLoop,
 } from "./sync_loop.ts";
 export type { LoopEvent, SyncHandler } from "./sync_loop.ts";
+/** When the sync loop last iterated (read by the `syncloop` health check). */
+export { SyncLoopMonitor } from "./sync_loop_monitor.ts";
+export type {
+  SyncLoopActivity,
+  SyncLoopRecorder,
+} from "./sync_loop_monitor.ts";
 
 // Probes: one worker per (pod, container, probe type) filling the shared result maps.
 /** Probe manager fed by the pod status cache: `createProber(deps, options)`. */

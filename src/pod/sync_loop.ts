@@ -16,6 +16,7 @@ import type { PodWorkers } from "./pod_workers.ts";
 import { podFullName } from "./types.ts";
 import type { Pod } from "./types.ts";
 import { CONFIG_SEEN_ANNOTATION } from "./static_pod.ts";
+import type { SyncLoopRecorder } from "./sync_loop_monitor.ts";
 
 /** Everything the sync loop reacts to. */
 export type LoopEvent =
@@ -116,6 +117,8 @@ export interface SyncLoopDeps {
   handler: SyncHandler;
   clock: Clock;
   logger: Logger;
+  /** Told the clock's time before and after each iteration (the `syncloop` health check). */
+  monitor?: SyncLoopRecorder;
 }
 
 /** Options of {@linkcode runSyncLoop}. */
@@ -132,7 +135,7 @@ export async function runSyncLoop(
   deps: SyncLoopDeps,
   options: SyncLoopOptions,
 ): Promise<void> {
-  const { queue, handler, clock, logger } = deps;
+  const { queue, handler, clock, logger, monitor } = deps;
   const { signal } = options;
   const ticker = async (period: number, kind: "resync" | "housekeeping") => {
     while (!signal.aborted) {
@@ -146,8 +149,12 @@ export async function runSyncLoop(
   ];
   logger.info("Starting kubelet main sync loop");
   for (;;) {
+    // The resync ticker queues an event every second, so an idle loop still iterates;
+    // a handler that hangs leaves the time behind.
+    monitor?.record(clock.now());
     const event = await queue.next(signal);
     if (!event) break;
+    monitor?.record(clock.now());
     try {
       await dispatch(event, handler);
     } catch (cause) {

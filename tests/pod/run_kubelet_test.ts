@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { resolveNodeName, runKubelet } from "../../src/run_kubelet.ts";
+import { CRI_URL_GRANT, planPermissions } from "../../src/permissions/mod.ts";
+import {
+  healthzListenAddress,
+  resolveNodeName,
+  runKubelet,
+} from "../../src/run_kubelet.ts";
 
 Deno.test("resolveNodeName() lower-cases the hostname override and falls back to the host name", () => {
   assert.equal(resolveNodeName("  Node-A.Example "), "node-a.example");
@@ -25,6 +30,8 @@ Deno.test("runKubelet() runs static pods on a sim:// runtime and returns 0 after
         podLogsDir: `${dir}/logs`,
         fileCheckFrequency: "20s",
         syncFrequency: "1m",
+        // Tests run in parallel: never bind the default 10248.
+        healthzPort: 0,
       },
       flags: { hostnameOverride: "Test-Node", rootDir: `${dir}/root` },
       logger,
@@ -89,4 +96,33 @@ Deno.test("runKubelet() rejects a malformed duration naming the field", async ()
     (e: unknown) =>
       e instanceof RangeError && /"runtimeRequestTimeout"/.test(e.message),
   );
+});
+
+Deno.test("healthzListenAddress() binds exactly what the permission plan grants", async () => {
+  const cases = [
+    {},
+    { healthzBindAddress: "", healthzPort: 10248 },
+    { healthzBindAddress: "10.1.2.3", healthzPort: 12345 },
+    { healthzBindAddress: "::1", healthzPort: 12346 },
+    { healthzBindAddress: "10.1.2.3", healthzPort: 0 },
+  ];
+  for (const config of cases) {
+    const { hostname, port } = healthzListenAddress(config);
+    // port 0 leaves the 10250 API (a later listener) out of the plan.
+    const plan = await planPermissions({
+      config: { ...config, port: 0 },
+      flags: {},
+    }, {
+      readFile: () => undefined,
+    });
+    const tcp = plan.net.filter((n) =>
+      !n.startsWith("unix:") && n !== CRI_URL_GRANT
+    );
+    const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+    assert.deepEqual(
+      tcp,
+      port === 0 ? [] : [`${host}:${port}`],
+      JSON.stringify(config),
+    );
+  }
 });

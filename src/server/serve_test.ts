@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { createHandler, type ServerHost } from "./handler.ts";
+import { runHealthzServer } from "./healthz_server.ts";
+import { ListenError, serve } from "./serve.ts";
+
+function host(logger: CaptureLogger): ServerHost {
+  const clock = new FakeClock();
+  return {
+    clock,
+    logger,
+    syncLoop: { latestLoopEntryTime: () => clock.now() },
+    resyncIntervalMs: 60_000,
+  };
+}
+
+const FIELDS = {
+  address: "healthzBindAddress",
+  addressFlag: "--healthz-bind-address",
+  port: "healthzPort",
+  portFlag: "--healthz-port",
+};
+
+Deno.test("serve() runs the healthz handler on an ephemeral port and resolves once closed", async () => {
+  const logger = new CaptureLogger();
+  const ac = new AbortController();
+  let bound: (addr: Deno.NetAddr) => void = () => {};
+  const listening = new Promise<Deno.NetAddr>((r) => (bound = r));
+  const served = serve(createHandler(host(logger)), {
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: ac.signal,
+    fields: FIELDS,
+    logger,
+    onListen: (addr) => bound(addr),
+  });
+  try {
+    const { port } = await listening;
+    assert.notEqual(port, 0);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`);
+    assert.deepEqual([ok.status, await ok.text()], [200, "ok"]);
+    const verbose = await fetch(`http://127.0.0.1:${port}/healthz?verbose`);
+    assert.match(await verbose.text(), /\[\+\]syncloop ok\n/);
+    const pprof = await fetch(`http://127.0.0.1:${port}/debug/pprof/`);
+    assert.deepEqual([pprof.status, await pprof.text()], [
+      404,
+      "404 page not found\n",
+    ]);
+  } finally {
+    ac.abort();
+  }
+  assert.equal(await served, undefined);
+});
+
+Deno.test("runHealthzServer() with healthzPort 0 listens nowhere and resolves at once", async () => {
+  const logger = new CaptureLogger();
+  let listened = false;
+  await runHealthzServer(host(logger), {
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: new AbortController().signal,
+    onListen: () => (listened = true),
+  });
+  assert.equal(listened, false);
+  assert.deepEqual(logger.records, []);
+});
+
+Deno.test("serve() reports a busy port as a ListenError naming the fields and the fix", async () => {
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  const error = await serve(() => Promise.resolve(new Response("x")), {
+    hostname: "127.0.0.1",
+    port,
+    signal: new AbortController().signal,
+    fields: FIELDS,
+    logger: new CaptureLogger(),
+  }).then(() => undefined, (e: unknown) => e);
+  assert.ok(error instanceof ListenError);
+  assert.ok(error.cause instanceof Deno.errors.AddrInUse);
+  assert.equal(error.address, `127.0.0.1:${port}`);
+  assert.match(
+    error.message,
+    new RegExp(
+      `^Cannot listen on "127\\.0\\.0\\.1:${port}" \\(healthzBindAddress:healthzPort\\): the address is already in use; .*--healthz-port.* set healthzPort to 0 to turn this listener off$`,
+    ),
+  );
+});
+
+Deno.test("runHealthzServer() logs one error line for a busy port and keeps going", async () => {
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  const logger = new CaptureLogger();
+  await runHealthzServer(host(logger), {
+    hostname: "127.0.0.1",
+    port,
+    signal: new AbortController().signal,
+  });
+  const errors = logger.records.filter((r) => r.severity === "error");
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0]?.msg, "Failed to start healthz server");
+  assert.match(String(errors[0]?.fields.err), /already in use/);
+  assert.doesNotMatch(String(errors[0]?.fields.err), /\n\s+at /);
+});
+
+Deno.test("runHealthzServer() returns at once for an aborted signal", async () => {
+  const logger = new CaptureLogger();
+  await runHealthzServer(host(logger), {
+    hostname: "127.0.0.1",
+    port: 10248,
+    signal: AbortSignal.abort(),
+  });
+  assert.deepEqual(logger.records, []);
+});
