@@ -3,6 +3,10 @@
  * `/healthz/ping`, `/healthz/log`, `/healthz/syncloop`; nothing else is served on this
  * unauthenticated port, CVE-2019-11248) and the server's one error-to-response mapping.
  *
+ * Upstream's 10248 mux (`cmd/kubelet/app/server.go`) installs `healthz.InstallHandler(mux)`
+ * with no checks, i.e. only `ping`; `log` and `syncloop` live on its 10250 API. We serve all
+ * three here so a local probe also notices a stuck sync loop; the bodies follow upstream.
+ *
  * @module
  */
 
