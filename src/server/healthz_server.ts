@@ -1,7 +1,9 @@
 /**
  * The kubelet's healthz listener (`healthzBindAddress`:`healthzPort`, default
  * 127.0.0.1:10248): plain HTTP, no authentication, only the `/healthz` routes. As upstream,
- * a listener that cannot bind is logged once and the kubelet keeps running.
+ * a listener that cannot bind is logged and retried every 5 s while the kubelet keeps
+ * running: a port still held by a kubelet that is shutting down frees up soon, and kubeadm
+ * waits on this port.
  *
  * @module
  */
@@ -21,6 +23,9 @@ export interface HealthzServerOptions {
   onListen?: (addr: Deno.NetAddr) => void;
 }
 
+/** Wait between bind attempts (upstream's `wait.Until` period for this listener). */
+export const HEALTHZ_RETRY_MS = 5_000;
+
 const HEALTHZ_FIELDS = {
   address: "healthzBindAddress",
   addressFlag: "--healthz-bind-address",
@@ -30,16 +35,34 @@ const HEALTHZ_FIELDS = {
 
 /**
  * Serves `/healthz` until `options.signal` aborts and resolves once closed. Resolves at once
- * when `port` is 0; logs one error and resolves when the address cannot be bound.
+ * when `port` is 0; while the address cannot be bound, logs one error per attempt and tries
+ * again every {@linkcode HEALTHZ_RETRY_MS} (on the host's clock).
  */
 export async function runHealthzServer(
   host: ServerHost,
   options: HealthzServerOptions,
 ): Promise<void> {
-  if (options.port === 0 || options.signal.aborted) return;
+  if (options.port === 0) return;
+  const handler = createHandler(host);
+  while (!options.signal.aborted) {
+    if (await serveOnce(host, handler, options)) return;
+    try {
+      await host.clock.sleep(HEALTHZ_RETRY_MS, options.signal);
+    } catch {
+      return; // aborted while waiting
+    }
+  }
+}
+
+/** One bind attempt: true once served and closed, false when the bind failed. */
+async function serveOnce(
+  host: ServerHost,
+  handler: (request: Request) => Promise<Response>,
+  options: HealthzServerOptions,
+): Promise<boolean> {
   const { logger } = host;
   try {
-    await serve(createHandler(host), {
+    await serve(handler, {
       hostname: options.hostname,
       port: options.port,
       signal: options.signal,
@@ -52,8 +75,10 @@ export async function runHealthzServer(
         options.onListen?.(addr);
       },
     });
+    return true;
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;
     logger.error("Failed to start healthz server", { err: error.message });
+    return false;
   }
 }

@@ -31,6 +31,6 @@ export type {
 /** `serve(handler, options)`: the one `Deno.serve`; bind failures are `ListenError`s. */
 export { joinHostPort, ListenError, serve } from "./serve.ts";
 export type { ListenerFields, ServeOptions } from "./serve.ts";
-/** `runHealthzServer(host, options)`: the healthz listener; logs bind failures and returns. */
+/** `runHealthzServer(host, options)`: the healthz listener; logs bind failures and retries every 5 s. */
 export { runHealthzServer } from "./healthz_server.ts";
 export type { HealthzServerOptions } from "./healthz_server.ts";

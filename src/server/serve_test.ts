@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createHandler, type ServerHost } from "./handler.ts";
-import { runHealthzServer } from "./healthz_server.ts";
+import { HEALTHZ_RETRY_MS, runHealthzServer } from "./healthz_server.ts";
 import { ListenError, serve } from "./serve.ts";
 
 function host(logger: CaptureLogger): ServerHost {
@@ -87,20 +87,43 @@ Deno.test("serve() reports a busy port as a ListenError naming the fields and th
   );
 });
 
-Deno.test("runHealthzServer() logs one error line for a busy port and keeps going", async () => {
-  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+Deno.test("runHealthzServer() logs a busy port once per attempt and binds when it frees up", async () => {
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (busy.addr as Deno.NetAddr).port;
   const logger = new CaptureLogger();
-  await runHealthzServer(host(logger), {
+  const h = host(logger);
+  const clock = h.clock as FakeClock;
+  const ac = new AbortController();
+  let bound: () => void = () => {};
+  const listening = new Promise<void>((r) => (bound = r));
+  const running = runHealthzServer(h, {
     hostname: "127.0.0.1",
     port,
-    signal: new AbortController().signal,
+    signal: ac.signal,
+    onListen: () => bound(),
   });
-  const errors = logger.records.filter((r) => r.severity === "error");
-  assert.equal(errors.length, 1);
-  assert.equal(errors[0]?.msg, "Failed to start healthz server");
-  assert.match(String(errors[0]?.fields.err), /already in use/);
-  assert.doesNotMatch(String(errors[0]?.fields.err), /\n\s+at /);
+  try {
+    const errors = () => logger.records.filter((r) => r.severity === "error");
+    while (clock.pendingSleeps === 0) {
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    assert.equal(errors().length, 1);
+    assert.equal(errors()[0]?.msg, "Failed to start healthz server");
+    assert.match(String(errors()[0]?.fields.err), /already in use/);
+    assert.doesNotMatch(String(errors()[0]?.fields.err), /\n\s+at /);
+    // Still busy at the next attempt: one more line, then the port frees up.
+    await clock.advance(HEALTHZ_RETRY_MS);
+    while (errors().length < 2) await new Promise((r) => setTimeout(r, 1));
+    busy.close();
+    await clock.advance(HEALTHZ_RETRY_MS);
+    await listening;
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`);
+    assert.deepEqual([ok.status, await ok.text()], [200, "ok"]);
+    assert.equal(errors().length, 2);
+  } finally {
+    ac.abort();
+    await running;
+  }
 });
 
 Deno.test("runHealthzServer() returns at once for an aborted signal", async () => {
