@@ -372,3 +372,56 @@ Deno.test("shouldContainerBeRestarted() never restarts containers of a deleted p
     true,
   );
 });
+
+Deno.test("computePodActions() kills and restarts a regular init container in an unknown state unless restartPolicy is Never", () => {
+  // upstream computeInitContainerActions: a regular init container whose state is unknown is
+  // killed and started again when the pod restarts on failure; with Never the pod is killed
+  const status = rs([sandbox()], [ctr(init1, { state: "unknown" })]);
+  for (const restartPolicy of ["Always", "OnFailure"] as const) {
+    assert.deepEqual(
+      summary(
+        computePodActions(
+          pod({ restartPolicy, initContainers: [init1, init2] }),
+          status,
+        ),
+      ),
+      { ...none, init: [0], kill: ["init1:Unknown"] },
+      restartPolicy,
+    );
+  }
+  assert.deepEqual(
+    summary(
+      computePodActions(
+        pod({ restartPolicy: "Never", initContainers: [init1, init2] }),
+        status,
+      ),
+    ),
+    { ...none, killPod: true },
+  );
+});
+
+Deno.test("computePodActions() restarts a container that failed liveness or startup under OnFailure", () => {
+  // upstream computePodActions: a probe kill restarts unless the policy is Never
+  const p = pod({ restartPolicy: "OnFailure" });
+  const status = rs([sandbox()], [ctr(app)]);
+  const liveness = summary(
+    computePodActions(p, status, {
+      livenessResults: new Map([["id-app", "failure"]]),
+    }),
+  );
+  assert.deepEqual(liveness, {
+    ...none,
+    start: [0],
+    kill: ["app:LivenessProbe"],
+  });
+  const startup = summary(
+    computePodActions(p, status, {
+      startupResults: new Map([["id-app", "failure"]]),
+    }),
+  );
+  assert.deepEqual(startup, {
+    ...none,
+    start: [0],
+    kill: ["app:StartupProbe"],
+  });
+});
