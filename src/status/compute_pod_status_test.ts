@@ -348,3 +348,21 @@ Deno.test("terminatePodStatus() marks unterminated containers unknown and fails 
   );
   assert.equal(staticPod.phase, "Running");
 });
+
+Deno.test("computePodStatus() keeps a pod whose init container failed Pending unless restartPolicy is Never", () => {
+  // upstream getPhase: a failed init container fails the pod only under Never; otherwise it
+  // will be retried and the pod stays Pending
+  const clock = new FakeClock(T0);
+  const init: Container = { name: "setup", image: "busybox" };
+  const failedInit = rs([
+    view(init, { state: "exited", exitCode: 1, finishedAt: T0 }),
+  ]);
+  const phases = (["OnFailure", "Always", "Never"] as const).map((policy) =>
+    computePodStatus(
+      pod({ initContainers: [init], restartPolicy: policy }),
+      failedInit,
+      { clock },
+    ).phase
+  );
+  assert.deepEqual(phases, ["Pending", "Pending", "Failed"]);
+});
