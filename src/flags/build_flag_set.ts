@@ -7,7 +7,8 @@
 import { FlagSet, wordSepNormalize } from "./flag_set.ts";
 import { FLAG_SPECS, type FlagSpec } from "./flag_specs.ts";
 import type { KubeletFlags } from "./kubelet_flags.ts";
-import { createValue, noOpValue, type Slot } from "./values.ts";
+import type { Slot } from "./value_types.ts";
+import { createValue, noOpValue } from "./values.ts";
 import { createVersionValue, type VersionRequest } from "./version_value.ts";
 
 /** Reads a dotted path (`authentication.anonymous.enabled`). */

@@ -9,7 +9,7 @@ import { parseQuantity } from "../util/quantity.ts";
 import { formatTaints, parseTaints, type Taint } from "../util/taints.ts";
 import type { FlagValue } from "./flag_set.ts";
 import { sortedPairs } from "./map_values.ts";
-import type { MemoryReservation, Slot, VModuleItem } from "./values.ts";
+import type { MemoryReservation, Slot, VModuleItem } from "./value_types.ts";
 
 type AnySlot = Slot<unknown>;
 

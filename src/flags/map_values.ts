@@ -6,7 +6,7 @@
  */
 import { parseGoBool } from "../util/go_strconv.ts";
 import type { FlagValue } from "./flag_set.ts";
-import type { Slot } from "./values.ts";
+import type { Slot } from "./value_types.ts";
 
 type AnySlot = Slot<unknown>;
 

@@ -30,14 +30,8 @@ export {
 /** CLI-only settings. */
 export { defaultKubeletFlags, type KubeletFlags } from "./kubelet_flags.ts";
 /** Value kinds. */
-export {
-  createValue,
-  type MemoryReservation,
-  noOpValue,
-  type Slot,
-  type ValueKind,
-  type VModuleItem,
-} from "./values.ts";
+export { createValue, noOpValue, type ValueKind } from "./values.ts";
+export type { MemoryReservation, Slot, VModuleItem } from "./value_types.ts";
 /** The kubelet flag set bound to a config and KubeletFlags. */
 export {
   createKubeletFlagSet,

@@ -26,12 +26,7 @@ import {
   mapStringBoolValue,
   mapValue,
 } from "./map_values.ts";
-
-/** Where a value lives: a getter/setter pair over a config or flags object. */
-export interface Slot<T> {
-  get(): T | undefined;
-  set(value: T): void;
-}
+import type { Slot } from "./value_types.ts";
 
 /** Every value kind the flag table can name. */
 export type ValueKind =
@@ -59,18 +54,6 @@ export type ValueKind =
   | "goInt"
   | "goString"
   | "goDuration";
-
-/** A `logging.vmodule` item in v1beta1 shape. */
-export interface VModuleItem {
-  filePattern: string;
-  verbosity: number;
-}
-
-/** A `reservedMemory` item in v1beta1 shape. */
-export interface MemoryReservation {
-  numaNode: number;
-  limits: Record<string, string>;
-}
 
 type AnySlot = Slot<unknown>;
 
