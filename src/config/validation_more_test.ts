@@ -245,3 +245,33 @@ Deno.test("validateKubeletConfiguration() reports a locked gate alone", () => {
       "cannot set feature gate NodeSwap to false, feature is locked to true",
   }]);
 });
+
+Deno.test("validateKubeletConfiguration() rejects imageMaximumGCAge equal to imageMinimumGCAge", () => {
+  // upstream ValidateKubeletConfiguration: the maximum age must be strictly greater
+  const equal = issuesFor((c) => {
+    c.featureGates = { ImageMaximumGCAge: true };
+    c.imageMinimumGCAge = "2m0s";
+    c.imageMaximumGCAge = "120s";
+  });
+  assert.deepEqual(equal.map((i) => i.field), ["imageMaximumGCAge"]);
+  assert.match(
+    formatValidationIssues(equal),
+    /imageMaximumGCAge 2m0s must be greater than imageMinimumGCAge 2m0s/,
+  );
+  const greater = issuesFor((c) => {
+    c.featureGates = { ImageMaximumGCAge: true };
+    c.imageMinimumGCAge = "2m0s";
+    c.imageMaximumGCAge = "2m0.000000001s";
+  });
+  assert.deepEqual(greater, []);
+});
+
+Deno.test("validateKubeletConfiguration() accepts healthzPort 0 (no healthz listener) and rejects -1", () => {
+  assert.deepEqual(issuesFor((c) => c.healthzPort = 0), []);
+  const negative = issuesFor((c) => c.healthzPort = -1);
+  assert.deepEqual(negative.map((i) => i.field), ["healthzPort"]);
+  assert.match(
+    formatValidationIssues(negative),
+    /healthzPort \(--healthz-port\) -1 must be between 1 and 65535, inclusive/,
+  );
+});
