@@ -127,3 +127,25 @@ Deno.test("runProbe() grpc: a refused connection fails", async () => {
   );
   assert.equal(outcome.result, "failure");
 });
+
+Deno.test("runProbe() grpc: grpc-status 0 in the response headers is OK, not an error", async () => {
+  // a server may put the OK status in the headers (HEADERS frame) rather than in trailers;
+  // status 0 is OK, so the serving status in the body decides
+  let frame = responseFrame(1);
+  const fake: typeof fetch = () =>
+    Promise.resolve(
+      new Response(frame, {
+        headers: { "content-type": "application/grpc", "grpc-status": "0" },
+      }),
+    );
+  const probe = { grpc: { port: 9000 } };
+  assert.deepEqual(await runProbe(probe, target("10.0.0.5"), deps(fake)), {
+    result: "success",
+    output: "",
+  });
+  frame = responseFrame(2);
+  assert.deepEqual(await runProbe(probe, target("10.0.0.5"), deps(fake)), {
+    result: "failure",
+    output: 'service unhealthy (responded with "NOT_SERVING")',
+  });
+});
