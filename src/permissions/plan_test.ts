@@ -257,3 +257,20 @@ Deno.test("planPermissions() grants sys names only for the features in use", asy
     );
   }
 });
+
+Deno.test("planPermissions() grants read on --config-dir, resolved against cwd, and nothing else for it", async () => {
+  const plan = await planPermissions({
+    config: {},
+    flags: { configDir: "kubelet.conf.d" },
+  }, { readFile: noFile, cwd: "/etc/kubernetes" });
+  assert.deepEqual(
+    plan.grants.filter((g) => g.reason === "--config-dir"),
+    [{
+      name: "read",
+      value: "/etc/kubernetes/kubelet.conf.d",
+      reason: "--config-dir",
+    }],
+  );
+  assert.ok(plan.read.includes("/etc/kubernetes/kubelet.conf.d"));
+  assert.ok(!plan.write.includes("/etc/kubernetes/kubelet.conf.d"));
+});
