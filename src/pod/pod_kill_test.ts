@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { containerGracePeriod } from "./pod_kill.ts";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import type { CallOptions, RuntimeService } from "../runtime/mod.ts";
+import { containerGracePeriod, killContainer } from "./pod_kill.ts";
+import { makeContainerView } from "./testing.ts";
 import type { Container, Pod } from "./types.ts";
 
 const container: Container = {
@@ -66,3 +70,74 @@ for (const c of cases) {
     assert.equal(containerGracePeriod(c.pod, container, c.options), c.want);
   });
 }
+
+/** A runtime that only records `stopContainer` calls (all `killContainer` uses here). */
+function stopRecorder() {
+  const stops: { timeout: bigint; timeoutMs: number | undefined }[] = [];
+  const runtime = {
+    stopContainer(
+      request: Parameters<RuntimeService["stopContainer"]>[0],
+      options?: CallOptions,
+    ) {
+      stops.push({
+        timeout: BigInt(request.timeout ?? 0),
+        timeoutMs: options?.timeoutMs,
+      });
+      return Promise.resolve({});
+    },
+  } as unknown as RuntimeService;
+  return { runtime, stops };
+}
+
+Deno.test("killContainer() never gives the runtime less than 2 s, even with a 0 or 1 s override", async () => {
+  // upstream killContainer: the override replaces the grace period, then the 2 s floor applies
+  for (const [override, want] of [[0, 2n], [1, 2n], [5, 5n]] as const) {
+    const { runtime, stops } = stopRecorder();
+    const clock = new FakeClock();
+    const deps = {
+      runtime,
+      clock,
+      logger: new CaptureLogger(),
+      runtimeRequestTimeoutMs: 60_000,
+    };
+    await killContainer(deps, {
+      pod: pod({}, 30),
+      view: makeContainerView(container),
+    }, { gracePeriodOverride: override });
+    assert.deepEqual(stops, [{
+      timeout: want,
+      timeoutMs: Number(want) * 1000 + 60_000,
+    }], `override ${override}`);
+  }
+});
+
+Deno.test("killContainer() gives 2 s after a preStop hook that used up the grace period", async () => {
+  const hooked: Container = {
+    ...container,
+    lifecycle: { preStop: { sleep: { seconds: 60 } } },
+  };
+  const withHook = (grace: number): Pod => ({
+    ...pod({}, grace),
+    spec: { containers: [hooked], terminationGracePeriodSeconds: grace },
+  });
+  const run = async (grace: number) => {
+    const { runtime, stops } = stopRecorder();
+    const clock = new FakeClock();
+    const deps = {
+      runtime,
+      clock,
+      logger: new CaptureLogger(),
+      runtimeRequestTimeoutMs: 0,
+    };
+    const done = killContainer(deps, {
+      pod: withHook(grace),
+      view: makeContainerView(hooked),
+    });
+    // the sleep hook is cut off at the grace period
+    await clock.advance(grace * 1000);
+    await done;
+    return stops.map((s) => s.timeout);
+  };
+  assert.deepEqual(await run(10), [2n]);
+  assert.deepEqual(await run(1), [2n]);
+});
