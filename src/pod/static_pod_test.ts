@@ -172,3 +172,17 @@ Deno.test("readStaticPods() returns defaulted pods and errors together", async (
   assert.deepEqual(pods.map((p) => p.metadata.name), ["web-n1"]);
   assert.equal(errors.length, 1);
 });
+
+Deno.test("applyStaticPodDefaults() gives the same manifest at two file paths two UIDs", async () => {
+  // upstream applyDefaults hashes the file path in, so a copied manifest is a second pod
+  const pod = (await parseManifest(WEB, { origin: "w" })).pods[0]!;
+  const uid = (origin: string) =>
+    applyStaticPodDefaults(pod, { nodeName: "node-a", source: "file", origin })
+      .metadata.uid;
+  assert.notEqual(uid("/etc/m/web.yaml"), uid("/etc/m/web-copy.yaml"));
+  assert.equal(uid("/etc/m/web.yaml"), uid("/etc/m/web.yaml"));
+  const fromUrl = (origin: string) =>
+    applyStaticPodDefaults(pod, { nodeName: "node-a", source: "http", origin })
+      .metadata.uid;
+  assert.notEqual(fromUrl("http://h/a"), fromUrl("http://h/b"));
+});
