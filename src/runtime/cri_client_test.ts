@@ -8,10 +8,17 @@ import {
   runtimeReadiness,
 } from "./connect_runtime.ts";
 import { createCriRuntime } from "./cri_client.ts";
-import { GrpcCode, isNotFound, RuntimeError } from "./errors.ts";
 import {
+  GrpcCode,
+  isNotFound,
+  isUnimplemented,
+  RuntimeError,
+} from "./errors.ts";
+import {
+  ImageService as ImageServiceDesc,
   ImageStatusResponseSchema,
   ListContainersResponseSchema,
+  RuntimeService as RuntimeServiceDesc,
   StatusResponseSchema,
   VersionResponseSchema,
 } from "./gen/api_pb.ts";
@@ -99,6 +106,32 @@ Deno.test("createCriRuntime routes each method to its RPC path", async () => {
     IMG + "ImageStatus",
     RT + "ContainerStatus",
   ]);
+});
+
+Deno.test("createCriRuntime() has one method per RPC of both CRI services", async () => {
+  await using server = await TestGrpcServer.create();
+  server.start();
+  await using runtime = createCriRuntime({ endpoint: server.endpoint });
+  const client = runtime as unknown as Record<
+    string,
+    (request: object) => Promise<unknown> | AsyncIterable<unknown>
+  >;
+  const rpcs = [...RuntimeServiceDesc.methods, ...ImageServiceDesc.methods];
+  assert.equal(rpcs.length, 35);
+  for (const rpc of rpcs) {
+    const call = client[rpc.localName]!({});
+    // the test server answers every RPC it has no handler for Unimplemented
+    const outcome = Symbol.asyncIterator in call
+      ? (async () => {
+        for await (const _ of call) break;
+      })()
+      : call;
+    await assert.rejects(outcome, (e: unknown) => isUnimplemented(e));
+  }
+  assert.deepEqual(
+    server.calls.map((c) => c.path),
+    rpcs.map((rpc) => `/${rpc.parent.typeName}/${rpc.name}`),
+  );
 });
 
 Deno.test("a separate image endpoint receives only image calls", async () => {

@@ -26,16 +26,7 @@ import {
   type StopPodSandboxResponse,
   StopPodSandboxResponseSchema,
 } from "../gen/api_pb.ts";
-import type {
-  CallOptions,
-  CreateContainerRequestInit,
-  RemoveContainerRequestInit,
-  RemovePodSandboxRequestInit,
-  RunPodSandboxRequestInit,
-  StartContainerRequestInit,
-  StopContainerRequestInit,
-  StopPodSandboxRequestInit,
-} from "../types.ts";
+import type { CallOptions, CriRequest } from "../types.ts";
 import { SimRuntimeBase } from "./_base.ts";
 import { normalizeImageRef, SimImageStore } from "./_images.ts";
 import { interpretCommand } from "./_shell.ts";
@@ -130,7 +121,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async runPodSandbox(
-    request: RunPodSandboxRequestInit,
+    request: CriRequest<"runPodSandbox">,
     options?: CallOptions,
   ): Promise<RunPodSandboxResponse> {
     await this.enter("runPodSandbox", options);
@@ -192,7 +183,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async stopPodSandbox(
-    request: StopPodSandboxRequestInit,
+    request: CriRequest<"stopPodSandbox">,
     options?: CallOptions,
   ): Promise<StopPodSandboxResponse> {
     await this.enter("stopPodSandbox", options);
@@ -206,7 +197,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async removePodSandbox(
-    request: RemovePodSandboxRequestInit,
+    request: CriRequest<"removePodSandbox">,
     options?: CallOptions,
   ): Promise<RemovePodSandboxResponse> {
     await this.enter("removePodSandbox", options);
@@ -230,7 +221,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async createContainer(
-    request: CreateContainerRequestInit,
+    request: CriRequest<"createContainer">,
     options?: CallOptions,
   ): Promise<CreateContainerResponse> {
     await this.enter("createContainer", options);
@@ -304,7 +295,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async startContainer(
-    request: StartContainerRequestInit,
+    request: CriRequest<"startContainer">,
     options?: CallOptions,
   ): Promise<StartContainerResponse> {
     await this.enter("startContainer", options);
@@ -374,7 +365,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async stopContainer(
-    request: StopContainerRequestInit,
+    request: CriRequest<"stopContainer">,
     options?: CallOptions,
   ): Promise<StopContainerResponse> {
     await this.enter("stopContainer", options);
@@ -399,7 +390,7 @@ export class SimPods extends SimRuntimeBase {
   }
 
   async removeContainer(
-    request: RemoveContainerRequestInit,
+    request: CriRequest<"removeContainer">,
     options?: CallOptions,
   ): Promise<RemoveContainerResponse> {
     await this.enter("removeContainer", options);

@@ -35,8 +35,7 @@ import {
   type UpdateContainerResourcesResponse,
   UpdateContainerResourcesResponseSchema,
 } from "../gen/api_pb.ts";
-import type * as T from "../types.ts";
-import type { CallOptions } from "../types.ts";
+import type { CallOptions, CriRequest } from "../types.ts";
 import { SimPods } from "./_pods.ts";
 import { interpretCommand } from "./_shell.ts";
 import { find, labelsMatch, lookup, type SimContainer } from "./_state.ts";
@@ -66,7 +65,7 @@ function verboseInfo(record: object): string {
 /** Queries, exec and stats on top of {@linkcode SimPods}. */
 export class SimQueries extends SimPods {
   async podSandboxStatus(
-    request: T.PodSandboxStatusRequestInit,
+    request: CriRequest<"podSandboxStatus">,
     options?: CallOptions,
   ): Promise<PodSandboxStatusResponse> {
     await this.enter("podSandboxStatus", options);
@@ -78,7 +77,7 @@ export class SimQueries extends SimPods {
   }
 
   async listPodSandbox(
-    request: T.ListPodSandboxRequestInit,
+    request: CriRequest<"listPodSandbox">,
     options?: CallOptions,
   ): Promise<ListPodSandboxResponse> {
     await this.enter("listPodSandbox", options);
@@ -122,7 +121,7 @@ export class SimQueries extends SimPods {
   }
 
   async listContainers(
-    request: T.ListContainersRequestInit,
+    request: CriRequest<"listContainers">,
     options?: CallOptions,
   ): Promise<ListContainersResponse> {
     await this.enter("listContainers", options);
@@ -136,7 +135,7 @@ export class SimQueries extends SimPods {
   }
 
   async containerStatus(
-    request: T.ContainerStatusRequestInit,
+    request: CriRequest<"containerStatus">,
     options?: CallOptions,
   ): Promise<ContainerStatusResponse> {
     await this.enter("containerStatus", options);
@@ -150,7 +149,7 @@ export class SimQueries extends SimPods {
   }
 
   async updateContainerResources(
-    request: T.UpdateContainerResourcesRequestInit,
+    request: CriRequest<"updateContainerResources">,
     options?: CallOptions,
   ): Promise<UpdateContainerResourcesResponse> {
     await this.enter("updateContainerResources", options);
@@ -170,7 +169,7 @@ export class SimQueries extends SimPods {
   }
 
   async reopenContainerLog(
-    request: T.ReopenContainerLogRequestInit,
+    request: CriRequest<"reopenContainerLog">,
     options?: CallOptions,
   ): Promise<ReopenContainerLogResponse> {
     await this.enter("reopenContainerLog", options);
@@ -195,7 +194,7 @@ export class SimQueries extends SimPods {
   }
 
   async execSync(
-    request: T.ExecSyncRequestInit,
+    request: CriRequest<"execSync">,
     options?: CallOptions,
   ): Promise<ExecSyncResponse> {
     await this.enter("execSync", options);
@@ -243,7 +242,7 @@ export class SimQueries extends SimPods {
   }
 
   async exec(
-    request: T.ExecRequestInit,
+    request: CriRequest<"exec">,
     options?: CallOptions,
   ): Promise<ExecResponse> {
     await this.enter("exec", options);
@@ -252,7 +251,7 @@ export class SimQueries extends SimPods {
   }
 
   async attach(
-    request: T.AttachRequestInit,
+    request: CriRequest<"attach">,
     options?: CallOptions,
   ): Promise<AttachResponse> {
     await this.enter("attach", options);
@@ -263,7 +262,7 @@ export class SimQueries extends SimPods {
   }
 
   async portForward(
-    request: T.PortForwardRequestInit,
+    request: CriRequest<"portForward">,
     options?: CallOptions,
   ): Promise<PortForwardResponse> {
     await this.enter("portForward", options);
@@ -274,7 +273,7 @@ export class SimQueries extends SimPods {
   }
 
   async containerStats(
-    request: T.ContainerStatsRequestInit,
+    request: CriRequest<"containerStats">,
     options?: CallOptions,
   ): Promise<ContainerStatsResponse> {
     await this.enter("containerStats", options);
@@ -287,7 +286,7 @@ export class SimQueries extends SimPods {
   }
 
   async listContainerStats(
-    request: T.ListContainerStatsRequestInit,
+    request: CriRequest<"listContainerStats">,
     options?: CallOptions,
   ): Promise<ListContainerStatsResponse> {
     await this.enter("listContainerStats", options);
@@ -307,7 +306,7 @@ export class SimQueries extends SimPods {
   }
 
   async podSandboxStats(
-    request: T.PodSandboxStatsRequestInit,
+    request: CriRequest<"podSandboxStats">,
     options?: CallOptions,
   ): Promise<PodSandboxStatsResponse> {
     await this.enter("podSandboxStats", options);
@@ -319,7 +318,7 @@ export class SimQueries extends SimPods {
   }
 
   async listPodSandboxStats(
-    request: T.ListPodSandboxStatsRequestInit,
+    request: CriRequest<"listPodSandboxStats">,
     options?: CallOptions,
   ): Promise<ListPodSandboxStatsResponse> {
     await this.enter("listPodSandboxStats", options);

@@ -34,8 +34,7 @@ import {
   type VersionResponse,
   VersionResponseSchema,
 } from "../gen/api_pb.ts";
-import type * as T from "../types.ts";
-import type { CallOptions, CriRuntime } from "../types.ts";
+import type { CallOptions, CriRequest, CriRuntime } from "../types.ts";
 import { SimQueries } from "./_queries.ts";
 import { toImage } from "./_convert.ts";
 import type { SimScenario } from "./scenario.ts";
@@ -73,7 +72,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async version(
-    _request: T.VersionRequestInit,
+    _request: CriRequest<"version">,
     options?: CallOptions,
   ): Promise<VersionResponse> {
     await this.enter("version", options);
@@ -86,7 +85,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async status(
-    _request: T.StatusRequestInit,
+    _request: CriRequest<"status">,
     options?: CallOptions,
   ): Promise<StatusResponse> {
     await this.enter("status", options);
@@ -118,7 +117,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async updateRuntimeConfig(
-    request: T.UpdateRuntimeConfigRequestInit,
+    request: CriRequest<"updateRuntimeConfig">,
     options?: CallOptions,
   ): Promise<UpdateRuntimeConfigResponse> {
     await this.enter("updateRuntimeConfig", options);
@@ -127,7 +126,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async checkpointContainer(
-    _request: T.CheckpointContainerRequestInit,
+    _request: CriRequest<"checkpointContainer">,
     options?: CallOptions,
   ): Promise<CheckpointContainerResponse> {
     await this.enter("checkpointContainer", options);
@@ -135,7 +134,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   getContainerEvents(
-    _request: T.GetEventsRequestInit,
+    _request: CriRequest<"getContainerEvents">,
     options?: CallOptions,
   ): AsyncIterable<ContainerEventResponse> {
     this.enterSync("getContainerEvents", options);
@@ -146,7 +145,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async listMetricDescriptors(
-    _request: T.ListMetricDescriptorsRequestInit,
+    _request: CriRequest<"listMetricDescriptors">,
     options?: CallOptions,
   ): Promise<ListMetricDescriptorsResponse> {
     await this.enter("listMetricDescriptors", options);
@@ -154,7 +153,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async listPodSandboxMetrics(
-    _request: T.ListPodSandboxMetricsRequestInit,
+    _request: CriRequest<"listPodSandboxMetrics">,
     options?: CallOptions,
   ): Promise<ListPodSandboxMetricsResponse> {
     await this.enter("listPodSandboxMetrics", options);
@@ -162,7 +161,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async runtimeConfig(
-    _request: T.RuntimeConfigRequestInit,
+    _request: CriRequest<"runtimeConfig">,
     options?: CallOptions,
   ): Promise<RuntimeConfigResponse> {
     await this.enter("runtimeConfig", options);
@@ -170,7 +169,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async updatePodSandboxResources(
-    _request: T.UpdatePodSandboxResourcesRequestInit,
+    _request: CriRequest<"updatePodSandboxResources">,
     options?: CallOptions,
   ): Promise<UpdatePodSandboxResourcesResponse> {
     await this.enter("updatePodSandboxResources", options);
@@ -180,7 +179,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   // ImageService
 
   async listImages(
-    _request: T.ListImagesRequestInit,
+    _request: CriRequest<"listImages">,
     options?: CallOptions,
   ): Promise<ListImagesResponse> {
     await this.enter("listImages", options);
@@ -190,7 +189,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async imageStatus(
-    request: T.ImageStatusRequestInit,
+    request: CriRequest<"imageStatus">,
     options?: CallOptions,
   ): Promise<ImageStatusResponse> {
     await this.enter("imageStatus", options);
@@ -202,7 +201,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async pullImage(
-    request: T.PullImageRequestInit,
+    request: CriRequest<"pullImage">,
     options?: CallOptions,
   ): Promise<PullImageResponse> {
     await this.enter("pullImage", options);
@@ -217,7 +216,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async removeImage(
-    request: T.RemoveImageRequestInit,
+    request: CriRequest<"removeImage">,
     options?: CallOptions,
   ): Promise<RemoveImageResponse> {
     await this.enter("removeImage", options);
@@ -226,7 +225,7 @@ export class SimRuntime extends SimQueries implements CriRuntime {
   }
 
   async imageFsInfo(
-    _request: T.ImageFsInfoRequestInit,
+    _request: CriRequest<"imageFsInfo">,
     options?: CallOptions,
   ): Promise<ImageFsInfoResponse> {
     await this.enter("imageFsInfo", options);
