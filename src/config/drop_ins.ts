@@ -38,12 +38,29 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
+/**
+ * Orders two names the way Go compares strings (upstream's `filepath.WalkDir` sorts entries
+ * so): by their UTF-8 bytes, which is code point order. JavaScript's `<` compares UTF-16 code
+ * units and puts characters above U+FFFF before U+E000..U+FFFF.
+ */
+function compareGoStrings(a: string, b: string): number {
+  const x = a[Symbol.iterator]();
+  const y = b[Symbol.iterator]();
+  for (;;) {
+    const p = x.next();
+    const q = y.next();
+    if (p.done || q.done) return (p.done ? 0 : 1) - (q.done ? 0 : 1);
+    const d = p.value.codePointAt(0)! - q.value.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+}
+
 /** Lists `*.conf` files under `dir`, recursively, in lexical path order. */
 async function walkConfFiles(dir: string): Promise<string[]> {
   const found: string[] = [];
   const entries: Deno.DirEntry[] = [];
   for await (const entry of Deno.readDir(dir)) entries.push(entry);
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  entries.sort((a, b) => compareGoStrings(a.name, b.name));
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory) found.push(...await walkConfFiles(path));

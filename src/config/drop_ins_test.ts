@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { CaptureLogger } from "../log/testing.ts";
 import {
   applyKubeletConfigurationDefaults,
   ConfigError,
@@ -219,4 +220,47 @@ Deno.test("mergePatch() follows RFC 7386", () => {
   assert.deepEqual(mergePatch({ a: [1, 2] }, { a: [3] }), { a: [3] });
   assert.deepEqual(mergePatch({ a: { b: 1 } }, { a: 5 }), { a: 5 });
   assert.deepEqual(mergePatch("x", { a: 1 }), { a: 1 });
+});
+
+Deno.test("mergeDropInDirectory() applies drop-ins in byte order of their names, as Go's WalkDir", async () => {
+  // Go sorts directory entries by comparing the names' bytes: upper case before lower case,
+  // "_" between them, and UTF-8 order (code point order) for other characters, which is not
+  // JavaScript's UTF-16 order ("\u{1F600}" sorts after "\uFF61" in UTF-8, before it in UTF-16)
+  const names = [
+    "a.conf",
+    "B.conf",
+    "_x.conf",
+    "Z.conf",
+    "0.conf",
+    "\u{1F600}.conf",
+    "\uFF61.conf",
+  ];
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const [i, name] of names.entries()) {
+      await Deno.writeTextFile(`${dir}/${name}`, `${HEADER}maxPods: ${i}\n`);
+    }
+    const logger = new CaptureLogger();
+    const base = await applyKubeletConfigurationDefaults({});
+    const c = await mergeDropInDirectory(base, dir, { logger });
+    const applied = logger.records
+      .filter((r) => r.msg === "Merged drop-in kubelet config file")
+      .map((r) => String(r.fields.path).slice(dir.length + 1));
+    assert.deepEqual(applied, [
+      "0.conf",
+      "B.conf",
+      "Z.conf",
+      "_x.conf",
+      "a.conf",
+      "\uFF61.conf",
+      "\u{1F600}.conf",
+    ]);
+    assert.equal(
+      c.maxPods,
+      names.indexOf("\u{1F600}.conf"),
+      "the last one wins",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
