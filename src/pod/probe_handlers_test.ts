@@ -373,3 +373,26 @@ Deno.test("runProbe() httpGet and tcpSocket reach a real server on the loopback"
     "connection refused",
   );
 });
+
+Deno.test("runProbe() httpGet: 400 and above fail, 399 still succeeds", async () => {
+  // upstream DoHTTPProbe: success is 200 <= status < 400
+  let status = 200;
+  const deps = netDeps({
+    fetch: () => Promise.resolve(new Response("bad", { status })),
+  });
+  const probe: Probe = { httpGet: { path: "/healthz", port: 8080 } };
+  const results: Record<number, string> = {};
+  for (status of [399, 400, 404]) {
+    results[status] = (await runProbe(probe, target(), deps)).result;
+  }
+  assert.deepEqual(results, {
+    399: "success",
+    400: "failure",
+    404: "failure",
+  });
+  status = 400;
+  assert.deepEqual(await runProbe(probe, target(), deps), {
+    result: "failure",
+    output: "HTTP probe http://10.0.0.5:8080/healthz: status 400: bad",
+  });
+});
