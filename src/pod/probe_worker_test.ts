@@ -299,3 +299,24 @@ Deno.test("ProbeWorker.run() ticks every periodSeconds and removes its result wh
   assert.equal(s.results.readiness.has("c1"), false);
   assert.equal(s.clock.pendingSleeps, 0);
 });
+
+Deno.test("ProbeWorker.doProbe() keeps probing after a readiness failure so readiness can recover", async () => {
+  // upstream worker.doProbe puts only liveness and startup failures on hold (the container is
+  // about to restart); a not-ready container stays and must be able to become ready again
+  const s = setup("readiness", { failureThreshold: 1 });
+  s.outcomes.push("success", "failure", "failure");
+  await probeTimes(s, 2);
+  assert.equal(s.results.readiness.get("c1"), false);
+  const results: (boolean | undefined)[] = [];
+  for (let i = 0; i < 2; i++) {
+    await probeTimes(s, 1);
+    results.push(s.results.readiness.get("c1"));
+  }
+  assert.deepEqual(results, [false, true], "probed again with the same id");
+  assert.deepEqual(s.calls, ["c1", "c1", "c1", "c1"]);
+  assert.deepEqual(s.changes.map((c) => `${c.probeType} ${c.result}`), [
+    "readiness success",
+    "readiness failure",
+    "readiness success",
+  ]);
+});
