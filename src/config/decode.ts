@@ -1,18 +1,11 @@
 /**
- * The full decode engine: YAML/JSON parsing with the yaml package (bounded
- * aliases, duplicate keys, line:column errors) and type checks with zod
- * (strict unknown-field detection, the error naming the field). Start-up
- * reaches it only through `read_document.ts`, for documents the fast path
- * does not take.
+ * The full YAML engine: parsing with the yaml package (bounded aliases,
+ * duplicate keys, line:column errors). Reached through `read_document.ts`,
+ * for documents the fast path does not take.
  * @module
  */
 import { parseAllDocuments, type SchemaOptions, type YAMLError } from "yaml";
-import type { z } from "zod";
-import { fieldPath, type ParsedText } from "./envelope.ts";
-import { ConfigError } from "./errors.ts";
-import type { CheckedDocument } from "./quick_check.ts";
-import { KubeletConfigurationSchema } from "./schema.ts";
-import { deepPartial } from "./schema_walk.ts";
+import type { ParsedText } from "./envelope.ts";
 
 /** Upper bound on YAML alias expansion (alias-bomb guard). */
 export const MAX_ALIAS_COUNT = 100;
@@ -141,52 +134,4 @@ export function parseConfigText(text: string): ParsedText {
       ],
     };
   }
-}
-
-/** Go `%v`-ish rendering of a value for error texts. */
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a map";
-  return String(value);
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = fieldPath(issue.path) || "(document)";
-  const input = (issue as { input?: unknown }).input;
-  const got = input === undefined ? "" : `, got ${show(input)}`;
-  return `field ${field}: ${issue.message}${got}`;
-}
-
-let lenient: z.ZodType | undefined;
-let strict: z.ZodType | undefined;
-
-/**
- * Checks the types of a decoded document. Throws ConfigError naming the
- * first bad field and the expected type. Returns the document with unknown
- * fields dropped, plus strict errors for each unknown field.
- */
-export function checkDocumentTypes(
-  value: Record<string, unknown>,
-): CheckedDocument {
-  lenient ??= deepPartial(KubeletConfigurationSchema, false);
-  strict ??= deepPartial(KubeletConfigurationSchema, true);
-  const result = lenient.safeParse(value, { reportInput: true });
-  if (!result.success) {
-    const issue = result.error.issues[0] as z.core.$ZodIssue;
-    throw new ConfigError(
-      describeIssue(issue),
-      { field: fieldPath(issue.path), cause: result.error },
-    );
-  }
-  const unknownFields: string[] = [];
-  const strictResult = strict.safeParse(value);
-  for (const issue of strictResult.error?.issues ?? []) {
-    if (issue.code !== "unrecognized_keys") continue;
-    for (const key of issue.keys) {
-      unknownFields.push(fieldPath([...issue.path, key]));
-    }
-  }
-  return { doc: result.data as Record<string, unknown>, unknownFields };
 }

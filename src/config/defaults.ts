@@ -6,14 +6,13 @@
  */
 import { createFeatureGates, type FeatureGates } from "../features/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
-import { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";
-import { ConfigError } from "./errors.ts";
 import {
   canonicalizeDurations,
+  checkConfigTypes,
   isDurationPath,
-  quickCheckDocument,
-} from "./quick_check.ts";
-import { checkConfigTypes } from "./read_document.ts";
+} from "./check_types.ts";
+import { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";
+import { ConfigError } from "./errors.ts";
 import type { KubeletConfiguration } from "./schema.ts";
 
 type Json = Record<string, unknown>;
@@ -187,25 +186,24 @@ export interface DefaultsOptions {
  * Rejects with ConfigError for a field of the wrong type, and for an
  * unknown or locked feature gate in `featureGates` (upstream panics).
  */
-export async function applyKubeletConfigurationDefaults(
+export function applyKubeletConfigurationDefaults(
   doc: Record<string, unknown>,
   options: DefaultsOptions = {},
 ): Promise<KubeletConfiguration> {
-  return defaultCheckedDocument((await checkConfigTypes(doc)).doc, options);
+  // The executor turns a thrown ConfigError into a rejection.
+  return new Promise((resolve) =>
+    resolve(defaultCheckedDocument(checkConfigTypes(doc).doc, options))
+  );
 }
 
-/** Defaults for a fixed, known-good document (no zod needed). */
+/** Defaults for a fixed, known-good document. */
 function defaultsOf(doc: Record<string, unknown>): KubeletConfiguration {
-  const checked = quickCheckDocument(doc);
-  if (checked === undefined) {
-    throw new TypeError("internal error: a built-in document failed its check");
-  }
-  return defaultCheckedDocument(checked.doc);
+  return defaultCheckedDocument(checkConfigTypes(doc).doc);
 }
 
 /**
  * applyKubeletConfigurationDefaults for a document that already passed
- * `checkDocumentTypes` (a fresh copy owned by the caller; modified).
+ * `checkConfigTypes` (a fresh copy owned by the caller; modified).
  */
 export function defaultCheckedDocument(
   checked: Record<string, unknown>,

@@ -15,7 +15,8 @@ import {
 } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
 import type { InfoLogger } from "./load_config.ts";
-import { checkConfigTypes, parseConfigDocument } from "./read_document.ts";
+import { checkConfigTypes } from "./check_types.ts";
+import { parseConfigDocument } from "./read_document.ts";
 import { goPathError, readBoundedTextFile } from "./read_file.ts";
 import type { KubeletConfiguration } from "./schema.ts";
 
@@ -163,7 +164,7 @@ export async function mergeDropInDirectory(
   }
   let doc: Record<string, unknown>;
   try {
-    doc = (await checkConfigTypes(merged as Record<string, unknown>)).doc;
+    doc = checkConfigTypes(merged as Record<string, unknown>).doc;
   } catch (err) {
     throw new ConfigError(
       `${wrap}failed to unmarshal merged JSON into kubelet configuration: ${

@@ -10,7 +10,8 @@ import { defaultCheckedDocument } from "./defaults.ts";
 import { envelopeProblem, isMapping } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
 import { withEvictionHardDefaults } from "./eviction_defaults.ts";
-import { checkConfigTypes, parseConfigDocument } from "./read_document.ts";
+import { checkConfigTypes } from "./check_types.ts";
+import { parseConfigDocument } from "./read_document.ts";
 import { readBoundedTextFile } from "./read_file.ts";
 import type { KubeletConfiguration } from "./schema.ts";
 
@@ -85,7 +86,7 @@ export async function decodeKubeletConfiguration(
   if (envelope) throw new ConfigError(`failed to decode: ${envelope}`);
   let checked;
   try {
-    checked = await checkConfigTypes(parsed.value);
+    checked = checkConfigTypes(parsed.value);
   } catch (err) {
     const field = err instanceof ConfigError ? err.field : undefined;
     throw new ConfigError(

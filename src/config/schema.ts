@@ -3,13 +3,14 @@
  * source of truth for the config type. The schema describes a defaulted
  * document: fields that always get a default are required, fields that are
  * unset by default ("—" in kubelet-config.md section 2) are optional.
- * Decoding uses a deep-partial copy of it (see `schema_walk.ts`); start-up
- * checks types with its plain-data twin `config_shape.ts` (generated).
+ * At run time types are checked against its plain-data twin
+ * `config_shape.ts` (generated; `check_types.ts`), so zod is not loaded.
  * @module
  */
 import { z } from "zod";
 import {
   BOOL,
+  BOOL_MAP,
   DURATION,
   FLOAT64,
   FLUSH_FREQUENCY,
@@ -151,14 +152,7 @@ export const KubeletConfigurationSchema = z.object({
   makeIPTablesUtilChains: BOOL,
   iptablesMasqueradeBit: INT32,
   iptablesDropBit: INT32,
-  featureGates: z
-    .record(z.string(), BOOL, {
-      error: (issue) =>
-        issue.code === "invalid_type"
-          ? "expected a map of feature name to boolean"
-          : undefined,
-    })
-    .optional(),
+  featureGates: BOOL_MAP.optional(),
   failSwapOn: BOOL,
   memorySwap: z.object({ swapBehavior: STRING.optional() }),
   containerLogMaxSize: QUANTITY,

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import { parseQuantity } from "../util/quantity.ts";
+import { EXPECTED } from "./shape_types.ts";
 
 // The schemas are used a few times per process: compiling them to fast
 // validators (zod's JIT) costs more at start-up than it ever saves.
@@ -31,22 +32,26 @@ function checkWith(parse: (text: string) => unknown) {
 }
 
 /** Go `int32`. */
-export const INT32 = z.int32({ error: expected("an int32 (a whole number)") });
+export const INT32 = z.int32({ error: expected(EXPECTED.int32) });
 /** Go `int64` (within JavaScript's safe integer range). */
-export const INT64 = z.int({ error: expected("an int64 (a whole number)") });
+export const INT64 = z.int({ error: expected(EXPECTED.int64) });
 /** Go `uint32`. */
 export const UINT32 = z.uint32({
-  error: expected("a uint32 (a whole number >= 0)"),
+  error: expected(EXPECTED.uint32),
 });
 /** Go `float64`. */
-export const FLOAT64 = z.number({ error: expected("a float64 (a number)") });
+export const FLOAT64 = z.number({ error: expected(EXPECTED.float64) });
 /** Go `bool`. */
-export const BOOL = z.boolean({ error: expected("a boolean (true or false)") });
+export const BOOL = z.boolean({ error: expected(EXPECTED.bool) });
+/** map[string]bool (`featureGates`). */
+export const BOOL_MAP = z.record(z.string(), BOOL, {
+  error: expected(EXPECTED.boolMap),
+});
 /** Go `string`. */
-export const STRING = z.string({ error: expected("a string") });
+export const STRING = z.string({ error: expected(EXPECTED.string) });
 /** `metav1.Duration`: a Go duration string such as "1m0s". */
 export const DURATION = z
-  .string({ error: expected('a duration string such as "1m0s"') })
+  .string({ error: expected(EXPECTED.duration) })
   .superRefine(checkWith(parseGoDuration));
 /** `logging.flushFrequency`: a duration string or integer nanoseconds. */
 export const FLUSH_FREQUENCY = z.preprocess(
@@ -60,18 +65,18 @@ export const FLUSH_FREQUENCY = z.preprocess(
 export const QUANTITY = z.preprocess(
   (v) => (typeof v === "number" ? String(v) : v),
   z
-    .string({ error: expected('a quantity such as "100Mi"') })
+    .string({ error: expected(EXPECTED.quantity) })
     .superRefine(checkWith(parseQuantity)),
 );
 /** map[string]string */
 export const STRING_MAP = z.record(z.string(), STRING, {
-  error: expected("a map of string to string"),
+  error: expected(EXPECTED.stringMap),
 });
 /** map[string]quantity (a core/v1 ResourceList) */
 export const RESOURCE_LIST = z.record(z.string(), QUANTITY, {
-  error: expected("a map of resource name to quantity"),
+  error: expected(EXPECTED.resourceList),
 });
 /** []string */
 export const STRING_LIST = z.array(STRING, {
-  error: expected("a list of strings"),
+  error: expected(EXPECTED.stringList),
 });

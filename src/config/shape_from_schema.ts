@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { LeafKind, ObjectShape, Shape } from "./shape_types.ts";
 import {
   BOOL,
+  BOOL_MAP,
   DURATION,
   FLOAT64,
   FLUSH_FREQUENCY,
@@ -29,6 +30,7 @@ const LEAVES = new Map<z.ZodType, LeafKind>([
   [UINT32, "uint32"],
   [FLOAT64, "float64"],
   [BOOL, "bool"],
+  [BOOL_MAP, "boolMap"],
   [STRING, "string"],
   [DURATION, "duration"],
   [FLUSH_FREQUENCY, "flushFrequency"],
@@ -67,7 +69,6 @@ function shapeOf(schema: z.ZodType, path: string): Shape {
   }
   if (inner instanceof z.ZodRecord) {
     const value = inner._zod.def.valueType as z.ZodType;
-    if (value === BOOL) return "boolMap";
     if (value === STRING_LIST) return "stringListMap";
   }
   if (inner instanceof z.ZodUnion) {
@@ -80,6 +81,6 @@ function shapeOf(schema: z.ZodType, path: string): Shape {
     }
   }
   throw new TypeError(
-    `${path}: no shape kind for this schema; add one to config_shape.ts and quick_check.ts`,
+    `${path}: no shape kind for this schema; add it to shape_types.ts and check_types.ts`,
   );
 }

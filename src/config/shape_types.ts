@@ -35,3 +35,23 @@ export interface ListShape {
 
 /** Any node of the shape. */
 export type Shape = LeafKind | ObjectShape | ListShape;
+
+/**
+ * What each leaf kind expects, as the type error says it (`expected …`).
+ * Shared by the zod building blocks and the run-time checker, so both
+ * write the same message.
+ */
+export const EXPECTED = {
+  int32: "an int32 (a whole number)",
+  int64: "an int64 (a whole number)",
+  uint32: "a uint32 (a whole number >= 0)",
+  float64: "a float64 (a number)",
+  bool: "a boolean (true or false)",
+  string: "a string",
+  duration: 'a duration string such as "1m0s"',
+  quantity: 'a quantity such as "100Mi"',
+  stringMap: "a map of string to string",
+  resourceList: "a map of resource name to quantity",
+  stringList: "a list of strings",
+  boolMap: "a map of feature name to boolean",
+} as const;
