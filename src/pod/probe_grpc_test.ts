@@ -148,4 +148,12 @@ Deno.test("runProbe() grpc: grpc-status 0 in the response headers is OK, not an 
     result: "failure",
     output: 'service unhealthy (responded with "NOT_SERVING")',
   });
+  // a true trailers-only answer carries no message: OK alone is not SERVING, so the probe
+  // fails (grpc-go reports a unary call without a response message as an error)
+  const empty: typeof fetch = () =>
+    Promise.resolve(new Response(null, { headers: { "grpc-status": "0" } }));
+  assert.equal(
+    (await runProbe(probe, target("10.0.0.5"), deps(empty))).result,
+    "failure",
+  );
 });
