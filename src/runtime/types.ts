@@ -89,6 +89,11 @@ export type CriResponse<K extends CriMethodName> = MessageShape<
   CriRpcs[K]["output"]
 >;
 
+/** The init shape of a CRI method's response, as fakes build it. */
+export type CriResponseInit<K extends CriMethodName> = MessageInitShape<
+  CriRpcs[K]["output"]
+>;
+
 /** Plain-object init shape of `PullImageRequest`. */
 export type PullImageRequestInit = CriRequest<"pullImage">;
 /** Plain-object init shape of `ExecSyncRequest`. */

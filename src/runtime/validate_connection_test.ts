@@ -1,19 +1,8 @@
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../log/testing.ts";
-import { createSimRuntime } from "./sim/mod.ts";
 import { validateRuntimeConnection } from "./connect_runtime.ts";
 import { RuntimeUnavailableError, UnimplementedError } from "./errors.ts";
-import type { RuntimeService } from "./types.ts";
-
-function withVersion(
-  runtime: RuntimeService,
-  version: RuntimeService["version"],
-): RuntimeService {
-  return new Proxy(runtime, {
-    get: (target, key, receiver) =>
-      key === "version" ? version : Reflect.get(target, key, receiver),
-  });
-}
+import { FakeRuntime } from "./testing.ts";
 
 const options = (logger: CaptureLogger) => ({
   endpoint: "unix:///run/test.sock",
@@ -22,7 +11,7 @@ const options = (logger: CaptureLogger) => ({
 });
 
 Deno.test("validateRuntimeConnection() accepts a ready CRI v1 runtime", async () => {
-  await using runtime = createSimRuntime();
+  await using runtime = new FakeRuntime();
   const logger = new CaptureLogger();
   assert.equal(await validateRuntimeConnection(runtime, options(logger)), true);
   assert.ok(logger.messages().includes("Connected to the container runtime"));
@@ -30,12 +19,11 @@ Deno.test("validateRuntimeConnection() accepts a ready CRI v1 runtime", async ()
 });
 
 Deno.test("validateRuntimeConnection() refuses another runtime API", async () => {
-  await using sim = createSimRuntime();
-  const real = await sim.version({});
-  const runtime = withVersion(
-    sim,
-    () => Promise.resolve({ ...real, runtimeApiVersion: "v1alpha2" }),
-  );
+  await using runtime = new FakeRuntime();
+  runtime.respond("version", () => ({
+    version: "0.1.0",
+    runtimeApiVersion: "v1alpha2",
+  }));
   const logger = new CaptureLogger();
   assert.equal(
     await validateRuntimeConnection(runtime, options(logger)),
@@ -46,11 +34,8 @@ Deno.test("validateRuntimeConnection() refuses another runtime API", async () =>
 });
 
 Deno.test("validateRuntimeConnection() refuses a runtime without CRI v1", async () => {
-  await using sim = createSimRuntime();
-  const runtime = withVersion(
-    sim,
-    () => Promise.reject(new UnimplementedError("unknown service")),
-  );
+  await using runtime = new FakeRuntime();
+  runtime.injectError("version", new UnimplementedError("unknown service"));
   const logger = new CaptureLogger();
   assert.equal(
     await validateRuntimeConnection(runtime, options(logger)),
@@ -59,11 +44,8 @@ Deno.test("validateRuntimeConnection() refuses a runtime without CRI v1", async 
 });
 
 Deno.test("validateRuntimeConnection() lets an absent runtime be retried later", async () => {
-  await using sim = createSimRuntime();
-  const runtime = withVersion(
-    sim,
-    () => Promise.reject(new RuntimeUnavailableError("no socket")),
-  );
+  await using runtime = new FakeRuntime();
+  runtime.injectError("version", new RuntimeUnavailableError("no socket"));
   const logger = new CaptureLogger();
   assert.equal(await validateRuntimeConnection(runtime, options(logger)), true);
   assert.deepEqual(
