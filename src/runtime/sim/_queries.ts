@@ -35,9 +35,10 @@ import {
   type UpdateContainerResourcesResponse,
   UpdateContainerResourcesResponseSchema,
 } from "../gen/api_pb.ts";
-import type { CallOptions, CriRequest } from "../types.ts";
-import { SimPods } from "./_pods.ts";
+import type { CallOptions, CriRequest, CriRuntime } from "../types.ts";
+import type { SimDeps } from "./_deps.ts";
 import { interpretCommand } from "./_shell.ts";
+import { callWait } from "./_wait.ts";
 import { find, labelsMatch, lookup, type SimContainer } from "./_state.ts";
 import {
   containerState,
@@ -62,14 +63,24 @@ function verboseInfo(record: object): string {
   });
 }
 
-/** Queries, exec and stats on top of {@linkcode SimPods}. */
-export class SimQueries extends SimPods {
+/** Queries, exec and stats over the runtime's state. */
+export class SimQueries implements Partial<CriRuntime> {
+  readonly #deps: SimDeps;
+
+  constructor(deps: SimDeps) {
+    this.#deps = deps;
+  }
+
   async podSandboxStatus(
     request: CriRequest<"podSandboxStatus">,
     options?: CallOptions,
   ): Promise<PodSandboxStatusResponse> {
-    await this.enter("podSandboxStatus", options);
-    const sandbox = lookup(this.sandboxes, request.podSandboxId, "sandbox");
+    await this.#deps.calls.enter("podSandboxStatus", options);
+    const sandbox = lookup(
+      this.#deps.store.sandboxes,
+      request.podSandboxId,
+      "sandbox",
+    );
     return create(PodSandboxStatusResponseSchema, {
       status: toPodSandboxStatus(sandbox),
       info: request.verbose ? { info: verboseInfo(sandbox) } : {},
@@ -80,13 +91,13 @@ export class SimQueries extends SimPods {
     request: CriRequest<"listPodSandbox">,
     options?: CallOptions,
   ): Promise<ListPodSandboxResponse> {
-    await this.enter("listPodSandbox", options);
+    await this.#deps.calls.enter("listPodSandbox", options);
     const filter = request.filter;
     const only = filter?.id
-      ? find(this.sandboxes, filter.id, "sandbox")
+      ? find(this.#deps.store.sandboxes, filter.id, "sandbox")
       : undefined;
     const items = [];
-    for (const s of this.sandboxes.values()) {
+    for (const s of this.#deps.store.sandboxes.values()) {
       if (filter?.id && s !== only) continue;
       if (filter?.state && sandboxState(s) !== (filter.state.state ?? 0)) {
         continue;
@@ -105,17 +116,17 @@ export class SimQueries extends SimPods {
     } | undefined,
   ): SimContainer[] {
     const only = filter?.id
-      ? find(this.containers, filter.id, "container")
+      ? find(this.#deps.store.containers, filter.id, "container")
       : undefined;
     const sandbox = filter?.podSandboxId
-      ? find(this.sandboxes, filter.podSandboxId, "sandbox")
+      ? find(this.#deps.store.sandboxes, filter.podSandboxId, "sandbox")
       : undefined;
     const out: SimContainer[] = [];
-    for (const c of this.containers.values()) {
+    for (const c of this.#deps.store.containers.values()) {
       if (filter?.id && c !== only) continue;
       if (filter?.podSandboxId && c.sandboxId !== sandbox?.id) continue;
       if (!labelsMatch(c.labels, filter?.labelSelector)) continue;
-      out.push(this.settle(c));
+      out.push(this.#deps.store.settle(c));
     }
     return out;
   }
@@ -124,7 +135,7 @@ export class SimQueries extends SimPods {
     request: CriRequest<"listContainers">,
     options?: CallOptions,
   ): Promise<ListContainersResponse> {
-    await this.enter("listContainers", options);
+    await this.#deps.calls.enter("listContainers", options);
     const filter = request.filter;
     const containers = this.#selectContainers(filter)
       .filter((c) =>
@@ -138,12 +149,12 @@ export class SimQueries extends SimPods {
     request: CriRequest<"containerStatus">,
     options?: CallOptions,
   ): Promise<ContainerStatusResponse> {
-    await this.enter("containerStatus", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
+    await this.#deps.calls.enter("containerStatus", options);
+    const c = this.#deps.store.settle(
+      lookup(this.#deps.store.containers, request.containerId, "container"),
     );
     return create(ContainerStatusResponseSchema, {
-      status: toContainerStatus(c, this.imageStore.resolve(c.imageRef)),
+      status: toContainerStatus(c, this.#deps.images.resolve(c.imageRef)),
       info: request.verbose ? { info: verboseInfo(c) } : {},
     });
   }
@@ -152,9 +163,9 @@ export class SimQueries extends SimPods {
     request: CriRequest<"updateContainerResources">,
     options?: CallOptions,
   ): Promise<UpdateContainerResourcesResponse> {
-    await this.enter("updateContainerResources", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
+    await this.#deps.calls.enter("updateContainerResources", options);
+    const c = this.#deps.store.settle(
+      lookup(this.#deps.store.containers, request.containerId, "container"),
     );
     const linux = request.linux;
     if (linux) {
@@ -172,9 +183,9 @@ export class SimQueries extends SimPods {
     request: CriRequest<"reopenContainerLog">,
     options?: CallOptions,
   ): Promise<ReopenContainerLogResponse> {
-    await this.enter("reopenContainerLog", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
+    await this.#deps.calls.enter("reopenContainerLog", options);
+    const c = this.#deps.store.settle(
+      lookup(this.#deps.store.containers, request.containerId, "container"),
     );
     if (c.state !== "running") {
       throw new RuntimeError(UNKNOWN, "container is not running");
@@ -183,7 +194,9 @@ export class SimQueries extends SimPods {
   }
 
   #running(id: string | undefined): SimContainer {
-    const c = this.settle(lookup(this.containers, id, "container"));
+    const c = this.#deps.store.settle(
+      lookup(this.#deps.store.containers, id, "container"),
+    );
     if (c.state !== "running") {
       throw new RuntimeError(
         UNKNOWN,
@@ -197,7 +210,7 @@ export class SimQueries extends SimPods {
     request: CriRequest<"execSync">,
     options?: CallOptions,
   ): Promise<ExecSyncResponse> {
-    await this.enter("execSync", options);
+    await this.#deps.calls.enter("execSync", options);
     const c = this.#running(request.containerId);
     const cmd = request.cmd ?? [];
     const scripted = c.behavior.exec?.find((e) =>
@@ -222,12 +235,12 @@ export class SimQueries extends SimPods {
     }
     const timeoutS = Number(request.timeout ?? 0);
     if (timeoutS > 0 && outcome.durationMs > timeoutS * 1000) {
-      await this.wait(timeoutS * 1000, options);
+      await callWait(this.#deps.clock, timeoutS * 1000, options);
       throw new DeadlineExceededError(
         `timeout ${timeoutS}s exceeded: context deadline exceeded`,
       );
     }
-    await this.wait(outcome.durationMs, options);
+    await callWait(this.#deps.clock, outcome.durationMs, options);
     return create(ExecSyncResponseSchema, {
       stdout: ENCODER.encode(outcome.stdout),
       stderr: ENCODER.encode(outcome.stderr),
@@ -245,7 +258,7 @@ export class SimQueries extends SimPods {
     request: CriRequest<"exec">,
     options?: CallOptions,
   ): Promise<ExecResponse> {
-    await this.enter("exec", options);
+    await this.#deps.calls.enter("exec", options);
     const c = this.#running(request.containerId);
     return create(ExecResponseSchema, { url: this.#streamUrl("exec", c.id) });
   }
@@ -254,7 +267,7 @@ export class SimQueries extends SimPods {
     request: CriRequest<"attach">,
     options?: CallOptions,
   ): Promise<AttachResponse> {
-    await this.enter("attach", options);
+    await this.#deps.calls.enter("attach", options);
     const c = this.#running(request.containerId);
     return create(AttachResponseSchema, {
       url: this.#streamUrl("attach", c.id),
@@ -265,8 +278,12 @@ export class SimQueries extends SimPods {
     request: CriRequest<"portForward">,
     options?: CallOptions,
   ): Promise<PortForwardResponse> {
-    await this.enter("portForward", options);
-    const s = lookup(this.sandboxes, request.podSandboxId, "sandbox");
+    await this.#deps.calls.enter("portForward", options);
+    const s = lookup(
+      this.#deps.store.sandboxes,
+      request.podSandboxId,
+      "sandbox",
+    );
     return create(PortForwardResponseSchema, {
       url: this.#streamUrl("portforward", s.id),
     });
@@ -276,12 +293,12 @@ export class SimQueries extends SimPods {
     request: CriRequest<"containerStats">,
     options?: CallOptions,
   ): Promise<ContainerStatsResponse> {
-    await this.enter("containerStats", options);
-    const c = this.settle(
-      lookup(this.containers, request.containerId, "container"),
+    await this.#deps.calls.enter("containerStats", options);
+    const c = this.#deps.store.settle(
+      lookup(this.#deps.store.containers, request.containerId, "container"),
     );
     return create(ContainerStatsResponseSchema, {
-      stats: toContainerStats(c, this.clock.now()),
+      stats: toContainerStats(c, this.#deps.clock.now()),
     });
   }
 
@@ -289,8 +306,8 @@ export class SimQueries extends SimPods {
     request: CriRequest<"listContainerStats">,
     options?: CallOptions,
   ): Promise<ListContainerStatsResponse> {
-    await this.enter("listContainerStats", options);
-    const now = this.clock.now();
+    await this.#deps.calls.enter("listContainerStats", options);
+    const now = this.#deps.clock.now();
     const stats = this.#selectContainers(request.filter)
       .filter((c) => c.state === "running")
       .map((c) => toContainerStats(c, now));
@@ -298,7 +315,7 @@ export class SimQueries extends SimPods {
   }
 
   #sandboxStats(sandboxId: string, now: number) {
-    const s = lookup(this.sandboxes, sandboxId, "sandbox");
+    const s = lookup(this.#deps.store.sandboxes, sandboxId, "sandbox");
     const containers = this.#selectContainers({ podSandboxId: s.id })
       .filter((c) => c.state === "running")
       .map((c) => toContainerStats(c, now));
@@ -309,10 +326,10 @@ export class SimQueries extends SimPods {
     request: CriRequest<"podSandboxStats">,
     options?: CallOptions,
   ): Promise<PodSandboxStatsResponse> {
-    await this.enter("podSandboxStats", options);
+    await this.#deps.calls.enter("podSandboxStats", options);
     const stats = this.#sandboxStats(
       request.podSandboxId ?? "",
-      this.clock.now(),
+      this.#deps.clock.now(),
     );
     return create(PodSandboxStatsResponseSchema, { stats });
   }
@@ -321,13 +338,13 @@ export class SimQueries extends SimPods {
     request: CriRequest<"listPodSandboxStats">,
     options?: CallOptions,
   ): Promise<ListPodSandboxStatsResponse> {
-    await this.enter("listPodSandboxStats", options);
+    await this.#deps.calls.enter("listPodSandboxStats", options);
     const filter = request.filter;
     const only = filter?.id
-      ? find(this.sandboxes, filter.id, "sandbox")
+      ? find(this.#deps.store.sandboxes, filter.id, "sandbox")
       : undefined;
-    const now = this.clock.now();
-    const stats = [...this.sandboxes.values()]
+    const now = this.#deps.clock.now();
+    const stats = [...this.#deps.store.sandboxes.values()]
       .filter((s) => s.state === "ready" && (!filter?.id || s === only))
       .filter((s) => labelsMatch(s.labels, filter?.labelSelector))
       .map((s) => this.#sandboxStats(s.id, now));

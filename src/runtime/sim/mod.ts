@@ -32,5 +32,6 @@ export type {
   SimImageBehavior,
   SimScenario,
 } from "./scenario.ts";
-export type { SimMethod } from "./_base.ts";
+/** Any CRI method name of either service (the call log's entries). */
+export type { CriMethodName as SimMethod } from "../types.ts";
 export { normalizeImageRef } from "./_images.ts";

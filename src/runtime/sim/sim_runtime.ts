@@ -1,43 +1,37 @@
 /**
  * The simulated CRI runtime: `RuntimeService` + `ImageService` over in-memory
- * state. Layers: `_base.ts` (call log, injected errors, clock waits) →
- * `_pods.ts` (sandbox/container lifecycle) → `_queries.ts` (status, lists,
- * exec, stats) → this file (version, status, images, RPCs containerd 1.6
- * does not implement, which answer Unimplemented as it does).
+ * state, put together from small parts, each with one job:
+ *
+ * - `SimCalls` (`_calls.ts`): call log, injected errors, cancellation, close;
+ * - `SimStore` (`_store.ts`): sandboxes, containers, names, exits;
+ * - `SimImageStore` (`_images.ts`): present images and pull rules;
+ * - the RPC parts: `SimLifecycle` (`_lifecycle.ts`), `SimQueries`
+ *   (`_queries.ts`), `SimImageService` (`_image_service.ts`) and
+ *   `SimRuntimeInfo` (`_runtime_info.ts`).
+ *
+ * `SimRuntime` holds them and takes each CRI method, by the names in the
+ * generated service descriptors, from the RPC part that implements it.
  */
 
-import { create } from "@bufbuild/protobuf";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { type Clock, systemClock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
-import { RuntimeError, UnimplementedError } from "../errors.ts";
 import {
-  type CheckpointContainerResponse,
-  type ContainerEventResponse,
-  type ImageFsInfoResponse,
-  ImageFsInfoResponseSchema,
-  type ImageStatusResponse,
-  ImageStatusResponseSchema,
-  type ListImagesResponse,
-  ListImagesResponseSchema,
-  type ListMetricDescriptorsResponse,
-  type ListPodSandboxMetricsResponse,
-  type PullImageResponse,
-  PullImageResponseSchema,
-  type RemoveImageResponse,
-  RemoveImageResponseSchema,
-  type RuntimeConfigResponse,
-  type StatusResponse,
-  StatusResponseSchema,
-  type UpdatePodSandboxResourcesResponse,
-  type UpdateRuntimeConfigResponse,
-  UpdateRuntimeConfigResponseSchema,
-  type VersionResponse,
-  VersionResponseSchema,
+  ImageService as ImageServiceDesc,
+  RuntimeService as RuntimeServiceDesc,
 } from "../gen/api_pb.ts";
-import type { CallOptions, CriRequest, CriRuntime } from "../types.ts";
+import type { CriMethodName, CriRuntime } from "../types.ts";
+import { SimCalls } from "./_calls.ts";
+import { SIM_PAUSE_IMAGE, SimImageStore } from "./_images.ts";
+import { SimImageService } from "./_image_service.ts";
+import { SimLifecycle } from "./_lifecycle.ts";
 import { SimQueries } from "./_queries.ts";
-import { toImage } from "./_convert.ts";
+import { SimRuntimeInfo } from "./_runtime_info.ts";
+import type { SimContainer, SimSandbox } from "./_state.ts";
+import { SimStore } from "./_store.ts";
 import type { SimScenario } from "./scenario.ts";
+
+export { SIM_RUNTIME_NAME } from "./_runtime_info.ts";
 
 /** Options of {@linkcode createSimRuntime}. */
 export interface SimRuntimeOptions {
@@ -48,199 +42,109 @@ export interface SimRuntimeOptions {
   logger?: Logger;
 }
 
-/** `runtime_name` the simulated runtime reports. */
-export const SIM_RUNTIME_NAME = "kubelet.ts-sim";
-const UNKNOWN = 2;
+type RpcParts = SimLifecycle & SimQueries & SimImageService & SimRuntimeInfo;
+/** Compile-time check: every CRI method has a part that implements it. */
+const EVERY_RPC_HAS_A_PART: Exclude<CriMethodName, keyof RpcParts> extends never
+  ? true
+  : never = true;
 
-function unimplemented(method: string): UnimplementedError {
-  return new UnimplementedError(
-    `unknown method ${method} for service runtime.v1.RuntimeService`,
-  );
-}
+const RPCS: readonly DescMethod[] = [
+  ...RuntimeServiceDesc.methods,
+  ...ImageServiceDesc.methods,
+];
+
+/** The CRI methods, taken per instance from the RPC parts. */
+export interface SimRuntime extends CriRuntime {}
 
 /** The simulated runtime; build it with {@linkcode createSimRuntime}. */
-export class SimRuntime extends SimQueries implements CriRuntime {
-  #podCidr = "";
+export class SimRuntime {
+  readonly #calls: SimCalls;
+  readonly #store: SimStore;
+  readonly #info: SimRuntimeInfo;
 
   constructor(options: SimRuntimeOptions = {}) {
-    super(options.clock ?? systemClock, options.scenario ?? {}, options.logger);
+    const clock = options.clock ?? systemClock;
+    const scenario = options.scenario ?? {};
+    const deps = {
+      calls: new SimCalls(options.logger),
+      clock,
+      scenario,
+      store: new SimStore(clock),
+      images: new SimImageStore(
+        scenario,
+        scenario.preloadedImages ?? [SIM_PAUSE_IMAGE],
+      ),
+    };
+    this.#calls = deps.calls;
+    this.#store = deps.store;
+    this.#info = new SimRuntimeInfo(deps);
+    const parts = [
+      new SimLifecycle(deps),
+      new SimQueries(deps),
+      new SimImageService(deps),
+      this.#info,
+    ];
+    bindRpcs(this as unknown as Record<string, unknown>, parts);
+  }
+
+  /** Every CRI method called, in order (including calls that failed). */
+  get calls(): readonly CriMethodName[] {
+    return this.#calls.log.calls;
+  }
+
+  /** Sandboxes by id (tests may read and change them). */
+  get sandboxes(): Map<string, SimSandbox> {
+    return this.#store.sandboxes;
+  }
+
+  /** Containers by id (tests may read and change them). */
+  get containers(): Map<string, SimContainer> {
+    return this.#store.containers;
   }
 
   /** The pod CIDR last set through `updateRuntimeConfig`. */
   get podCidr(): string {
-    return this.#podCidr;
+    return this.#info.podCidr;
   }
 
-  async version(
-    _request: CriRequest<"version">,
-    options?: CallOptions,
-  ): Promise<VersionResponse> {
-    await this.enter("version", options);
-    return create(VersionResponseSchema, {
-      version: "0.1.0",
-      runtimeName: SIM_RUNTIME_NAME,
-      runtimeVersion: "0.1.0",
-      runtimeApiVersion: "v1",
-    });
+  /** Makes the next call of `method` fail with `error` (errors queue up). */
+  injectError(method: CriMethodName, error: Error): void {
+    this.#calls.log.injectError(method, error);
   }
 
-  async status(
-    _request: CriRequest<"status">,
-    options?: CallOptions,
-  ): Promise<StatusResponse> {
-    await this.enter("status", options);
-    const runtimeReady = this.scenario.runtimeReady ?? true;
-    const networkReady = this.scenario.networkReady ?? true;
-    return create(StatusResponseSchema, {
-      status: {
-        conditions: [
-          {
-            type: "RuntimeReady",
-            status: runtimeReady,
-            ...(runtimeReady ? {} : {
-              reason: "SimRuntimeNotReady",
-              message: "simulated runtime is not ready",
-            }),
-          },
-          {
-            type: "NetworkReady",
-            status: networkReady,
-            ...(networkReady ? {} : {
-              reason: "NetworkPluginNotReady",
-              message:
-                "Network plugin returns error: cni plugin not initialized",
-            }),
-          },
-        ],
-      },
-    });
+  /** The container's log as CRI-format lines joined by newlines. */
+  readLog(containerId: string): string {
+    return this.#store.readLog(containerId);
   }
 
-  async updateRuntimeConfig(
-    request: CriRequest<"updateRuntimeConfig">,
-    options?: CallOptions,
-  ): Promise<UpdateRuntimeConfigResponse> {
-    await this.enter("updateRuntimeConfig", options);
-    this.#podCidr = request.runtimeConfig?.networkConfig?.podCidr ?? "";
-    return create(UpdateRuntimeConfigResponseSchema);
+  /** Marks the runtime closed; later calls fail with Unavailable. Idempotent. */
+  close(): Promise<void> {
+    this.#calls.close();
+    return Promise.resolve();
   }
 
-  async checkpointContainer(
-    _request: CriRequest<"checkpointContainer">,
-    options?: CallOptions,
-  ): Promise<CheckpointContainerResponse> {
-    await this.enter("checkpointContainer", options);
-    throw new UnimplementedError("method CheckpointContainer not implemented");
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
+}
 
-  getContainerEvents(
-    _request: CriRequest<"getContainerEvents">,
-    options?: CallOptions,
-  ): AsyncIterable<ContainerEventResponse> {
-    this.enterSync("getContainerEvents", options);
-    const error = unimplemented("GetContainerEvents");
-    return {
-      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }),
-    };
-  }
-
-  async listMetricDescriptors(
-    _request: CriRequest<"listMetricDescriptors">,
-    options?: CallOptions,
-  ): Promise<ListMetricDescriptorsResponse> {
-    await this.enter("listMetricDescriptors", options);
-    throw unimplemented("ListMetricDescriptors");
-  }
-
-  async listPodSandboxMetrics(
-    _request: CriRequest<"listPodSandboxMetrics">,
-    options?: CallOptions,
-  ): Promise<ListPodSandboxMetricsResponse> {
-    await this.enter("listPodSandboxMetrics", options);
-    throw unimplemented("ListPodSandboxMetrics");
-  }
-
-  async runtimeConfig(
-    _request: CriRequest<"runtimeConfig">,
-    options?: CallOptions,
-  ): Promise<RuntimeConfigResponse> {
-    await this.enter("runtimeConfig", options);
-    throw unimplemented("RuntimeConfig");
-  }
-
-  async updatePodSandboxResources(
-    _request: CriRequest<"updatePodSandboxResources">,
-    options?: CallOptions,
-  ): Promise<UpdatePodSandboxResourcesResponse> {
-    await this.enter("updatePodSandboxResources", options);
-    throw unimplemented("UpdatePodSandboxResources");
-  }
-
-  // ImageService
-
-  async listImages(
-    _request: CriRequest<"listImages">,
-    options?: CallOptions,
-  ): Promise<ListImagesResponse> {
-    await this.enter("listImages", options);
-    // containerd 1.6 ignores ListImagesRequest.filter and lists every image.
-    const selected = this.imageStore.list();
-    return create(ListImagesResponseSchema, { images: selected.map(toImage) });
-  }
-
-  async imageStatus(
-    request: CriRequest<"imageStatus">,
-    options?: CallOptions,
-  ): Promise<ImageStatusResponse> {
-    await this.enter("imageStatus", options);
-    const image = this.imageStore.resolve(request.image?.image);
-    return create(
-      ImageStatusResponseSchema,
-      image ? { image: toImage(image) } : {},
-    );
-  }
-
-  async pullImage(
-    request: CriRequest<"pullImage">,
-    options?: CallOptions,
-  ): Promise<PullImageResponse> {
-    await this.enter("pullImage", options);
-    const ref = request.image?.image ?? "";
-    if (!ref) {
-      throw new RuntimeError(UNKNOWN, "image reference must not be empty");
+/** Puts each CRI method of `parts` on `target`, bound to its part. */
+function bindRpcs(
+  target: Record<string, unknown>,
+  parts: readonly object[],
+): void {
+  void EVERY_RPC_HAS_A_PART;
+  for (const rpc of RPCS) {
+    const part = parts.find((p) => rpc.localName in p) as
+      | Record<string, (...args: unknown[]) => unknown>
+      | undefined;
+    const method = part?.[rpc.localName];
+    if (!method) {
+      throw new TypeError(
+        `Simulated runtime has no part for ${rpc.parent.typeName}.${rpc.name}`,
+      );
     }
-    await this.wait(this.imageStore.behavior(ref).pullDelayMs ?? 0, options);
-    this.imageStore.checkPull(ref, request.auth);
-    const image = this.imageStore.add(ref);
-    return create(PullImageResponseSchema, { imageRef: image.id });
-  }
-
-  async removeImage(
-    request: CriRequest<"removeImage">,
-    options?: CallOptions,
-  ): Promise<RemoveImageResponse> {
-    await this.enter("removeImage", options);
-    this.imageStore.remove(request.image?.image);
-    return create(RemoveImageResponseSchema);
-  }
-
-  async imageFsInfo(
-    _request: CriRequest<"imageFsInfo">,
-    options?: CallOptions,
-  ): Promise<ImageFsInfoResponse> {
-    await this.enter("imageFsInfo", options);
-    const images = this.imageStore.list();
-    return create(ImageFsInfoResponseSchema, {
-      imageFilesystems: [{
-        timestamp: BigInt(this.clock.now()) * 1_000_000n,
-        fsId: {
-          mountpoint:
-            "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs",
-        },
-        usedBytes: { value: BigInt(this.imageStore.usedBytes()) },
-        inodesUsed: { value: BigInt(images.length * 64) },
-      }],
-    });
+    target[rpc.localName] = method.bind(part);
   }
 }
 
