@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { NotFoundError, RuntimeError } from "../runtime/mod.ts";
-import { createSimRuntime } from "../runtime/sim/mod.ts";
+import { createSimRuntime } from "../runtime/testing.ts";
 import { createPodStatusManager } from "../status/mod.ts";
 import { garbageCollectOrphans, pruneDeadContainers } from "./gc.ts";
 import { createPodSyncer } from "./pod_syncer.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import type { ImageService } from "../runtime/mod.ts";
-import { createSimRuntime } from "../runtime/sim/mod.ts";
+import { createSimRuntime } from "../runtime/testing.ts";
 import { createImagePuller, defaultPullPolicy } from "./image_puller.ts";
 import type { Container, Pod } from "./types.ts";
 

@@ -6,7 +6,7 @@ import {
   NotFoundError,
   PodSandboxStatusSchema,
 } from "../runtime/mod.ts";
-import { createSimRuntime } from "../runtime/sim/mod.ts";
+import { createSimRuntime } from "../runtime/testing.ts";
 import {
   getPodRuntimeStatus,
   nsToMs,
