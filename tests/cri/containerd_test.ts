@@ -1,14 +1,17 @@
 /**
  * Real-containerd-only tests (skipped unless `KUBELET_TS_CRI_ENDPOINT` is set;
- * bring the environment up with `scripts/cri_env.sh up`): networking, logs,
- * stats, exec timeouts, registry pulls with auth, streaming URLs, and every
- * RPC at least once.
+ * bring the environment up with `scripts/cri_env.sh up`): the client's start-up
+ * handshake and call deadlines, networking, logs, stats, exec timeouts,
+ * registry pulls with auth, streaming URLs, and every RPC at least once.
+ * Behaviour both runtimes share is in the contract suite (`contract.ts`).
  */
 
 import assert from "node:assert/strict";
 import {
+  connectRuntime,
   ContainerState,
   createCriRuntime,
+  DeadlineExceededError,
   isNotFound,
   RuntimeError,
 } from "../../src/runtime/mod.ts";
@@ -40,6 +43,30 @@ function real(name: string, fn: (t: ContractTarget) => Promise<void>): void {
 }
 
 const decoder = new TextDecoder();
+
+Deno.test({
+  name: "[containerd] connectRuntime() handshake reports containerd on CRI v1",
+  ignore: !env.endpoint,
+  async fn() {
+    const connected = await connectRuntime({ endpoint: env.endpoint });
+    await using _runtime = connected.runtime;
+    assert.equal(connected.version.version, "0.1.0");
+    assert.equal(connected.version.runtimeApiVersion, "v1");
+    assert.equal(connected.version.runtimeName, "containerd");
+    assert.equal(connected.readiness.runtimeReady, true);
+  },
+});
+
+real("a call past its timeoutMs fails DeadlineExceeded", async (t) => {
+  await using pod = await runPod(t);
+  const id = await startContainer(t, pod, "app", ["sleep", "3600"]);
+  await assert.rejects(
+    t.runtime.execSync({ containerId: id, cmd: ["sleep", "30"] }, {
+      timeoutMs: 300,
+    }),
+    DeadlineExceededError,
+  );
+});
 
 real(
   "a CNI pod gets an IP from the bridge subnet; a hostNetwork pod gets none",
