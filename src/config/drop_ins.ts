@@ -4,7 +4,7 @@
  * as an RFC 7386 JSON merge patch; the result is defaulted again.
  * @module
  */
-import { join, resolve } from "../util/posix_path.ts";
+import { abs as absolute, join } from "../util/posix_path.ts";
 import type { FeatureGates } from "../features/mod.ts";
 import { defaultCheckedDocument } from "./defaults.ts";
 import {
@@ -136,7 +136,7 @@ export async function mergeDropInDirectory(
   options: DropInOptions = {},
 ): Promise<KubeletConfiguration> {
   const wrap = "failed to merge kubelet configs: ";
-  const abs = resolve(dir);
+  const abs = absolute(dir);
   let files: string[];
   try {
     files = await walkConfFiles(abs);

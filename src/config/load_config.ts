@@ -4,7 +4,7 @@
  * `evictionHard`.
  * @module
  */
-import { dirname, isAbsolute, join, resolve } from "../util/posix_path.ts";
+import { abs as absolute, dir, isAbs, join } from "../util/posix_path.ts";
 import { FeatureGateError, type FeatureGates } from "../features/mod.ts";
 import { defaultCheckedDocument } from "./defaults.ts";
 import { envelopeProblem, isMapping } from "./envelope.ts";
@@ -53,7 +53,7 @@ function resolveRelativePaths(config: KubeletConfiguration, dir: string): void {
     }
     const key = path[path.length - 1] as string;
     const value = node[key];
-    if (typeof value === "string" && value !== "" && !isAbsolute(value)) {
+    if (typeof value === "string" && value !== "" && !isAbs(value)) {
       node[key] = join(dir, value);
     }
   }
@@ -121,7 +121,7 @@ export async function loadConfigFile(
 ): Promise<KubeletConfiguration> {
   const outer = `failed to load kubelet config file, path: ${path}, error: `;
   const inner = `failed to load Kubelet config file ${path}, error `;
-  const abs = resolve(path);
+  const abs = absolute(path);
   let text: string;
   try {
     text = await readBoundedTextFile(abs);
@@ -154,7 +154,7 @@ export async function loadConfigFile(
       ...(err.field === undefined ? {} : { field: err.field }),
     });
   }
-  resolveRelativePaths(config, dirname(abs));
+  resolveRelativePaths(config, dir(abs));
   config.evictionHard = withEvictionHardDefaults(config.evictionHard, {
     mergeDefaults: config.mergeDefaultEvictionSettings,
     os: options.os,

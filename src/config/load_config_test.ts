@@ -337,3 +337,16 @@ Deno.test("loadConfigFile() reads only the first YAML document, like yaml.Unmars
   const comments = await loadError("# only a comment\n");
   assert.match(comments.message, /must be a mapping/);
 });
+
+Deno.test("loadConfigFile() resolves relative paths like filepath.Join (no trailing slash, dot segments cleaned)", async () => {
+  await withFile(
+    `${HEADER}staticPodPath: manifests/\nvolumePluginDir: ./plugins/../volume/\nresolvConf: ../etc//resolv.conf\n`,
+    async (path, dir) => {
+      const c = await loadConfigFile(path);
+      assert.equal(c.staticPodPath, `${dir}/manifests`);
+      assert.equal(c.volumePluginDir, `${dir}/volume`);
+      const parent = dir.slice(0, dir.lastIndexOf("/"));
+      assert.equal(c.resolvConf, `${parent}/etc/resolv.conf`);
+    },
+  );
+});

@@ -4,7 +4,7 @@
  * and label-value checks, `url.Parse` scheme handling, image patterns.
  * @module
  */
-import { normalize } from "../util/posix_path.ts";
+import { clean } from "../util/posix_path.ts";
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 
 /** Milliseconds of a duration string; absent counts as 0. */
@@ -29,11 +29,7 @@ export function q(value: string): string {
 
 /** Go `filepath.Clean` on Unix. */
 export function cleanPath(path: string): string {
-  if (path === "") return ".";
-  const normalized = normalize(path);
-  return normalized.length > 1 && normalized.endsWith("/")
-    ? normalized.slice(0, -1)
-    : normalized;
+  return clean(path);
 }
 
 /** `cpuset.Parse`: returns an error text, or undefined when valid. */

@@ -3,7 +3,7 @@
  * address(es) (net) and the credential files it references (read).
  * @module
  */
-import { dirname, isAbsolute, join } from "../util/posix_path.ts";
+import { dir, isAbs, join } from "../util/posix_path.ts";
 import { parseYamlSubset, UNSUPPORTED } from "../util/yaml_subset.ts";
 
 /** What a kubeconfig makes the kubelet touch. */
@@ -88,10 +88,10 @@ export async function kubeconfigNeeds(
   const pickedUsers = current && typeof current.user === "string"
     ? [users.get(current.user)]
     : [...users.values()];
-  const base = dirname(path);
+  const base = dir(path);
   const addFile = (value: unknown) => {
     if (typeof value !== "string" || value === "") return;
-    needs.files.push(isAbsolute(value) ? value : join(base, value));
+    needs.files.push(isAbs(value) ? value : join(base, value));
   };
   for (const cluster of pickedClusters) {
     if (!cluster) continue;

@@ -4,7 +4,7 @@
  * kubeconfig(s), read (when readable) to learn the API server address.
  * @module
  */
-import { dirname, isAbsolute, join, normalize } from "../util/posix_path.ts";
+import { clean, dir, isAbs, join } from "../util/posix_path.ts";
 import { PermissionPlanError } from "./errors.ts";
 import { kubeconfigNeeds } from "./kubeconfig.ts";
 import {
@@ -119,14 +119,13 @@ class PlanBuilder {
   /** Normalises a path; `base` resolves relative config-file paths. */
   path(value: string, base?: string): string {
     let path = value;
-    if (!isAbsolute(path)) {
+    if (!isAbs(path)) {
       if (base !== undefined) path = join(base, path);
-      if (!isAbsolute(path) && this.#cwd !== undefined) {
+      if (!isAbs(path) && this.#cwd !== undefined) {
         path = join(this.#cwd, path);
       }
     }
-    path = normalize(path);
-    return path.length > 1 ? path.replace(/\/+$/, "") : path;
+    return clean(path);
   }
 
   add(name: PermissionName, value: string, reason: string): void {
@@ -335,7 +334,7 @@ export async function planPermissions(
   const b = new PlanBuilder(options.cwd);
   const readFile = options.readFile ?? defaultReadFile;
   await addFlags(b, ctx.flags, readFile);
-  const base = ctx.flags.config ? dirname(b.path(ctx.flags.config)) : undefined;
+  const base = ctx.flags.config ? dir(b.path(ctx.flags.config)) : undefined;
   addConfig(b, ctx.config, base);
   for (const net of options.extraNet ?? []) b.add("net", net, "--api-server");
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {

@@ -1,72 +1,61 @@
 /**
- * POSIX path helpers with the semantics of Node's `path.posix` (`dirname`,
- * `isAbsolute`, `join`, `normalize`, `resolve`). Importing `node:path`
- * initialises much of Deno's Node compatibility layer (process, errors,
- * the win32 variant), which costs start-up time these few functions do not
- * need. `posix_path_test.ts` compares both on generated paths.
+ * Slash-separated path helpers with the rules of Go's `path/filepath` on
+ * Unix (`Clean`, `Join`, `Dir`, `IsAbs`, `Abs`), so paths from the config
+ * resolve as the upstream kubelet resolves them: `manifests/` joined to
+ * `/etc/kubernetes` is `/etc/kubernetes/manifests`, with no trailing slash.
+ * (`node:path` follows other rules and costs start-up time.)
  * @module
  */
 
-/** Normalizes a path: `.` and `..` segments, repeated and trailing `/`. */
-export function normalize(path: string): string {
-  if (path === "") return ".";
-  const absolute = path.startsWith("/");
-  const trailing = path.endsWith("/");
+/**
+ * Go `filepath.Clean`: the shortest equivalent path. Repeated slashes
+ * become one, `.` elements go, each `..` removes the element before it (at
+ * the root it is dropped), and no trailing slash is left except for `/`.
+ * The empty path is `.`.
+ */
+export function clean(path: string): string {
+  const rooted = path.startsWith("/");
   const out: string[] = [];
   for (const part of path.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") {
       if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
-      else if (!absolute) out.push("..");
+      else if (!rooted) out.push("..");
       continue;
     }
     out.push(part);
   }
-  let text = out.join("/");
-  if (text === "" && !absolute) text = ".";
-  if (trailing && text !== "" && text !== ".") text += "/";
-  else if (trailing && text === ".") text = "./";
-  return absolute ? `/${text}` : text;
+  const body = out.join("/");
+  if (rooted) return `/${body}`;
+  return body === "" ? "." : body;
 }
 
-/** Whether a path starts at the root. */
-export function isAbsolute(path: string): boolean {
+/** Go `filepath.IsAbs` on Unix: whether the path starts at the root. */
+export function isAbs(path: string): boolean {
   return path.startsWith("/");
 }
 
-/** Joins the non-empty parts with `/` and normalizes. */
+/**
+ * Go `filepath.Join`: the non-empty parts joined with `/` and cleaned; the
+ * empty string when every part is empty.
+ */
 export function join(...parts: string[]): string {
   const joined = parts.filter((p) => p !== "").join("/");
-  return joined === "" ? "." : normalize(joined);
+  return joined === "" ? "" : clean(joined);
 }
 
-/** The path without its last segment (trailing slashes ignored). */
-export function dirname(path: string): string {
-  if (path === "") return ".";
-  const rooted = path.startsWith("/");
-  let end = -1;
-  let inName = false;
-  for (let i = path.length - 1; i >= 1; i--) {
-    if (path[i] === "/") {
-      if (inName) {
-        end = i;
-        break;
-      }
-    } else inName = true;
-  }
-  if (end === -1) return rooted ? "/" : ".";
-  if (rooted && end === 1) return "//";
-  return path.slice(0, end);
+/**
+ * Go `filepath.Dir`: everything before the last slash, cleaned (`a/b/`
+ * gives `a/b`, `a` gives `.`).
+ */
+export function dir(path: string): string {
+  return clean(path.slice(0, path.lastIndexOf("/") + 1));
 }
 
-/** Resolves the parts right to left into an absolute path (cwd last). */
-export function resolve(...parts: string[]): string {
-  let path = "";
-  for (let i = parts.length - 1; i >= -1 && !path.startsWith("/"); i--) {
-    const part = i >= 0 ? parts[i] as string : Deno.cwd();
-    if (part === "") continue;
-    path = path === "" ? part : `${part}/${path}`;
-  }
-  const out = normalize(path);
-  return out.length > 1 && out.endsWith("/") ? out.slice(0, -1) : out;
+/**
+ * Go `filepath.Abs`: the cleaned path when it is absolute, else joined to
+ * the working directory (`cwd`, default `Deno.cwd()`).
+ */
+export function abs(path: string, cwd?: string): string {
+  return isAbs(path) ? clean(path) : join(cwd ?? Deno.cwd(), path);
 }
