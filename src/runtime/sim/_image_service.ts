@@ -18,36 +18,30 @@ import {
   type RemoveImageResponse,
   RemoveImageResponseSchema,
 } from "../gen/api_pb.ts";
-import type { CallOptions, CriRequest, ImageService } from "../types.ts";
+import type { CallOptions, CriRequest } from "../types.ts";
 import { toImage } from "./_convert.ts";
-import type { SimDeps } from "./_deps.ts";
+import type { SimDeps, SimHandlers } from "./_deps.ts";
 import { callWait } from "./_wait.ts";
 
 const UNKNOWN = 2;
 
 /** The image RPCs; see the module comment. */
-export class SimImageService implements ImageService {
+export class SimImageService implements Partial<SimHandlers> {
   readonly #deps: SimDeps;
 
   constructor(deps: SimDeps) {
     this.#deps = deps;
   }
 
-  async listImages(
-    _request: CriRequest<"listImages">,
-    options?: CallOptions,
-  ): Promise<ListImagesResponse> {
-    await this.#deps.calls.enter("listImages", options);
+  listImages(): ListImagesResponse {
     // containerd 1.6 ignores ListImagesRequest.filter and lists every image.
     const selected = this.#deps.images.list();
     return create(ListImagesResponseSchema, { images: selected.map(toImage) });
   }
 
-  async imageStatus(
+  imageStatus(
     request: CriRequest<"imageStatus">,
-    options?: CallOptions,
-  ): Promise<ImageStatusResponse> {
-    await this.#deps.calls.enter("imageStatus", options);
+  ): ImageStatusResponse {
     const image = this.#deps.images.resolve(request.image?.image);
     return create(
       ImageStatusResponseSchema,
@@ -59,7 +53,6 @@ export class SimImageService implements ImageService {
     request: CriRequest<"pullImage">,
     options?: CallOptions,
   ): Promise<PullImageResponse> {
-    await this.#deps.calls.enter("pullImage", options);
     const ref = request.image?.image ?? "";
     if (!ref) {
       throw new RuntimeError(UNKNOWN, "image reference must not be empty");
@@ -75,20 +68,14 @@ export class SimImageService implements ImageService {
     return create(PullImageResponseSchema, { imageRef: image.id });
   }
 
-  async removeImage(
+  removeImage(
     request: CriRequest<"removeImage">,
-    options?: CallOptions,
-  ): Promise<RemoveImageResponse> {
-    await this.#deps.calls.enter("removeImage", options);
+  ): RemoveImageResponse {
     this.#deps.images.remove(request.image?.image);
     return create(RemoveImageResponseSchema);
   }
 
-  async imageFsInfo(
-    _request: CriRequest<"imageFsInfo">,
-    options?: CallOptions,
-  ): Promise<ImageFsInfoResponse> {
-    await this.#deps.calls.enter("imageFsInfo", options);
+  imageFsInfo(): ImageFsInfoResponse {
     const images = this.#deps.images;
     return create(ImageFsInfoResponseSchema, {
       imageFilesystems: [{

@@ -23,8 +23,8 @@ import {
   type StopPodSandboxResponse,
   StopPodSandboxResponseSchema,
 } from "../gen/api_pb.ts";
-import type { CallOptions, CriRequest, CriRuntime } from "../types.ts";
-import type { SimDeps } from "./_deps.ts";
+import type { CallOptions, CriRequest } from "../types.ts";
+import type { SimDeps, SimHandlers } from "./_deps.ts";
 import { normalizeImageRef } from "./_images.ts";
 import { interpretCommand } from "./_shell.ts";
 import { appendLog, find, lookup, newId, type SimContainer } from "./_state.ts";
@@ -54,18 +54,16 @@ async function writeLogFile(c: SimContainer): Promise<void> {
 }
 
 /** The lifecycle RPCs; see the module comment. */
-export class SimLifecycle implements Partial<CriRuntime> {
+export class SimLifecycle implements Partial<SimHandlers> {
   readonly #deps: SimDeps;
 
   constructor(deps: SimDeps) {
     this.#deps = deps;
   }
 
-  async runPodSandbox(
+  runPodSandbox(
     request: CriRequest<"runPodSandbox">,
-    options?: CallOptions,
-  ): Promise<RunPodSandboxResponse> {
-    await this.#deps.calls.enter("runPodSandbox", options);
+  ): RunPodSandboxResponse {
     const config = request.config;
     const meta = config?.metadata;
     if (!config || !meta) {
@@ -123,11 +121,9 @@ export class SimLifecycle implements Partial<CriRuntime> {
     return create(RunPodSandboxResponseSchema, { podSandboxId: id });
   }
 
-  async stopPodSandbox(
+  stopPodSandbox(
     request: CriRequest<"stopPodSandbox">,
-    options?: CallOptions,
-  ): Promise<StopPodSandboxResponse> {
-    await this.#deps.calls.enter("stopPodSandbox", options);
+  ): StopPodSandboxResponse {
     // containerd 1.6: stopping an unknown sandbox is NotFound (removing one is not).
     const sandbox = lookup(
       this.#deps.store.sandboxes,
@@ -141,11 +137,9 @@ export class SimLifecycle implements Partial<CriRuntime> {
     return create(StopPodSandboxResponseSchema);
   }
 
-  async removePodSandbox(
+  removePodSandbox(
     request: CriRequest<"removePodSandbox">,
-    options?: CallOptions,
-  ): Promise<RemovePodSandboxResponse> {
-    await this.#deps.calls.enter("removePodSandbox", options);
+  ): RemovePodSandboxResponse {
     const sandbox = find(
       this.#deps.store.sandboxes,
       request.podSandboxId,
@@ -164,11 +158,9 @@ export class SimLifecycle implements Partial<CriRuntime> {
       byImage[normalizeImageRef(image)] ?? {};
   }
 
-  async createContainer(
+  createContainer(
     request: CriRequest<"createContainer">,
-    options?: CallOptions,
-  ): Promise<CreateContainerResponse> {
-    await this.#deps.calls.enter("createContainer", options);
+  ): CreateContainerResponse {
     const sandboxId = request.podSandboxId;
     const sandbox = find(this.#deps.store.sandboxes, sandboxId, "sandbox");
     if (!sandbox) {
@@ -242,7 +234,6 @@ export class SimLifecycle implements Partial<CriRuntime> {
     request: CriRequest<"startContainer">,
     options?: CallOptions,
   ): Promise<StartContainerResponse> {
-    await this.#deps.calls.enter("startContainer", options);
     const c = lookup(
       this.#deps.store.containers,
       request.containerId,
@@ -304,7 +295,6 @@ export class SimLifecycle implements Partial<CriRuntime> {
     request: CriRequest<"stopContainer">,
     options?: CallOptions,
   ): Promise<StopContainerResponse> {
-    await this.#deps.calls.enter("stopContainer", options);
     // containerd 1.6: stopping an unknown container is NotFound (removing one is not).
     const c = lookup(
       this.#deps.store.containers,
@@ -333,11 +323,9 @@ export class SimLifecycle implements Partial<CriRuntime> {
     return create(StopContainerResponseSchema);
   }
 
-  async removeContainer(
+  removeContainer(
     request: CriRequest<"removeContainer">,
-    options?: CallOptions,
-  ): Promise<RemoveContainerResponse> {
-    await this.#deps.calls.enter("removeContainer", options);
+  ): RemoveContainerResponse {
     const c = find(
       this.#deps.store.containers,
       request.containerId,

@@ -35,8 +35,8 @@ import {
   type UpdateContainerResourcesResponse,
   UpdateContainerResourcesResponseSchema,
 } from "../gen/api_pb.ts";
-import type { CallOptions, CriRequest, CriRuntime } from "../types.ts";
-import type { SimDeps } from "./_deps.ts";
+import type { CallOptions, CriRequest } from "../types.ts";
+import type { SimDeps, SimHandlers } from "./_deps.ts";
 import { interpretCommand } from "./_shell.ts";
 import { callWait } from "./_wait.ts";
 import { find, labelsMatch, lookup, type SimContainer } from "./_state.ts";
@@ -64,18 +64,16 @@ function verboseInfo(record: object): string {
 }
 
 /** Queries, exec and stats over the runtime's state. */
-export class SimQueries implements Partial<CriRuntime> {
+export class SimQueries implements Partial<SimHandlers> {
   readonly #deps: SimDeps;
 
   constructor(deps: SimDeps) {
     this.#deps = deps;
   }
 
-  async podSandboxStatus(
+  podSandboxStatus(
     request: CriRequest<"podSandboxStatus">,
-    options?: CallOptions,
-  ): Promise<PodSandboxStatusResponse> {
-    await this.#deps.calls.enter("podSandboxStatus", options);
+  ): PodSandboxStatusResponse {
     const sandbox = lookup(
       this.#deps.store.sandboxes,
       request.podSandboxId,
@@ -87,11 +85,9 @@ export class SimQueries implements Partial<CriRuntime> {
     });
   }
 
-  async listPodSandbox(
+  listPodSandbox(
     request: CriRequest<"listPodSandbox">,
-    options?: CallOptions,
-  ): Promise<ListPodSandboxResponse> {
-    await this.#deps.calls.enter("listPodSandbox", options);
+  ): ListPodSandboxResponse {
     const filter = request.filter;
     const only = filter?.id
       ? find(this.#deps.store.sandboxes, filter.id, "sandbox")
@@ -131,11 +127,9 @@ export class SimQueries implements Partial<CriRuntime> {
     return out;
   }
 
-  async listContainers(
+  listContainers(
     request: CriRequest<"listContainers">,
-    options?: CallOptions,
-  ): Promise<ListContainersResponse> {
-    await this.#deps.calls.enter("listContainers", options);
+  ): ListContainersResponse {
     const filter = request.filter;
     const containers = this.#selectContainers(filter)
       .filter((c) =>
@@ -145,11 +139,9 @@ export class SimQueries implements Partial<CriRuntime> {
     return create(ListContainersResponseSchema, { containers });
   }
 
-  async containerStatus(
+  containerStatus(
     request: CriRequest<"containerStatus">,
-    options?: CallOptions,
-  ): Promise<ContainerStatusResponse> {
-    await this.#deps.calls.enter("containerStatus", options);
+  ): ContainerStatusResponse {
     const c = this.#deps.store.settle(
       lookup(this.#deps.store.containers, request.containerId, "container"),
     );
@@ -159,11 +151,9 @@ export class SimQueries implements Partial<CriRuntime> {
     });
   }
 
-  async updateContainerResources(
+  updateContainerResources(
     request: CriRequest<"updateContainerResources">,
-    options?: CallOptions,
-  ): Promise<UpdateContainerResourcesResponse> {
-    await this.#deps.calls.enter("updateContainerResources", options);
+  ): UpdateContainerResourcesResponse {
     const c = this.#deps.store.settle(
       lookup(this.#deps.store.containers, request.containerId, "container"),
     );
@@ -179,11 +169,9 @@ export class SimQueries implements Partial<CriRuntime> {
     return create(UpdateContainerResourcesResponseSchema);
   }
 
-  async reopenContainerLog(
+  reopenContainerLog(
     request: CriRequest<"reopenContainerLog">,
-    options?: CallOptions,
-  ): Promise<ReopenContainerLogResponse> {
-    await this.#deps.calls.enter("reopenContainerLog", options);
+  ): ReopenContainerLogResponse {
     const c = this.#deps.store.settle(
       lookup(this.#deps.store.containers, request.containerId, "container"),
     );
@@ -210,7 +198,6 @@ export class SimQueries implements Partial<CriRuntime> {
     request: CriRequest<"execSync">,
     options?: CallOptions,
   ): Promise<ExecSyncResponse> {
-    await this.#deps.calls.enter("execSync", options);
     const c = this.#running(request.containerId);
     const cmd = request.cmd ?? [];
     const scripted = c.behavior.exec?.find((e) =>
@@ -254,31 +241,25 @@ export class SimQueries implements Partial<CriRuntime> {
     }-${crypto.randomUUID()}`;
   }
 
-  async exec(
+  exec(
     request: CriRequest<"exec">,
-    options?: CallOptions,
-  ): Promise<ExecResponse> {
-    await this.#deps.calls.enter("exec", options);
+  ): ExecResponse {
     const c = this.#running(request.containerId);
     return create(ExecResponseSchema, { url: this.#streamUrl("exec", c.id) });
   }
 
-  async attach(
+  attach(
     request: CriRequest<"attach">,
-    options?: CallOptions,
-  ): Promise<AttachResponse> {
-    await this.#deps.calls.enter("attach", options);
+  ): AttachResponse {
     const c = this.#running(request.containerId);
     return create(AttachResponseSchema, {
       url: this.#streamUrl("attach", c.id),
     });
   }
 
-  async portForward(
+  portForward(
     request: CriRequest<"portForward">,
-    options?: CallOptions,
-  ): Promise<PortForwardResponse> {
-    await this.#deps.calls.enter("portForward", options);
+  ): PortForwardResponse {
     const s = lookup(
       this.#deps.store.sandboxes,
       request.podSandboxId,
@@ -289,11 +270,9 @@ export class SimQueries implements Partial<CriRuntime> {
     });
   }
 
-  async containerStats(
+  containerStats(
     request: CriRequest<"containerStats">,
-    options?: CallOptions,
-  ): Promise<ContainerStatsResponse> {
-    await this.#deps.calls.enter("containerStats", options);
+  ): ContainerStatsResponse {
     const c = this.#deps.store.settle(
       lookup(this.#deps.store.containers, request.containerId, "container"),
     );
@@ -302,11 +281,9 @@ export class SimQueries implements Partial<CriRuntime> {
     });
   }
 
-  async listContainerStats(
+  listContainerStats(
     request: CriRequest<"listContainerStats">,
-    options?: CallOptions,
-  ): Promise<ListContainerStatsResponse> {
-    await this.#deps.calls.enter("listContainerStats", options);
+  ): ListContainerStatsResponse {
     const now = this.#deps.clock.now();
     const stats = this.#selectContainers(request.filter)
       .filter((c) => c.state === "running")
@@ -322,11 +299,9 @@ export class SimQueries implements Partial<CriRuntime> {
     return toPodSandboxStats(s, containers, now);
   }
 
-  async podSandboxStats(
+  podSandboxStats(
     request: CriRequest<"podSandboxStats">,
-    options?: CallOptions,
-  ): Promise<PodSandboxStatsResponse> {
-    await this.#deps.calls.enter("podSandboxStats", options);
+  ): PodSandboxStatsResponse {
     const stats = this.#sandboxStats(
       request.podSandboxId ?? "",
       this.#deps.clock.now(),
@@ -334,11 +309,9 @@ export class SimQueries implements Partial<CriRuntime> {
     return create(PodSandboxStatsResponseSchema, { stats });
   }
 
-  async listPodSandboxStats(
+  listPodSandboxStats(
     request: CriRequest<"listPodSandboxStats">,
-    options?: CallOptions,
-  ): Promise<ListPodSandboxStatsResponse> {
-    await this.#deps.calls.enter("listPodSandboxStats", options);
+  ): ListPodSandboxStatsResponse {
     const filter = request.filter;
     const only = filter?.id
       ? find(this.#deps.store.sandboxes, filter.id, "sandbox")

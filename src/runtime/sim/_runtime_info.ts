@@ -8,21 +8,16 @@
 import { create } from "@bufbuild/protobuf";
 import { UnimplementedError } from "../errors.ts";
 import {
-  type CheckpointContainerResponse,
   type ContainerEventResponse,
-  type ListMetricDescriptorsResponse,
-  type ListPodSandboxMetricsResponse,
-  type RuntimeConfigResponse,
   type StatusResponse,
   StatusResponseSchema,
-  type UpdatePodSandboxResourcesResponse,
   type UpdateRuntimeConfigResponse,
   UpdateRuntimeConfigResponseSchema,
   type VersionResponse,
   VersionResponseSchema,
 } from "../gen/api_pb.ts";
-import type { CallOptions, CriRequest, CriRuntime } from "../types.ts";
-import type { SimDeps } from "./_deps.ts";
+import type { CriRequest } from "../types.ts";
+import type { SimDeps, SimHandlers } from "./_deps.ts";
 
 /** `runtime_name` the simulated runtime reports. */
 export const SIM_RUNTIME_NAME = "kubelet.ts-sim";
@@ -34,7 +29,7 @@ function unimplemented(method: string): UnimplementedError {
 }
 
 /** The runtime-wide RPCs; see the module comment. */
-export class SimRuntimeInfo implements Partial<CriRuntime> {
+export class SimRuntimeInfo implements Partial<SimHandlers> {
   readonly #deps: SimDeps;
   #podCidr = "";
 
@@ -47,11 +42,7 @@ export class SimRuntimeInfo implements Partial<CriRuntime> {
     return this.#podCidr;
   }
 
-  async version(
-    _request: CriRequest<"version">,
-    options?: CallOptions,
-  ): Promise<VersionResponse> {
-    await this.#deps.calls.enter("version", options);
+  version(): VersionResponse {
     return create(VersionResponseSchema, {
       version: "0.1.0",
       runtimeName: SIM_RUNTIME_NAME,
@@ -60,11 +51,7 @@ export class SimRuntimeInfo implements Partial<CriRuntime> {
     });
   }
 
-  async status(
-    _request: CriRequest<"status">,
-    options?: CallOptions,
-  ): Promise<StatusResponse> {
-    await this.#deps.calls.enter("status", options);
+  status(): StatusResponse {
     const runtimeReady = this.#deps.scenario.runtimeReady ?? true;
     const networkReady = this.#deps.scenario.networkReady ?? true;
     return create(StatusResponseSchema, {
@@ -92,63 +79,37 @@ export class SimRuntimeInfo implements Partial<CriRuntime> {
     });
   }
 
-  async updateRuntimeConfig(
+  updateRuntimeConfig(
     request: CriRequest<"updateRuntimeConfig">,
-    options?: CallOptions,
-  ): Promise<UpdateRuntimeConfigResponse> {
-    await this.#deps.calls.enter("updateRuntimeConfig", options);
+  ): UpdateRuntimeConfigResponse {
     this.#podCidr = request.runtimeConfig?.networkConfig?.podCidr ?? "";
     return create(UpdateRuntimeConfigResponseSchema);
   }
 
-  async checkpointContainer(
-    _request: CriRequest<"checkpointContainer">,
-    options?: CallOptions,
-  ): Promise<CheckpointContainerResponse> {
-    await this.#deps.calls.enter("checkpointContainer", options);
+  checkpointContainer(): never {
     throw new UnimplementedError("method CheckpointContainer not implemented");
   }
 
-  getContainerEvents(
-    _request: CriRequest<"getContainerEvents">,
-    options?: CallOptions,
-  ): AsyncIterable<ContainerEventResponse> {
-    this.#deps.calls.enterSync("getContainerEvents", options);
+  getContainerEvents(): AsyncIterable<ContainerEventResponse> {
     const error = unimplemented("GetContainerEvents");
     return {
       [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }),
     };
   }
 
-  async listMetricDescriptors(
-    _request: CriRequest<"listMetricDescriptors">,
-    options?: CallOptions,
-  ): Promise<ListMetricDescriptorsResponse> {
-    await this.#deps.calls.enter("listMetricDescriptors", options);
+  listMetricDescriptors(): never {
     throw unimplemented("ListMetricDescriptors");
   }
 
-  async listPodSandboxMetrics(
-    _request: CriRequest<"listPodSandboxMetrics">,
-    options?: CallOptions,
-  ): Promise<ListPodSandboxMetricsResponse> {
-    await this.#deps.calls.enter("listPodSandboxMetrics", options);
+  listPodSandboxMetrics(): never {
     throw unimplemented("ListPodSandboxMetrics");
   }
 
-  async runtimeConfig(
-    _request: CriRequest<"runtimeConfig">,
-    options?: CallOptions,
-  ): Promise<RuntimeConfigResponse> {
-    await this.#deps.calls.enter("runtimeConfig", options);
+  runtimeConfig(): never {
     throw unimplemented("RuntimeConfig");
   }
 
-  async updatePodSandboxResources(
-    _request: CriRequest<"updatePodSandboxResources">,
-    options?: CallOptions,
-  ): Promise<UpdatePodSandboxResourcesResponse> {
-    await this.#deps.calls.enter("updatePodSandboxResources", options);
+  updatePodSandboxResources(): never {
     throw unimplemented("UpdatePodSandboxResources");
   }
 }

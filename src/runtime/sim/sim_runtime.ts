@@ -9,8 +9,10 @@
  *   (`_queries.ts`), `SimImageService` (`_image_service.ts`) and
  *   `SimRuntimeInfo` (`_runtime_info.ts`).
  *
- * `SimRuntime` holds them and takes each CRI method, by the names in the
- * generated service descriptors, from the RPC part that implements it.
+ * `SimRuntime` holds them. For each CRI method, by the names in the generated
+ * service descriptors, it admits the call through `SimCalls` and then hands
+ * it to the RPC part that implements it; the parts know nothing of call logs
+ * or injected errors.
  */
 
 import type { DescMethod } from "@bufbuild/protobuf";
@@ -20,7 +22,8 @@ import {
   ImageService as ImageServiceDesc,
   RuntimeService as RuntimeServiceDesc,
 } from "../gen/api_pb.ts";
-import type { CriMethodName, CriRuntime } from "../types.ts";
+import type { CallOptions, CriMethodName, CriRuntime } from "../types.ts";
+import type { SimDeps, SimHandlers } from "./_deps.ts";
 import { SimCalls } from "./_calls.ts";
 import { SIM_PAUSE_IMAGE, SimImageStore } from "./_images.ts";
 import { SimImageService } from "./_image_service.ts";
@@ -65,8 +68,7 @@ export class SimRuntime {
   constructor(options: SimRuntimeOptions = {}) {
     const clock = options.clock ?? systemClock;
     const scenario = options.scenario ?? {};
-    const deps = {
-      calls: new SimCalls(options.logger),
+    const deps: SimDeps = {
       clock,
       scenario,
       store: new SimStore(clock),
@@ -75,7 +77,7 @@ export class SimRuntime {
         scenario.preloadedImages ?? [SIM_PAUSE_IMAGE],
       ),
     };
-    this.#calls = deps.calls;
+    this.#calls = new SimCalls(options.logger);
     this.#store = deps.store;
     this.#info = new SimRuntimeInfo(deps);
     const parts = [
@@ -84,7 +86,7 @@ export class SimRuntime {
       new SimImageService(deps),
       this.#info,
     ];
-    bindRpcs(this as unknown as Record<string, unknown>, parts);
+    bindRpcs(this as unknown as Record<string, unknown>, this.#calls, parts);
   }
 
   /** Every CRI method called, in order (including calls that failed). */
@@ -128,25 +130,38 @@ export class SimRuntime {
   }
 }
 
-/** Puts each CRI method of `parts` on `target`, bound to its part. */
+/**
+ * Puts each CRI method on `target`: the call goes through the gate `calls`
+ * first, then to the handler of the part that implements it.
+ */
 function bindRpcs(
   target: Record<string, unknown>,
-  parts: readonly object[],
+  calls: SimCalls,
+  parts: readonly Partial<SimHandlers>[],
 ): void {
   void EVERY_RPC_HAS_A_PART;
   for (const rpc of RPCS) {
-    const part = parts.find((p) => rpc.localName in p) as
-      | Record<string, (...args: unknown[]) => unknown>
+    const name = rpc.localName as CriMethodName;
+    const part = parts.find((p) => name in p) as
+      | Record<string, AnyHandler>
       | undefined;
-    const method = part?.[rpc.localName];
-    if (!method) {
+    const handler = part?.[name]?.bind(part);
+    if (!handler) {
       throw new TypeError(
         `Simulated runtime has no part for ${rpc.parent.typeName}.${rpc.name}`,
       );
     }
-    target[rpc.localName] = method.bind(part);
+    target[name] = rpc.methodKind === "server_streaming"
+      ? (request: unknown, options?: CallOptions) => {
+        calls.enterSync(name, options);
+        return handler(request, options);
+      }
+      : (request: unknown, options?: CallOptions) =>
+        calls.enter(name, options).then(() => handler(request, options));
   }
 }
+
+type AnyHandler = (request: unknown, options?: CallOptions) => unknown;
 
 /**
  * Builds a simulated runtime implementing both CRI services.
