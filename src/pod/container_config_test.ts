@@ -76,6 +76,7 @@ Deno.test("generatePodSandboxConfig() sets metadata, labels, annotations, ports 
     { protocol: 1, containerPort: 53, hostPort: 0, hostIp: "" },
   ]);
   assert.deepEqual(c.linux?.securityContext?.namespaceOptions, {
+    usernsOptions: { mode: 2 },
     network: 0,
     pid: 1,
     ipc: 0,

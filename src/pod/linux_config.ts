@@ -28,10 +28,14 @@ const PROFILE: Record<SecurityProfile["type"], number> = {
   Localhost: 2,
 };
 
-/** Paths masked in non-privileged containers (kubelet's default procMount). */
+/**
+ * Paths masked in non-privileged containers (kubelet's default procMount; upstream
+ * pkg/securitycontext/util.go defaultMaskedPaths, which gained /proc/interrupts).
+ */
 export const DEFAULT_MASKED_PATHS = [
   "/proc/asound",
   "/proc/acpi",
+  "/proc/interrupts",
   "/proc/kcore",
   "/proc/keys",
   "/proc/latency_stats",
@@ -51,9 +55,14 @@ export const DEFAULT_READONLY_PATHS = [
   "/proc/sysrq-trigger",
 ];
 
-/** Namespace modes the pod asks for. */
+/**
+ * Namespace modes the pod asks for. Pods share the node's user namespace: upstream sends
+ * mode NODE explicitly (kuberuntime namespacesForPod with the user namespace manager's
+ * answer for a pod without `hostUsers: false`).
+ */
 export function namespaceOptions(pod: Pod): NamespaceOptionInit {
   return {
+    usernsOptions: { mode: NS_NODE },
     network: pod.spec.hostNetwork ? NS_NODE : NS_POD,
     pid: pod.spec.hostPID
       ? NS_NODE

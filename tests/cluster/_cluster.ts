@@ -1,0 +1,143 @@
+/**
+ * Helpers for the tests that need the local control plane (scripts/cluster_env.sh) and the
+ * upstream kubelet (scripts/upstream_kubelet.sh). They skip, naming the script, when the
+ * environment is not there; CI brings it up.
+ */
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+export const cluster = {
+  kubeconfig: Deno.env.get("KUBELET_TS_KUBECONFIG") ?? "",
+  bootstrapKubeconfig: Deno.env.get("KUBELET_TS_BOOTSTRAP_KUBECONFIG") ?? "",
+  ca: Deno.env.get("KUBELET_TS_CLUSTER_CA") ?? "",
+  bin: Deno.env.get("KUBELET_TS_K8S_BIN") ?? "",
+};
+
+/** Why the cluster tests cannot run here, or undefined when they can. */
+export const clusterMissing = cluster.kubeconfig && cluster.bin
+  ? undefined
+  : 'no control plane: run `eval "$(bash scripts/cluster_env.sh up)"` (sets KUBELET_TS_KUBECONFIG)';
+
+/** The registry image every containerd instance of scripts/cri_env.sh can pull. */
+export const REGISTRY_IMAGE = Deno.env.get("KUBELET_TS_CRI_REGISTRY_IMAGE") ??
+  "127.0.0.1:5000/kts/busybox:latest";
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion and collects its output. */
+export async function run(
+  cmd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
+  const out = await new Deno.Command(cmd, {
+    args,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+/** kubectl with the admin kubeconfig; throws with its stderr when it fails. */
+export async function kubectl(...args: string[]): Promise<string> {
+  const r = await run(`${cluster.bin}/kubectl`, [
+    "--kubeconfig",
+    cluster.kubeconfig,
+    ...args,
+  ]);
+  if (r.code !== 0) {
+    throw new Error(
+      `kubectl ${args.join(" ")} failed (${r.code}): ${r.stderr}`,
+    );
+  }
+  return r.stdout;
+}
+
+/** kubectl get ... -o json, parsed; undefined when the object does not exist. */
+export async function getJson<T = Record<string, unknown>>(
+  ...args: string[]
+): Promise<T | undefined> {
+  const r = await run(`${cluster.bin}/kubectl`, [
+    "--kubeconfig",
+    cluster.kubeconfig,
+    "get",
+    ...args,
+    "-o",
+    "json",
+  ]);
+  if (r.code !== 0) {
+    if (r.stderr.includes("NotFound")) return undefined;
+    throw new Error(`kubectl get ${args.join(" ")} failed: ${r.stderr}`);
+  }
+  return JSON.parse(r.stdout) as T;
+}
+
+/** Runs one of our scripts and parses the KEY=VALUE lines it prints. */
+export async function script(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  const r = await run("bash", [`${ROOT}scripts/${name}`, ...args], env);
+  if (r.code !== 0) {
+    throw new Error(
+      `scripts/${name} ${args.join(" ")} failed (${r.code}):\n${r.stderr}`,
+    );
+  }
+  const vars: Record<string, string> = {};
+  for (const line of r.stdout.split("\n")) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
+    if (m) vars[m[1]!] = m[2]!;
+  }
+  return vars;
+}
+
+/** Polls `probe` every 500 ms until it gives a value; fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 120_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Timed out waiting for ${what}${last ? `: ${last}` : ""}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+interface Condition {
+  type: string;
+  status: string;
+}
+
+/** True when the object's status conditions have `type` set to True. */
+export function conditionTrue(
+  obj: { status?: { conditions?: Condition[] } } | undefined,
+  type: string,
+): boolean {
+  return obj?.status?.conditions?.some((c) =>
+    c.type === type && c.status === "True"
+  ) ?? false;
+}

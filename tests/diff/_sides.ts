@@ -1,0 +1,248 @@
+/**
+ * One "side" of a differential run: a kubelet (kubelet.ts or the upstream kubelet) on its
+ * own runtime-only containerd, with peers/criproxy recording every CRI call in between.
+ * Both sides use the same node name, so their static pods have the same names.
+ */
+import { parseTrace, type TraceEntry } from "./normalize.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+export type Kind = "ours" | "upstream";
+
+export interface SideOptions {
+  kind: Kind;
+  node: string;
+  /** The peers' bin directory (scripts/peers.sh dir). */
+  bin: string;
+  /** Private CNI bridge and subnet of this side's containerd. */
+  bridge: string;
+  subnet: string;
+  /** Ports the upstream kubelet listens on (healthz, API); kubelet.ts runs with healthz off. */
+  ports?: { healthz: number; api: number };
+}
+
+export interface Side extends AsyncDisposable {
+  kind: Kind;
+  manifestDir: string;
+  /** Directories that belong to this run, for masking: name → path. */
+  paths: Record<string, string>;
+  trace(): Promise<TraceEntry[]>;
+  /** Stops the kubelet with `signal` (its containers keep running) and starts it again. */
+  restartKubelet(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** The kubelet's log so far. */
+  log(): Promise<string>;
+}
+
+async function sh(
+  args: string[],
+  env: Record<string, string>,
+): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args,
+    env,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  if (out.code !== 0) {
+    throw new Error(
+      `${args.join(" ")} failed (${out.code}):\n${dec.decode(out.stderr)}`,
+    );
+  }
+  return dec.decode(out.stdout);
+}
+
+function spawnLogged(
+  cmd: string,
+  args: string[],
+  logFile: string,
+): Deno.ChildProcess {
+  const log = Deno.openSync(logFile, { append: true, create: true });
+  const child = new Deno.Command(cmd, {
+    args,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const sink = log.writable;
+  const writer = sink.getWriter();
+  const pump = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) await writer.write(chunk).catch(() => {});
+  };
+  Promise.all([pump(child.stdout), pump(child.stderr)]).finally(() =>
+    writer.close().catch(() => {})
+  );
+  return child;
+}
+
+async function stopChild(
+  child: Deno.ChildProcess,
+  signal: Deno.Signal,
+): Promise<void> {
+  try {
+    child.kill(signal);
+  } catch {
+    // already gone
+  }
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }, 15_000);
+  await child.status;
+  clearTimeout(timer);
+}
+
+/** Waits until the socket at `path` exists. */
+async function waitForSocket(path: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      await Deno.stat(path);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`no socket at ${path} after 10 s`);
+}
+
+function ourConfig(root: string): string {
+  return [
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration",
+    `staticPodPath: ${root}/manifests`,
+    `containerRuntimeEndpoint: unix://${root}/proxy.sock`,
+    `podLogsDir: ${root}/pod-logs`,
+    "healthzPort: 0",
+    "fileCheckFrequency: 1s",
+    "syncFrequency: 10s",
+    "authentication:",
+    "  anonymous:",
+    "    enabled: false",
+    "  webhook:",
+    "    enabled: false",
+    "authorization:",
+    "  mode: AlwaysAllow",
+    "",
+  ].join("\n");
+}
+
+/** Starts one side; dispose it to tear everything down. */
+export async function startSide(options: SideOptions): Promise<Side> {
+  const root = await Deno.makeTempDir({ prefix: `kts-diff-${options.kind}-` });
+  const manifestDir = `${root}/manifests`;
+  await Deno.mkdir(manifestDir);
+  await Deno.mkdir(`${root}/pod-logs`);
+  const traceFile = `${root}/trace.jsonl`;
+  const criRoot = `${root}/cri`;
+  const criEnv = {
+    KTS_CRI_ROOT: criRoot,
+    KTS_CRI_RUNTIME_ONLY: "1",
+    KTS_CRI_BRIDGE: options.bridge,
+    KTS_CRI_SUBNET: options.subnet,
+  };
+  const proxy = spawnLogged(`${options.bin}/criproxy`, [
+    "-listen",
+    `${root}/proxy.sock`,
+    "-target",
+    `${criRoot}/containerd.sock`,
+    "-trace",
+    traceFile,
+  ], `${root}/criproxy.log`);
+  const upstreamEnv = {
+    KTS_UPSTREAM_ROOT: root,
+    KTS_UPSTREAM_NODE: options.node,
+    KTS_UPSTREAM_STATIC_DIR: manifestDir,
+    KTS_UPSTREAM_CRI_ENDPOINT: `unix://${root}/proxy.sock`,
+    KTS_UPSTREAM_BRIDGE: options.bridge,
+    KTS_UPSTREAM_SUBNET: options.subnet,
+    KTS_UPSTREAM_HEALTHZ_PORT: String(options.ports?.healthz ?? 10448),
+    KTS_UPSTREAM_PORT: String(options.ports?.api ?? 10450),
+    KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${root}/pod-logs`,
+  };
+  let kubelet: Deno.ChildProcess | undefined;
+  const startOurs = () => {
+    kubelet = spawnLogged(Deno.execPath(), [
+      "run",
+      "-A",
+      "main.ts",
+      "--config",
+      `${root}/config.yaml`,
+      `--root-dir=${root}/kubelet`,
+      `--hostname-override=${options.node}`,
+    ], `${root}/kubelet.log`);
+  };
+  const paths: Record<string, string> = {
+    logs: `${root}/pod-logs`,
+    root: options.kind === "ours" ? `${root}/kubelet` : `${root}/root`,
+    manifests: manifestDir,
+  };
+  try {
+    await waitForSocket(`${root}/proxy.sock`);
+    if (options.kind === "ours") {
+      await sh(["scripts/cri_env.sh", "up"], criEnv);
+      await Deno.writeTextFile(`${root}/config.yaml`, ourConfig(root));
+      startOurs();
+    } else {
+      await sh(["scripts/upstream_kubelet.sh", "up"], upstreamEnv);
+    }
+  } catch (e) {
+    await stopChild(proxy, "SIGTERM");
+    throw e;
+  }
+  return {
+    kind: options.kind,
+    manifestDir,
+    paths,
+    async trace() {
+      try {
+        return parseTrace(await Deno.readTextFile(traceFile));
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) return [];
+        throw e;
+      }
+    },
+    async restartKubelet(signal) {
+      if (options.kind === "ours") {
+        if (kubelet) await stopChild(kubelet, signal);
+        startOurs();
+      } else {
+        await sh(["scripts/upstream_kubelet.sh", "stop-kubelet"], {
+          ...upstreamEnv,
+          KTS_UPSTREAM_SIGNAL: signal.replace(/^SIG/, ""),
+        });
+        await sh(["scripts/upstream_kubelet.sh", "up"], upstreamEnv);
+      }
+    },
+    async log() {
+      return await Deno.readTextFile(`${root}/kubelet.log`).catch(() => "");
+    },
+    async [Symbol.asyncDispose]() {
+      // KTS_DIFF_KEEP=1 keeps the trace and the kubelet's log for a look afterwards.
+      const keep = Deno.env.get("KTS_DIFF_KEEP") === "1";
+      if (keep) {
+        await Deno.mkdir(`${root}.kept`, { recursive: true });
+        for (const f of ["trace.jsonl", "kubelet.log"]) {
+          await Deno.copyFile(`${root}/${f}`, `${root}.kept/${f}`).catch(
+            () => {},
+          );
+        }
+      }
+      if (options.kind === "ours") {
+        if (kubelet) await stopChild(kubelet, "SIGTERM");
+        await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
+      } else {
+        await sh(["scripts/upstream_kubelet.sh", "down"], upstreamEnv).catch(
+          () => {},
+        );
+      }
+      await stopChild(proxy, "SIGTERM");
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The short differential scenarios: each runs under kubelet.ts and the upstream kubelet at
+ * once, each kubelet on its own containerd behind a recording CRI proxy, and every
+ * difference in what they sent the runtime must be one docs/differences.md keeps
+ * (tests/diff/known_differences.ts). `deno task diff` runs all of them with a report.
+ */
+import assert from "node:assert/strict";
+import { explain } from "./known_differences.ts";
+import { runScenario } from "./run.ts";
+import { SCENARIOS } from "./scenarios.ts";
+
+async function peersBin(): Promise<string | undefined> {
+  const out = await new Deno.Command("bash", {
+    args: [new URL("../../scripts/peers.sh", import.meta.url).pathname, "dir"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return out.code === 0
+    ? new TextDecoder().decode(out.stdout).trim()
+    : undefined;
+}
+
+const bin = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") && Deno.uid() === 0
+  ? await peersBin()
+  : undefined;
+
+for (const scenario of SCENARIOS.filter((s) => s.short)) {
+  Deno.test({
+    name: `differential: ${scenario.name}`,
+    // Needs root, containerd (scripts/cri_env.sh) and the peers (scripts/peers.sh build).
+    ignore: bin === undefined,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn() {
+      const report = await runScenario(scenario, bin!);
+      assert.ok(
+        Object.keys(report.lifecycles).length > 0,
+        "neither kubelet ran a pod",
+      );
+      for (const [pod, l] of Object.entries(report.lifecycles)) {
+        assert.ok(l.ours.length > 0, `kubelet.ts never ran ${pod}`);
+        assert.ok(
+          l.upstream.length > 0,
+          `the upstream kubelet never ran ${pod}`,
+        );
+      }
+      const unexplained = report.differences.filter((d) =>
+        !explain(scenario.name, d)
+      );
+      assert.deepEqual(
+        unexplained.map((d) => `${d.pod} ${d.what}: ${d.detail}`),
+        [],
+        "differences not listed in docs/differences.md",
+      );
+    },
+  });
+}

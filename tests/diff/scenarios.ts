@@ -1,0 +1,240 @@
+/**
+ * Static pod scenarios that run the same way under kubelet.ts and the upstream kubelet.
+ * A scenario drives one side through a small context; `short` ones run in CI, all of them in
+ * `deno task diff`.
+ */
+import { lifecycle, type PodTrace } from "./normalize.ts";
+
+export const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
+  "kts.local/busybox:latest";
+
+export interface ScenarioContext {
+  node: string;
+  write(file: string, manifest: unknown): Promise<void>;
+  remove(file: string): Promise<void>;
+  restartKubelet(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** Polls this side's pods (by `namespace/name`) until `done` holds. */
+  waitFor(
+    what: string,
+    done: (pods: Map<string, PodTrace>) => boolean,
+    timeoutMs?: number,
+  ): Promise<void>;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface Scenario {
+  name: string;
+  /** Runs in CI (kept to well under a minute). */
+  short: boolean;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+interface ContainerSpec {
+  name: string;
+  command: string[];
+  [key: string]: unknown;
+}
+
+/** A static pod manifest; containers run the busybox image from the local import. */
+export function pod(
+  name: string,
+  containers: ContainerSpec[],
+  spec: Record<string, unknown> = {},
+): unknown {
+  const withImage = (c: ContainerSpec) => ({
+    image: IMAGE,
+    imagePullPolicy: "IfNotPresent",
+    ...c,
+  });
+  const { initContainers, ...rest } = spec as {
+    initContainers?: ContainerSpec[];
+  };
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "default" },
+    spec: {
+      terminationGracePeriodSeconds: 2,
+      ...rest,
+      ...(initContainers
+        ? { initContainers: initContainers.map(withImage) }
+        : {}),
+      containers: containers.map(withImage),
+    },
+  };
+}
+
+const sleeper = (name: string) => ({
+  name,
+  command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"],
+});
+
+/** True when the pod's lifecycle so far contains every one of `steps` in order. */
+export function reached(
+  pods: Map<string, PodTrace>,
+  key: string,
+  steps: string[],
+): boolean {
+  const seen = lifecycle(pods.get(key)?.events ?? []);
+  let i = 0;
+  for (const s of seen) if (s === steps[i]) i++;
+  return i === steps.length;
+}
+
+const key = (ctx: ScenarioContext, name: string) =>
+  `default/${name}-${ctx.node}`;
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: "multi-container pod runs, then is removed",
+    short: true,
+    async run(ctx) {
+      await ctx.write(
+        "web.yaml",
+        pod("web", [sleeper("app"), sleeper("side")]),
+      );
+      await ctx.waitFor(
+        "both containers started",
+        (p) =>
+          reached(p, key(ctx, "web"), ["StartContainer app"]) &&
+          reached(p, key(ctx, "web"), ["StartContainer side"]),
+      );
+      await ctx.sleep(3000);
+      await ctx.remove("web.yaml");
+      await ctx.waitFor(
+        "the sandbox stopped",
+        (p) => reached(p, key(ctx, "web"), ["StopPodSandbox"]),
+      );
+      await ctx.sleep(3000);
+    },
+  },
+  {
+    name: "init containers run in order before the app",
+    short: true,
+    async run(ctx) {
+      await ctx.write(
+        "init.yaml",
+        pod("init", [sleeper("app")], {
+          initContainers: [
+            { name: "first", command: ["sh", "-c", "exit 0"] },
+            { name: "second", command: ["sh", "-c", "exit 0"] },
+          ],
+        }),
+      );
+      await ctx.waitFor(
+        "the app started",
+        (p) => reached(p, key(ctx, "init"), ["StartContainer app"]),
+      );
+      await ctx.sleep(3000);
+      await ctx.remove("init.yaml");
+      await ctx.waitFor(
+        "the sandbox stopped",
+        (p) => reached(p, key(ctx, "init"), ["StopPodSandbox"]),
+      );
+      await ctx.sleep(2000);
+    },
+  },
+  {
+    name: "restartPolicy Never and OnFailure run to completion",
+    short: false,
+    async run(ctx) {
+      await ctx.write(
+        "ok.yaml",
+        pod("ok", [{ name: "job", command: ["sh", "-c", "exit 0"] }], {
+          restartPolicy: "Never",
+        }),
+      );
+      await ctx.write(
+        "fail.yaml",
+        pod("fail", [{ name: "job", command: ["sh", "-c", "exit 1"] }], {
+          restartPolicy: "Never",
+        }),
+      );
+      await ctx.write(
+        "onfailure.yaml",
+        pod("onfailure", [{ name: "job", command: ["sh", "-c", "exit 0"] }], {
+          restartPolicy: "OnFailure",
+        }),
+      );
+      await ctx.waitFor(
+        "all three jobs started",
+        (p) =>
+          ["ok", "fail", "onfailure"].every((n) =>
+            reached(p, key(ctx, n), ["StartContainer job"])
+          ),
+      );
+      await ctx.sleep(8000);
+    },
+  },
+  {
+    name: "crash loop backs off",
+    short: false,
+    async run(ctx) {
+      await ctx.write(
+        "crash.yaml",
+        pod("crash", [{ name: "app", command: ["sh", "-c", "exit 1"] }]),
+      );
+      await ctx.waitFor(
+        "the first start",
+        (p) => reached(p, key(ctx, "crash"), ["StartContainer app"]),
+      );
+      // Back-off 10 s, then 20 s: attempts 0, 1 and 2 within 35 s, not 3.
+      await ctx.sleep(35_000);
+    },
+  },
+  {
+    name: "kubelet restart keeps running and completed pods",
+    short: false,
+    async run(ctx) {
+      await ctx.write("keep.yaml", pod("keep", [sleeper("app")]));
+      await ctx.write(
+        "done.yaml",
+        pod("done", [{ name: "job", command: ["sh", "-c", "exit 0"] }], {
+          restartPolicy: "Never",
+        }),
+      );
+      await ctx.waitFor(
+        "both started",
+        (p) =>
+          reached(p, key(ctx, "keep"), ["StartContainer app"]) &&
+          reached(p, key(ctx, "done"), ["StartContainer job"]),
+      );
+      await ctx.sleep(5000);
+      await ctx.restartKubelet("SIGTERM");
+      await ctx.sleep(10_000);
+      await ctx.restartKubelet("SIGKILL");
+      await ctx.sleep(10_000);
+    },
+  },
+  {
+    name:
+      "manifest edit replaces the pod, removal stops it with its grace period",
+    short: false,
+    async run(ctx) {
+      await ctx.write("edit.yaml", pod("edit", [sleeper("app")]));
+      await ctx.waitFor(
+        "the first start",
+        (p) => reached(p, key(ctx, "edit"), ["StartContainer app"]),
+      );
+      await ctx.sleep(3000);
+      await ctx.write(
+        "edit.yaml",
+        pod("edit", [sleeper("app")], { terminationGracePeriodSeconds: 5 }),
+      );
+      await ctx.sleep(12_000);
+      await ctx.remove("edit.yaml");
+      await ctx.waitFor(
+        "the sandbox stopped",
+        (p) =>
+          reached(p, key(ctx, "edit"), [
+            "StartContainer app",
+            "StopPodSandbox",
+            "RunPodSandbox#0",
+            "StopPodSandbox",
+          ]),
+        60_000,
+      );
+      await ctx.sleep(2000);
+    },
+  },
+];
