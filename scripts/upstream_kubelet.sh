@@ -125,6 +125,7 @@ ku_up() {
     fi
     # shellcheck disable=SC2206
     args+=(${KTS_UPSTREAM_ARGS:-})
+    date +%s.%N >"$KU_ROOT/kubelet.started"
     setsid "$bin/kubelet" "${args[@]}" >>"$KU_ROOT/kubelet.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     ku_log "kubelet started (pid $(cat "$pidfile"), log $KU_ROOT/kubelet.log)"

@@ -19,6 +19,8 @@ export interface SideOptions {
   subnet: string;
   /** Ports the upstream kubelet listens on (healthz, API); kubelet.ts runs with healthz off. */
   ports?: { healthz: number; api: number };
+  /** Manifests (file name → pod) in place before the kubelet starts. */
+  manifests?: Record<string, unknown>;
 }
 
 export interface Side extends AsyncDisposable {
@@ -31,6 +33,8 @@ export interface Side extends AsyncDisposable {
   restartKubelet(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** The kubelet's log so far. */
   log(): Promise<string>;
+  /** The kubelet's process id and when (epoch ms) its current process was started. */
+  kubelet(): Promise<{ pid: number; startedAt: number }>;
 }
 
 async function sh(
@@ -137,6 +141,9 @@ export async function startSide(options: SideOptions): Promise<Side> {
   const root = await Deno.makeTempDir({ prefix: `kts-diff-${options.kind}-` });
   const manifestDir = `${root}/manifests`;
   await Deno.mkdir(manifestDir);
+  for (const [file, pod] of Object.entries(options.manifests ?? {})) {
+    await Deno.writeTextFile(`${manifestDir}/${file}`, JSON.stringify(pod));
+  }
   await Deno.mkdir(`${root}/pod-logs`);
   const traceFile = `${root}/trace.jsonl`;
   const criRoot = `${root}/cri`;
@@ -166,7 +173,9 @@ export async function startSide(options: SideOptions): Promise<Side> {
     KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${root}/pod-logs`,
   };
   let kubelet: Deno.ChildProcess | undefined;
+  let ourStart = 0;
   const startOurs = () => {
+    ourStart = Date.now();
     kubelet = spawnLogged(Deno.execPath(), [
       "run",
       "-A",
@@ -221,6 +230,14 @@ export async function startSide(options: SideOptions): Promise<Side> {
     },
     async log() {
       return await Deno.readTextFile(`${root}/kubelet.log`).catch(() => "");
+    },
+    async kubelet() {
+      if (options.kind === "ours") {
+        return { pid: kubelet?.pid ?? 0, startedAt: ourStart };
+      }
+      const pid = Number(await Deno.readTextFile(`${root}/kubelet.pid`));
+      const started = await Deno.readTextFile(`${root}/kubelet.started`);
+      return { pid, startedAt: Math.round(Number(started) * 1000) };
     },
     async [Symbol.asyncDispose]() {
       // KTS_DIFF_KEEP=1 keeps the trace and the kubelet's log for a look afterwards.

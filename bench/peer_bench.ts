@@ -1,0 +1,223 @@
+/**
+ * kubelet.ts against the upstream kubelet on real containerd, side by side in one run. Each
+ * kubelet has its own containerd behind a recording CRI proxy (tests/diff/_sides.ts); a pod
+ * counts as started when its StartContainer call returned, as the proxy saw it.
+ *
+ * (a) cold start: kubelet process started → its first static pod started (one manifest in
+ *     place before start); the two kubelets start one after the other.
+ * (b) pod start: manifest written → container started, 20 pods, the two kubelets taking
+ *     turns so neither competes with the other for the CPU; p50 ratio, target ≤ 1.0.
+ * (c) steady state with 110 running pods each: CPU (cores) and RSS of the kubelet process,
+ *     sampled from /proc over 30 s at the same time; targets: CPU ratio ≤ 0.5, RSS ≤ 1.0.
+ *
+ * kubelet.ts runs as `deno run main.ts` (not the compiled binary: no denort here).
+ * Needs root, `bash scripts/peers.sh build` and the test images of scripts/cri_env.sh.
+ * Run: `deno run -A bench/peer_bench.ts [--quick]` (`--quick`: 5 pods, 20 steady pods, 10 s).
+ *
+ * @module
+ */
+// deno-lint-ignore-file no-console
+
+import { shortMethod, type TraceEntry } from "../tests/diff/normalize.ts";
+import { type Kind, type Side, startSide } from "../tests/diff/_sides.ts";
+import { pod } from "../tests/diff/scenarios.ts";
+
+const QUICK = Deno.args.includes("--quick");
+const STARTS = QUICK ? 5 : 20;
+const STEADY = QUICK ? 20 : 110;
+const SAMPLE_MS = QUICK ? 10_000 : 30_000;
+const NODE = "bench-node";
+const CLK_TCK = 100;
+
+const NETWORKS: Record<Kind, { bridge: string; subnet: string }> = {
+  ours: { bridge: "ktsb0", subnet: "10.84.0.0/16" },
+  upstream: { bridge: "ktsb1", subnet: "10.85.0.0/16" },
+};
+
+async function peersBin(): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args: [new URL("../scripts/peers.sh", import.meta.url).pathname, "dir"],
+  }).output();
+  if (out.code !== 0) throw new Error("run bash scripts/peers.sh build first");
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+const sleeper = (name: string) =>
+  pod(name, [{
+    name: "app",
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 36000 & wait"],
+  }]);
+
+/** Epoch ms at which each pod's first StartContainer returned, by `namespace/name`. */
+function startedAt(trace: TraceEntry[]): Map<string, number> {
+  const sandboxPod = new Map<string, string>();
+  const containerPod = new Map<string, string>();
+  const out = new Map<string, number>();
+  for (const e of trace) {
+    const req = e.request ?? {};
+    const res = e.response ?? {};
+    const call = shortMethod(e.method);
+    if (call === "RunPodSandbox") {
+      const meta =
+        (req.config as { metadata?: { name?: string; namespace?: string } })
+          ?.metadata;
+      if (meta?.name && typeof res.podSandboxId === "string") {
+        sandboxPod.set(res.podSandboxId, `${meta.namespace}/${meta.name}`);
+      }
+    } else if (call === "CreateContainer") {
+      const pod = sandboxPod.get(req.podSandboxId as string);
+      if (pod && typeof res.containerId === "string") {
+        containerPod.set(res.containerId, pod);
+      }
+    } else if (call === "StartContainer" && e.error === undefined) {
+      const pod = containerPod.get(req.containerId as string);
+      if (pod && !out.has(pod)) {
+        out.set(pod, Date.parse(e.start) + e.durationMs);
+      }
+    }
+  }
+  return out;
+}
+
+async function waitStarted(
+  side: Side,
+  keys: string[],
+  timeoutMs = 300_000,
+): Promise<Map<string, number>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const started = startedAt(await side.trace());
+    if (keys.every((k) => started.has(k))) return started;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${side.kind}: pods did not start within ${timeoutMs} ms`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** utime + stime of a process in seconds, and its RSS in MiB. */
+async function usage(pid: number): Promise<{ cpu: number; rssMiB: number }> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const cpu = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  return { cpu, rssMiB: rss };
+}
+
+const key = (name: string) => `default/${name}-${NODE}`;
+const bin = await peersBin();
+const results: string[] = [];
+
+// (a) cold start, one kubelet at a time.
+const cold: Record<Kind, number> = { ours: 0, upstream: 0 };
+for (const kind of ["ours", "upstream"] as const) {
+  await using side = await startSide({
+    kind,
+    node: NODE,
+    bin,
+    ...NETWORKS[kind],
+    manifests: { "first.yaml": sleeper("first") },
+  });
+  const started = await waitStarted(side, [key("first")]);
+  cold[kind] = started.get(key("first"))! - (await side.kubelet()).startedAt;
+}
+results.push(
+  `cold start → first pod started: ours ${cold.ours} ms, upstream ${cold.upstream} ms, ratio ${
+    (cold.ours / cold.upstream).toFixed(2)
+  }`,
+);
+
+// (b) and (c) with both kubelets up.
+await using ours = await startSide({
+  kind: "ours",
+  node: NODE,
+  bin,
+  ...NETWORKS.ours,
+});
+await using upstream = await startSide({
+  kind: "upstream",
+  node: NODE,
+  bin,
+  ...NETWORKS.upstream,
+});
+const sides = { ours, upstream };
+const latency: Record<Kind, number[]> = { ours: [], upstream: [] };
+for (let i = 0; i < STARTS; i++) {
+  for (const kind of ["ours", "upstream"] as const) {
+    const name = `start-${i}`;
+    const t0 = Date.now();
+    await Deno.writeTextFile(
+      `${sides[kind].manifestDir}/${name}.yaml`,
+      JSON.stringify(sleeper(name)),
+    );
+    const started = await waitStarted(sides[kind], [key(name)], 60_000);
+    latency[kind].push(started.get(key(name))! - t0);
+  }
+}
+const p50 = (k: Kind) => percentile(latency[k], 50);
+results.push(
+  `pod start (manifest → started, ${STARTS} pods) p50: ours ${
+    p50("ours")
+  } ms, upstream ${p50("upstream")} ms, ratio ${
+    (p50("ours") / p50("upstream")).toFixed(2)
+  } (target ≤ 1.0); p99 ours ${percentile(latency.ours, 99)} ms, upstream ${
+    percentile(latency.upstream, 99)
+  } ms`,
+);
+
+for (const kind of ["ours", "upstream"] as const) {
+  const names: string[] = [];
+  for (let i = STARTS; i < STEADY; i++) {
+    const name = `steady-${i}`;
+    names.push(key(name));
+    await Deno.writeTextFile(
+      `${sides[kind].manifestDir}/${name}.yaml`,
+      JSON.stringify(sleeper(name)),
+    );
+  }
+  const t0 = Date.now();
+  await waitStarted(sides[kind], names, 600_000);
+  results.push(
+    `${kind}: ${STEADY - STARTS} more pods started in ${
+      ((Date.now() - t0) / 1000).toFixed(1)
+    } s`,
+  );
+}
+// Let both settle (first relists, status updates) before sampling.
+await new Promise((r) => setTimeout(r, 15_000));
+const pids = {
+  ours: (await ours.kubelet()).pid,
+  upstream: (await upstream.kubelet()).pid,
+};
+const before = {
+  ours: await usage(pids.ours),
+  upstream: await usage(pids.upstream),
+};
+await new Promise((r) => setTimeout(r, SAMPLE_MS));
+const after = {
+  ours: await usage(pids.ours),
+  upstream: await usage(pids.upstream),
+};
+const cores = (k: Kind) => (after[k].cpu - before[k].cpu) / (SAMPLE_MS / 1000);
+const rss = (k: Kind) => after[k].rssMiB;
+results.push(
+  `steady ${STEADY} pods: CPU ours ${
+    cores("ours").toFixed(4)
+  } cores, upstream ${cores("upstream").toFixed(4)} cores, ratio ${
+    (cores("ours") / cores("upstream")).toFixed(2)
+  } (target ≤ 0.5)`,
+);
+results.push(
+  `steady ${STEADY} pods: RSS ours ${rss("ours").toFixed(0)} MiB, upstream ${
+    rss("upstream").toFixed(0)
+  } MiB, ratio ${(rss("ours") / rss("upstream")).toFixed(2)} (target ≤ 1.0)`,
+);
+console.log(results.join("\n"));
