@@ -13,6 +13,8 @@ import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import type { PodSyncer } from "./pod/types.ts";
 import {
+  CONTAINER_GC_PERIOD_MS,
+  type ContainerGc,
   createFileSource,
   createHttpSource,
   createProber,
@@ -24,6 +26,7 @@ import {
   PodWorkers,
   type ProbeConnect,
   type ProbeResults,
+  type RunningPod,
   runSyncLoop,
   type SyncLoopActivity,
   SyncLoopMonitor,
@@ -51,8 +54,15 @@ export interface KubeletDeps {
   runtime: Pick<RuntimeService, "listPodSandbox" | "listContainers">;
   /** Executes pod work (POD-CORE's `createPodSyncer`). */
   syncer: PodSyncer;
-  /** Stops and removes runtime pods whose UID is not active (POD-CORE). */
-  garbageCollectOrphans?: (activeUids: Set<string>) => Promise<void>;
+  /**
+   * The runtime's running pods; housekeeping stops those no pod worker knows (orphans).
+   * Omitted → orphans are left alone (tests that share a runtime).
+   */
+  listRunningPods?: () => Promise<RunningPod[]>;
+  /** Container GC, run every `containerGcPeriodMs` with the pod workers as state provider. */
+  containerGc?: ContainerGc;
+  /** The status cache; housekeeping drops statuses of pods that are gone. */
+  statuses?: Pick<PodStatusManager, "allStatuses" | "removePod">;
   clock: Clock;
   logger: Logger;
   /** For the HTTP source (tests). */
@@ -77,6 +87,8 @@ export interface KubeletOptions {
   watchManifests?: boolean;
   /** Jitter source of the pod workers (tests pass `() => 0`). */
   random?: () => number;
+  /** Container GC period (default 1 min, upstream `ContainerGCPeriod`). */
+  containerGcPeriodMs?: number;
 }
 
 /** A wired standalone kubelet. */
@@ -143,9 +155,8 @@ export function createKubelet(
     logger,
     allSourcesReady: () => podConfig.allSourcesReady(),
     ...(prober ? { prober } : {}),
-    ...(deps.garbageCollectOrphans
-      ? { garbageCollectOrphans: deps.garbageCollectOrphans }
-      : {}),
+    ...(deps.listRunningPods ? { listRunningPods: deps.listRunningPods } : {}),
+    ...(deps.statuses ? { statuses: deps.statuses } : {}),
   });
   const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
     callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
@@ -211,6 +222,17 @@ export function createKubelet(
       tasks.push(
         runSyncLoop({ queue, handler, clock, logger, monitor }, { signal }),
       );
+      if (deps.containerGc) {
+        tasks.push(runContainerGc(deps.containerGc, {
+          clock,
+          logger,
+          workers,
+          allSourcesReady: () => podConfig.allSourcesReady(),
+        }, {
+          periodMs: options.containerGcPeriodMs ?? CONTAINER_GC_PERIOD_MS,
+          signal,
+        }));
+      }
     },
     async refreshSources() {
       for (const s of sources) await s.refresh();
@@ -233,4 +255,33 @@ export function createKubelet(
       await this.stop();
     },
   };
+}
+
+/** Upstream `StartGarbageCollection`: one container GC pass per period until `signal` aborts. */
+async function runContainerGc(
+  gc: ContainerGc,
+  deps: {
+    clock: Clock;
+    logger: Logger;
+    workers: PodWorkers;
+    allSourcesReady: () => boolean;
+  },
+  options: { periodMs: number; signal: AbortSignal },
+): Promise<void> {
+  const { signal } = options;
+  while (!signal.aborted) {
+    await deps.clock.sleep(options.periodMs, signal).catch(() => {});
+    if (signal.aborted) break;
+    try {
+      await gc.collect(deps.workers, {
+        allSourcesReady: deps.allSourcesReady(),
+        signal,
+      });
+    } catch (cause) {
+      if (signal.aborted) break;
+      deps.logger.error("Container garbage collection failed", {
+        err: cause instanceof Error ? cause.message : String(cause),
+      });
+    }
+  }
 }

@@ -10,9 +10,10 @@ import { systemClock } from "./clock/mod.ts";
 import { createKubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
 import {
+  createContainerGc,
   createPodSyncer,
   createProbeResults,
-  garbageCollectOrphans,
+  listRunningPods,
 } from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
@@ -43,6 +44,12 @@ export interface KubeletRunContext {
     hostnameOverride?: string | undefined;
     /** `--root-dir`: termination-message files live under `<rootDir>/pods/`. */
     rootDir?: string | undefined;
+    /** `--minimum-container-ttl-duration` (container GC `MinAge`, default 0). */
+    minimumContainerTTLDuration?: string | undefined;
+    /** `--maximum-dead-containers-per-container` (default 1). */
+    maxPerPodContainerCount?: number | undefined;
+    /** `--maximum-dead-containers` (default -1: no limit). */
+    maxContainerCount?: number | undefined;
   };
   logger: Logger;
   signal: AbortSignal;
@@ -157,21 +164,32 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
       ? { maxParallelImagePulls: config.maxParallelImagePulls }
       : {}),
   });
+  const containerGc = createContainerGc({
+    runtime,
+    clock,
+    logger: logger.with({ component: "container-gc" }),
+  }, {
+    podLogsDir: config.podLogsDir ?? "/var/log/pods",
+    ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
+    policy: {
+      minAgeMs: durationMs(
+        ctx.flags.minimumContainerTTLDuration,
+        "minimumContainerTTLDuration",
+        0,
+      ),
+      maxPerPodContainer: ctx.flags.maxPerPodContainerCount ?? 1,
+      maxContainers: ctx.flags.maxContainerCount ?? -1,
+    },
+  });
   const kubelet = createKubelet({
     runtime,
     syncer,
     clock,
     logger,
     probes: { runtime, statuses: statusManager, results: probeResults },
-    garbageCollectOrphans: async (active) => {
-      const result = await garbageCollectOrphans({ runtime, logger }, active);
-      if (result.containersRemoved || result.sandboxesRemoved) {
-        logger.info("Removed orphaned runtime objects", {
-          containers: result.containersRemoved,
-          sandboxes: result.sandboxesRemoved,
-        });
-      }
-    },
+    listRunningPods: () => listRunningPods(runtime),
+    containerGc,
+    statuses: statusManager,
   }, {
     nodeName,
     ...(config.staticPodPath ? { staticPodPath: config.staticPodPath } : {}),

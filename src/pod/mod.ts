@@ -64,6 +64,25 @@ export type {
 } from "./gc.ts";
 /** Reads one pod's sandboxes/containers from the runtime. */
 export { getPodRuntimeStatus } from "./runtime_pod_status.ts";
+export {
+  CONTAINER_GC_PERIOD_MS,
+  createContainerGc,
+  DEFAULT_CONTAINER_GC_POLICY,
+  planContainerGc,
+  planSandboxGc,
+  podUidFromLogDirectory,
+} from "./container_gc.ts";
+export type {
+  ContainerGc,
+  ContainerGcDeps,
+  ContainerGcOptions,
+  ContainerGcPolicy,
+  ContainerGcResult,
+  GcFileSystem,
+  PodStateProvider,
+} from "./container_gc.ts";
+export { listRunningPods, runningPodStandIn } from "./runtime_pods.ts";
+export type { ListRunningPodsOptions, RunningPod } from "./runtime_pods.ts";
 export { containerHashString, hashContainer } from "./container_hash.ts";
 export {
   ContainerConfigError,

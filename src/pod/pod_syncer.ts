@@ -44,7 +44,6 @@ import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import {
   containerDirectory,
   denoTerminationMessageWriter,
-  podDirectory,
   type TerminationMessageReader,
   type TerminationMessageWriter,
 } from "./termination_message.ts";
@@ -564,50 +563,58 @@ class KubePodSyncer implements RuntimePodSyncer {
     );
   }
 
+  async syncTerminatingRuntimePod(
+    work: PodWork,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const pod = work.pod;
+    const status = await this.#readRuntime(pod, signal);
+    const results = await killPod(this.#kill, { pod: undefined, status }, {
+      signal,
+      gracePeriodOverride: work.gracePeriodSeconds ?? 1,
+    });
+    const failures = results.filter((r) => r.reason);
+    if (failures.length > 0) {
+      throw new Error(
+        `Cannot stop orphaned pod "${pod.metadata.namespace}/${pod.metadata.name}": ${
+          failures.map((f) => f.message).join("; ")
+        }`,
+      );
+    }
+  }
+
+  /**
+   * Upstream `SyncTerminatedPod`: the final status is recorded and in-memory state released, but
+   * the exited containers, their logs and the stopped sandbox stay. Container GC removes them
+   * once the pod is deleted (`ShouldPodContentBeRemoved`), so a restarted kubelet still sees a
+   * finished pod as Succeeded/Failed and starts nothing.
+   */
   async syncTerminatedPod(work: PodWork, signal: AbortSignal): Promise<void> {
     const pod = work.pod;
     const uid = uidOf(pod);
     const status = await this.#readRuntime(pod, signal);
-    const known = this.#deps.statusManager.getPodStatus(uid) !== undefined;
-    if (
-      !known && status.sandboxes.length === 0 && status.containers.length === 0
-    ) {
-      return; // already cleaned up
+    const running = status.containers.filter((c) =>
+      c.state === "running" || c.state === "unknown"
+    );
+    if (running.length > 0 || status.sandboxes.some((s) => s.ready)) {
+      // anything still running was missed by the terminating step
+      await killPod(this.#kill, { pod, status }, {
+        signal,
+        gracePeriodOverride: 0,
+      });
     }
     const final = terminatePodStatus(this.#computeStatus(pod, status, true), {
       isStatic: isStaticPod(pod),
+      initContainers: pod.spec.initContainers?.length ?? 0,
     });
     this.#deps.statusManager.setPodStatus(pod, final);
-    // anything still running was missed by the terminating step: stop it before removing
-    await killPod(this.#kill, { pod, status }, {
-      signal,
-      gracePeriodOverride: 0,
-    });
-    for (const c of status.containers) await this.#remove(pod, c, signal);
-    for (const s of status.sandboxes) {
-      try {
-        await this.#deps.runtime.removePodSandbox({ podSandboxId: s.id }, {
-          signal,
-        });
-      } catch (error) {
-        signal.throwIfAborted();
-        if (!isNotFound(error)) throw error;
-      }
-    }
     for (
       const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]
     ) {
       this.#backoff.reset(containerBackoffKey(pod, c));
     }
-    if (this.#options.rootDir && uid) {
-      // every container is gone: drop the pod's termination-message files
-      const podDir = podDirectory(this.#options.rootDir, uid);
-      await this.#removePath(`${podDir}/containers`);
-      await this.#messageWriter.removeEmptyDir(podDir).catch(() => {});
-    }
     this.#reasons.delete(uid);
     this.#lastResults.delete(uid);
-    this.#deps.statusManager.removePod(uid);
   }
 }
 

@@ -85,11 +85,9 @@ Deno.test("syncPod() mounts a fresh 0666 message file and reports what the conta
 
   await t.syncer.syncTerminatingPod(work(p), t.signal);
   await t.syncer.syncTerminatedPod(work(p), t.signal);
-  await assert.rejects(
-    Deno.stat(`${t.dir}/root/pods/u1`),
-    Deno.errors.NotFound,
-    "the pod's message files are removed with the pod",
-  );
+  // the exited container stays until container GC removes the pod's content, and so does the
+  // file its status is read from
+  assert.equal(await Deno.readTextFile(hostPath), "bye\n");
 });
 
 Deno.test("syncPod() keeps the old instance's message as lastState and gives a restart a new file", async () => {

@@ -367,7 +367,9 @@ Deno.test("syncTerminatingPod() stops a cooperative container at once with SIGTE
   assert.equal([...runtime.containers.values()][0]?.exitCode, 143);
 });
 
-Deno.test("syncTerminatedPod() removes runtime objects and forgets the status", async () => {
+Deno.test("syncTerminatedPod() keeps the exited containers, the sandbox and the final status", async () => {
+  // upstream SyncTerminatedPod leaves a finished pod's content to container GC, which removes
+  // it only once the pod is deleted: a restarted kubelet must still see it finished
   const { runtime, statusManager, syncer, signal } = setup();
   const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });
   await syncer.syncPod(work(p), signal);
@@ -376,14 +378,20 @@ Deno.test("syncTerminatedPod() removes runtime objects and forgets the status", 
   statusManager.onChange((c) =>
     changes.push(c.kind === "set" ? `set ${c.entry.status.phase}` : c.kind)
   );
+  const before = runtime.calls.length;
   await syncer.syncTerminatedPod(work(p), signal);
   await syncer.syncTerminatedPod(work(p), signal); // idempotent
-  assert.equal(runtime.containers.size, 0);
-  assert.equal(runtime.sandboxes.size, 0);
-  assert.equal(statusManager.getPodStatus("u1"), undefined);
+  assert.equal(runtime.containers.size, 1);
+  assert.equal([...runtime.containers.values()][0]?.state, "exited");
+  assert.equal(runtime.sandboxes.size, 1);
+  assert.deepEqual(
+    runtime.calls.slice(before).filter((c) => c.startsWith("remove")),
+    [],
+  );
+  assert.equal(statusManager.getPodStatus("u1")?.phase, "Failed");
   assert.deepEqual(
     changes,
-    ["removed"],
+    [],
     "the final status was already stored while terminating",
   );
 });

@@ -22,6 +22,10 @@
  *                                 or restarted by it when the same UID was created again
  * ```
  *
+ * A runtime-only pod (`work.runtimeOnly`: an orphan housekeeping found running) starts in
+ * TERMINATING, calls `syncTerminatingRuntimePod` and goes straight to FINISHED (upstream
+ * `SyncTerminatingRuntimePod`); it never delays a static pod with the same full name.
+ *
  * Contract:
  * - Calls for one UID never overlap. While a call runs, further updates are kept in a one-slot
  *   mailbox: only the latest pending update survives (latest update wins).
@@ -78,6 +82,12 @@ interface Worker {
   waitingFor: string | undefined;
   /** A finished UID was added again; `syncKnownPods` starts it afresh. */
   restartRequested: boolean;
+  /** Deleted (deletionTimestamp, or a runtime-only orphan): GC may remove its content. */
+  deleted: boolean;
+  /** Evicted by the kubelet: GC may remove its content once it stopped. */
+  evicted: boolean;
+  /** Known only from the runtime (no spec). */
+  runtimeOnly: boolean;
 }
 
 const TERMINAL_PHASES = new Set(["Succeeded", "Failed"]);
@@ -92,6 +102,8 @@ export class PodWorkers implements AsyncDisposable {
   #stop = new AbortController();
   #loops = new Set<Promise<void>>();
   #idleWaiters: (() => void)[] = [];
+  /** Set by the first `syncKnownPods`: every source reported, unknown UIDs are garbage. */
+  #podsSynced = false;
 
   constructor(deps: PodWorkersDeps, options: PodWorkersOptions = {}) {
     this.#deps = deps;
@@ -112,9 +124,14 @@ export class PodWorkers implements AsyncDisposable {
     const uid = work.pod.metadata.uid;
     if (!uid) return;
     let w = this.#workers.get(uid);
+    if (w && work.runtimeOnly && w.phase !== "syncing") {
+      // a terminating or stopped pod may still be listed as running: its worker handles it
+      return;
+    }
     if (!w) {
       w = this.#newWorker(uid, work);
     }
+    if (work.pod.metadata.deletionTimestamp) w.deleted = true;
     if (w.phase === "finished") {
       if (work.updateType === "create") {
         // The same UID was added again after it finished: housekeeping restarts it.
@@ -163,6 +180,33 @@ export class PodWorkers implements AsyncDisposable {
     return phase !== undefined && phase !== "syncing";
   }
 
+  /** True when the UID has a worker (in any phase, finished included). */
+  has(uid: string): boolean {
+    return this.#workers.has(uid);
+  }
+
+  /**
+   * Whether container GC may remove everything the runtime holds for the pod (upstream
+   * `podWorkers.ShouldPodContentBeRemoved`): evicted, or deleted and stopped; a UID without a
+   * worker once every source has reported (`syncKnownPods` ran).
+   */
+  shouldPodContentBeRemoved(uid: string): boolean {
+    const w = this.#workers.get(uid);
+    if (!w) return this.#podsSynced;
+    return w.evicted || (w.deleted && isStopped(w.phase));
+  }
+
+  /**
+   * Whether the pod's containers may go (upstream `ShouldPodRuntimeBeRemoved`): it stopped, or
+   * it is unknown once every source has reported. Used when disk pressure GC removes the
+   * content of pods that are not deleted.
+   */
+  shouldPodRuntimeBeRemoved(uid: string): boolean {
+    const w = this.#workers.get(uid);
+    if (!w) return this.#podsSynced;
+    return isStopped(w.phase);
+  }
+
   /** UIDs of workers that are not finished (their pods may still have running containers). */
   activeUids(): Set<string> {
     const out = new Set<string>();
@@ -189,6 +233,7 @@ export class PodWorkers implements AsyncDisposable {
    * added again (a `create` after it finished) is forgotten and started afresh.
    */
   syncKnownPods(desired: Set<string>): void {
+    this.#podsSynced = true;
     for (const w of [...this.#workers.values()]) {
       if (w.phase === "finished" && w.restartRequested && desired.has(w.uid)) {
         this.#workers.delete(w.uid);
@@ -224,10 +269,11 @@ export class PodWorkers implements AsyncDisposable {
 
   #newWorker(uid: string, work: PodWork): Worker {
     const fullName = podFullName(work.pod);
-    const older = [...this.#workers.values()].find((o) =>
-      o.fullName === fullName && o.phase !== "finished"
-    );
-    const kill = work.updateType === "kill";
+    const older = work.runtimeOnly ? undefined : [...this.#workers.values()]
+      .find((o) =>
+        o.fullName === fullName && o.phase !== "finished" && !o.runtimeOnly
+      );
+    const kill = work.updateType === "kill" || work.runtimeOnly === true;
     const w: Worker = {
       uid,
       fullName,
@@ -240,6 +286,9 @@ export class PodWorkers implements AsyncDisposable {
       requeueAt: undefined,
       waitingFor: older?.uid,
       restartRequested: false,
+      deleted: work.runtimeOnly === true,
+      evicted: false,
+      runtimeOnly: work.runtimeOnly === true,
     };
     this.#workers.set(uid, w);
     return w;
@@ -301,12 +350,26 @@ export class PodWorkers implements AsyncDisposable {
       } else if (phase === "terminating") {
         const grace = w.grace ??
           effectiveGrace(undefined, { pod: w.pod, updateType: "kill" });
-        await syncer.syncTerminatingPod(
-          { pod: w.pod, updateType: "kill", gracePeriodSeconds: grace },
-          signal,
-        );
+        const kill: PodWork = {
+          pod: w.pod,
+          updateType: "kill",
+          gracePeriodSeconds: grace,
+        };
+        if (w.runtimeOnly) {
+          kill.runtimeOnly = true;
+          await (syncer.syncTerminatingRuntimePod ?? syncer.syncTerminatingPod)
+            .call(syncer, kill, signal);
+        } else {
+          await syncer.syncTerminatingPod(kill, signal);
+        }
         if (w.pending && ac.signal.aborted) return; // grace shortened: run again
         log.info("Pod containers stopped");
+        if (w.runtimeOnly) {
+          // nothing of an orphan is left to finish: GC removes its content
+          w.phase = "finished";
+          w.pending = undefined;
+          return;
+        }
         w.phase = "terminated";
         w.pending = { pod: w.pod, updateType: "kill" };
       } else if (phase === "terminated") {
@@ -350,6 +413,10 @@ class TransitionError extends Error {
     super("Pod worker is changing state");
     this.name = "TransitionError";
   }
+}
+
+function isStopped(phase: WorkerPhase): boolean {
+  return phase === "terminated" || phase === "finished";
 }
 
 function wantsTermination(work: PodWork): boolean {

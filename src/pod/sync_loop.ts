@@ -3,7 +3,7 @@
  * config (updates), the PLEG (lifecycle events), the prober (result changes), a 1 s resync ticker and a 2 s housekeeping
  * ticker. {@linkcode dispatch} maps one event to one {@linkcode SyncHandler} call and is tested
  * per event; {@linkcode PodSyncHandler} is the kubelet's handler (pod manager + pod workers +
- * orphan garbage collection once every source has reported).
+ * orphan clean-up once every source has reported).
  *
  * @module
  */
@@ -13,6 +13,7 @@ import type { Logger } from "../log/mod.ts";
 import type { PodUpdate } from "./pod_config.ts";
 import type { PodLifecycleEvent } from "./pleg.ts";
 import type { PodWorkers } from "./pod_workers.ts";
+import { type RunningPod, runningPodStandIn } from "./runtime_pods.ts";
 import { podFullName } from "./types.ts";
 import type { Pod } from "./types.ts";
 import { CONFIG_SEEN_ANNOTATION } from "./static_pod.ts";
@@ -174,8 +175,16 @@ export interface PodSyncHandlerDeps {
   logger: Logger;
   /** True once every pod source has reported (pod config). */
   allSourcesReady: () => boolean;
-  /** Stops and removes runtime pods whose UID is not in the set (POD-CORE's orphan GC). */
-  garbageCollectOrphans?: (activeUids: Set<string>) => Promise<void>;
+  /**
+   * The runtime's running pods (a running container or a ready sandbox). Housekeeping hands
+   * each one no pod worker knows to a worker that stops it; omitted → orphans are left alone.
+   */
+  listRunningPods?: () => Promise<RunningPod[]>;
+  /** Statuses of pods that left the configuration and finished are dropped by housekeeping. */
+  statuses?: {
+    allStatuses(): readonly { uid: string }[];
+    removePod(uid: string): void;
+  };
   /** Told when a pod is removed, so liveness/startup probing stops during its termination. */
   prober?: { stopLivenessAndStartup(uid: string): Promise<void> };
 }
@@ -285,10 +294,37 @@ export class PodSyncHandler implements SyncHandler {
     try {
       const desired = new Set(this.#pods.keys());
       workers.syncKnownPods(desired);
-      const active = new Set([...desired, ...workers.activeUids()]);
-      await this.#deps.garbageCollectOrphans?.(active);
+      const statuses = this.#deps.statuses;
+      for (const { uid } of statuses?.allStatuses() ?? []) {
+        if (!desired.has(uid) && !workers.has(uid)) statuses?.removePod(uid);
+      }
+      await this.#killOrphans();
     } finally {
       this.#housekeeping = false;
+    }
+  }
+
+  /**
+   * Upstream `HandlePodCleanups`: every running runtime pod without a pod worker goes to a new
+   * worker that stops it with a 1 s grace override (raised to the 2 s minimum per container).
+   * Only the list is awaited; the stops run in the workers, so the loop moves on at once.
+   */
+  async #killOrphans(): Promise<void> {
+    const list = this.#deps.listRunningPods;
+    if (!list) return;
+    const { workers, logger } = this.#deps;
+    for (const running of await list()) {
+      if (workers.has(running.uid)) continue;
+      logger.info("Stopping orphaned pod", {
+        pod: `${running.namespace}/${running.name}`,
+        podUID: running.uid,
+      });
+      workers.updatePod({
+        pod: runningPodStandIn(running),
+        updateType: "kill",
+        runtimeOnly: true,
+        gracePeriodSeconds: 1,
+      });
     }
   }
 

@@ -11,6 +11,7 @@ import {
   runSyncLoop,
   type SyncHandler,
 } from "./sync_loop.ts";
+import type { RunningPod } from "./runtime_pods.ts";
 import type { Pod, PodSyncer } from "./types.ts";
 
 function pod(uid: string): Pod {
@@ -118,6 +119,7 @@ Deno.test("runSyncLoop() consumes queued events and ticks resync and housekeepin
 function handlerWithWorkers(ready: { value: boolean }) {
   const synced: string[] = [];
   const gc: string[][] = [];
+  const running: RunningPod[] = [];
   const syncer: PodSyncer = {
     syncPod: (w) => {
       synced.push(`sync ${w.pod.metadata.uid} ${w.updateType}`);
@@ -131,6 +133,12 @@ function handlerWithWorkers(ready: { value: boolean }) {
       synced.push(`terminated ${w.pod.metadata.uid}`);
       return Promise.resolve();
     },
+    syncTerminatingRuntimePod: async (w, signal) => {
+      synced.push(`orphan ${w.pod.metadata.uid} grace ${w.gracePeriodSeconds}`);
+      // a stop that takes its grace period (2 s minimum per container)
+      await clock.sleep(2_000, signal);
+      synced.push(`orphan ${w.pod.metadata.uid} stopped`);
+    },
   };
   const clock = new FakeClock();
   const workers = new PodWorkers(
@@ -142,12 +150,12 @@ function handlerWithWorkers(ready: { value: boolean }) {
     clock,
     logger: new CaptureLogger(),
     allSourcesReady: () => ready.value,
-    garbageCollectOrphans: (active) => {
-      gc.push([...active].sort());
-      return Promise.resolve();
+    listRunningPods: () => {
+      gc.push(running.map((p) => p.uid));
+      return Promise.resolve([...running]);
     },
   });
-  return { handler, workers, synced, gc, clock };
+  return { handler, workers, synced, gc, clock, running };
 }
 
 Deno.test("PodSyncHandler syncs known pods on PLEG events and ignores unknown pods and removals", async () => {
@@ -208,20 +216,60 @@ Deno.test("PodSyncHandler.handlePodRemoves() stops liveness and startup probing 
   assert.deepEqual(stopped, ["a"]);
 });
 
-Deno.test("PodSyncHandler.handleHousekeeping() collects orphans only after every source reported", async () => {
+Deno.test("PodSyncHandler.handleHousekeeping() hands orphans to pod workers only after every source reported", async () => {
   const ready = { value: false };
-  const { handler, workers, synced, gc } = handlerWithWorkers(ready);
+  const { handler, workers, synced, gc, running, clock } = handlerWithWorkers(
+    ready,
+  );
   await using _ = workers;
   handler.handlePodAdditions([pod("a"), pod("b")]);
   await workers.whenIdle();
+  running.push(
+    { uid: "a", name: "a", namespace: "default" },
+    { uid: "orphan", name: "old", namespace: "default" },
+  );
   await handler.handleHousekeeping();
-  assert.deepEqual(gc, []);
+  assert.deepEqual(gc, [], "the runtime is not even listed before then");
   ready.value = true;
   handler.handlePodRemoves([pod("b")]);
   await workers.whenIdle();
   await handler.handleHousekeeping();
-  assert.deepEqual(gc, [["a"]]);
+  assert.deepEqual(gc, [["a", "orphan"]]);
   assert.ok(synced.includes("terminated b"));
+  assert.equal(workers.phaseOf("orphan"), "terminating");
+  // listed again while it stops: its worker already handles it
+  await handler.handleHousekeeping();
+  assert.equal(synced.filter((s) => s === "orphan orphan grace 1").length, 1);
+  await clock.advance(2_000);
+  await workers.whenIdle();
+  assert.ok(synced.includes("orphan orphan grace 1"));
+  assert.ok(synced.includes("orphan orphan stopped"));
+  assert.ok(!synced.some((s) => s.startsWith("sync orphan")));
+  assert.ok(!synced.includes("terminated orphan"), "orphans finish at once");
+  assert.equal(workers.phaseOf("orphan"), "finished");
+  assert.equal(workers.shouldPodContentBeRemoved("orphan"), true);
+});
+
+Deno.test("PodSyncHandler.handleHousekeeping() returns before the orphans have stopped", async () => {
+  // upstream HandlePodCleanups only dispatches the kills; the old code awaited every stop
+  const { handler, workers, synced, running } = handlerWithWorkers({
+    value: true,
+  });
+  await using _ = workers;
+  for (let i = 0; i < 10; i++) {
+    running.push({ uid: `o${i}`, name: `old${i}`, namespace: "default" });
+  }
+  await handler.handleHousekeeping(); // the fake clock never moves: stops cannot finish
+  assert.equal(
+    synced.filter((s) => s.startsWith("orphan") && s.endsWith("grace 1"))
+      .length,
+    10,
+    "every orphan is being stopped in parallel",
+  );
+  assert.equal(synced.filter((s) => s.endsWith("stopped")).length, 0);
+  handler.handlePodAdditions([pod("new")]);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.ok(synced.includes("sync new create"), "a new pod starts meanwhile");
 });
 
 Deno.test("PodSyncHandler.handleResync() re-syncs pods whose requeue time passed, with the latest spec", async () => {

@@ -385,6 +385,11 @@ export interface PodWork {
   updateType: PodUpdateType;
   /** Effective grace period (seconds) decided by the pod worker; overrides the pod's own. */
   gracePeriodSeconds?: number;
+  /**
+   * The pod exists only in the runtime (an orphan found by housekeeping; upstream's `RunningPod`
+   * kill): `pod` is a stand-in built from runtime labels with no containers in its spec.
+   */
+  runtimeOnly?: boolean;
 }
 
 /** Result of {@linkcode PodSyncer.syncPod}. */
@@ -414,8 +419,19 @@ export interface PodSyncer {
   syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome>;
   /** Stop all containers within the grace period, then the sandbox(es). Idempotent. */
   syncTerminatingPod(work: PodWork, signal: AbortSignal): Promise<void>;
-  /** Final cleanup of a terminated pod (remove containers/sandboxes, forget status). Idempotent. */
+  /**
+   * Final step of a terminated pod: record its final status and release what the kubelet holds
+   * for it. Exited containers and the stopped sandbox stay in the runtime (their logs and exit
+   * codes stay readable, a restarted kubelet sees the pod finished); container GC removes them
+   * once the pod is deleted (upstream `SyncTerminatedPod`). Idempotent.
+   */
   syncTerminatedPod(work: PodWork, signal: AbortSignal): Promise<void>;
+  /**
+   * Stops every container and sandbox of a pod that only the runtime knows (`work.runtimeOnly`)
+   * with `work.gracePeriodSeconds`; records no status (upstream `SyncTerminatingRuntimePod`).
+   * Optional: without it the workers call `syncTerminatingPod`.
+   */
+  syncTerminatingRuntimePod?(work: PodWork, signal: AbortSignal): Promise<void>;
 }
 
 /** `namespace/name` of a pod, for logs and messages. */

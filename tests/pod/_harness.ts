@@ -4,9 +4,11 @@ import { FakeClock } from "../../src/clock/testing.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
 import {
+  type ContainerGcPolicy,
+  createContainerGc,
   createPodSyncer,
   createProbeResults,
-  garbageCollectOrphans,
+  listRunningPods,
   type ProbeResults,
 } from "../../src/pod/mod.ts";
 import {
@@ -65,6 +67,8 @@ export async function startHarness(
     scenario?: SimScenario;
     /** Also read pods from this URL through `fetch`. */
     http?: { url: string; fetch: typeof fetch };
+    /** Container GC policy (default upstream's: 0 s, 1 per container, no node limit). */
+    gcPolicy?: ContainerGcPolicy;
   } = {},
 ): Promise<Harness> {
   const dir = await Deno.makeTempDir({ prefix: "kts-pod-it-" });
@@ -104,9 +108,12 @@ export async function startHarness(
       clock,
       logger,
       probes: { runtime, statuses: statusManager, results: probeResults },
-      garbageCollectOrphans: async (active) => {
-        await garbageCollectOrphans({ runtime, logger }, active);
-      },
+      listRunningPods: () => listRunningPods(runtime),
+      containerGc: createContainerGc({ runtime, clock, logger }, {
+        podLogsDir: `${dir}/logs`,
+        ...(options.gcPolicy ? { policy: options.gcPolicy } : {}),
+      }),
+      statuses: statusManager,
       ...(options.http ? { fetch: options.http.fetch } : {}),
     }, {
       nodeName: NODE,
