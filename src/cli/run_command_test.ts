@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { readYaml } from "../util/yaml.ts";
 import { applyKubeletConfigurationDefaults } from "../config/mod.ts";
 import {
   createKubeletFlagSet,
@@ -245,7 +245,7 @@ Deno.test("runCommand() --dry-run prints YAML that round-trips to the same confi
   ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.started.length, 0);
-  const doc = parseYaml(r.stdout) as Record<string, unknown>;
+  const doc = (await readYaml(r.stdout)).value as Record<string, unknown>;
   assert.equal(doc.apiVersion, "kubelet.config.k8s.io/v1beta1");
   assert.equal(doc.kind, "KubeletConfiguration");
   assert.equal(doc.port, 8081);
@@ -270,7 +270,10 @@ Deno.test("runCommand() --dry-run prints YAML that round-trips to the same confi
     assert.ok(key in doc, `field ${key} printed`);
   }
   const again = await applyKubeletConfigurationDefaults(doc);
-  assert.deepEqual(parseYaml(r.stdout), JSON.parse(JSON.stringify(again)));
+  assert.deepEqual(
+    (await readYaml(r.stdout)).value,
+    JSON.parse(JSON.stringify(again)),
+  );
 });
 
 Deno.test("runCommand() --dry-run appends the permission plan as comments", async () => {

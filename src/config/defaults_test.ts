@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parse } from "yaml";
+import { readYaml } from "../util/yaml.ts";
 import { createFeatureGates } from "../features/mod.ts";
 import {
   applyKubeletConfigurationDefaults,
@@ -17,7 +17,7 @@ const GOLDEN_URL = new URL(
 );
 
 Deno.test("defaultKubeletConfiguration() equals the upstream v1.34 default document", async () => {
-  const golden = parse(await Deno.readTextFile(GOLDEN_URL));
+  const golden = (await readYaml(await Deno.readTextFile(GOLDEN_URL))).value;
   assert.deepEqual(defaultKubeletConfiguration(), golden);
 });
 
@@ -38,7 +38,8 @@ Deno.test("loadConfigFile() of an envelope-only file gives the defaults plus evi
       "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n",
     );
     const loaded = await loadConfigFile(path, { os: "linux" });
-    const golden = parse(await Deno.readTextFile(GOLDEN_URL));
+    const golden = (await readYaml(await Deno.readTextFile(GOLDEN_URL)))
+      .value as Record<string, unknown>;
     golden.evictionHard = {
       "memory.available": "100Mi",
       "nodefs.available": "10%",

@@ -350,3 +350,23 @@ Deno.test("loadConfigFile() resolves relative paths like filepath.Join (no trail
     },
   );
 });
+
+Deno.test("loadConfigFile() reads YAML 1.1 scalars as sigs.k8s.io/yaml does", async () => {
+  await withFile(
+    `${HEADER}failSwapOn: no\nserializeImagePulls: on\nenableServer: yes\nmaxPods: 0777\nregistryBurst: 1e3\nport: 0x2800\n`,
+    async (path) => {
+      const c = await loadConfigFile(path);
+      assert.equal(c.failSwapOn, false);
+      assert.equal(c.serializeImagePulls, true);
+      assert.equal(c.enableServer, true);
+      assert.equal(c.maxPods, 511);
+      assert.equal(c.registryBurst, 1000);
+      assert.equal(c.port, 10240);
+    },
+  );
+  const inf = await loadError(`${HEADER}memoryThrottlingFactor: .inf\n`);
+  assert.match(
+    inf.message,
+    /failed to decode: json: unsupported value: \+Inf$/,
+  );
+});

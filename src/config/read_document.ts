@@ -1,10 +1,9 @@
 /**
- * Config text to a decoded value: the fast YAML subset reader first, the
- * full YAML engine (`decode.ts`, the yaml package) for documents outside
- * its reach, which includes every document with a syntax error.
+ * Config text to a decoded value, through the one YAML reader
+ * (`util/yaml.ts`) with upstream's lenient fallback for repeated keys.
  * @module
  */
-import { parseYamlSubset, UNSUPPORTED } from "../util/yaml_subset.ts";
+import { readYaml } from "../util/yaml.ts";
 import type { ParsedText } from "./envelope.ts";
 
 /**
@@ -12,7 +11,6 @@ import type { ParsedText } from "./envelope.ts";
  * last value wins). Rejects with SyntaxError naming line and column.
  */
 export async function parseConfigDocument(text: string): Promise<ParsedText> {
-  const value = parseYamlSubset(text);
-  if (value !== UNSUPPORTED) return { value, strictErrors: [] };
-  return (await import("./decode.ts")).parseConfigText(text);
+  const read = await readYaml(text, { allowDuplicateKeys: true });
+  return { value: read.value, strictErrors: read.duplicateKeys };
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { dir, isAbs, join } from "../util/posix_path.ts";
-import { parseYamlSubset, UNSUPPORTED } from "../util/yaml_subset.ts";
+import { readYaml } from "../util/yaml.ts";
 
 /** What a kubeconfig makes the kubelet touch. */
 export interface KubeconfigNeeds {
@@ -55,6 +55,15 @@ export function serverHostPort(server: string): string | undefined {
 }
 
 /**
+ * Reads kubeconfig text as client-go's loader does (`sigs.k8s.io/yaml`
+ * semantics through the one YAML reader: `insecure-skip-tls-verify: yes`
+ * is true, `0777` is 511). Rejects with SyntaxError for invalid YAML.
+ */
+export async function readKubeconfig(text: string): Promise<unknown> {
+  return (await readYaml(text)).value;
+}
+
+/**
  * Extracts the API servers and referenced files from kubeconfig text. Uses the
  * current context when set, otherwise every cluster and user listed. Relative
  * file paths are resolved against the kubeconfig's own directory, as kubectl
@@ -65,10 +74,9 @@ export async function kubeconfigNeeds(
   text: string,
   path: string,
 ): Promise<KubeconfigNeeds> {
-  let doc: unknown = parseYamlSubset(text);
+  let doc: unknown;
   try {
-    // The yaml package is loaded only for kubeconfigs the fast reader skips.
-    if (doc === UNSUPPORTED) doc = (await import("yaml")).parse(text);
+    doc = await readKubeconfig(text);
   } catch (cause) {
     throw new SyntaxError(`Cannot parse kubeconfig "${path}": not valid YAML`, {
       cause,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readKubeconfig } from "./kubeconfig.ts";
 import { kubeconfigNeeds, serverHostPort } from "./mod.ts";
 
 Deno.test("serverHostPort() defaults the port from the scheme", () => {
@@ -56,4 +57,17 @@ Deno.test("kubeconfigNeeds() rejects text that is not YAML, naming the file", as
       error instanceof SyntaxError &&
       error.message.includes('"/etc/kubernetes/kubelet.conf"'),
   );
+});
+
+Deno.test("readKubeconfig() reads YAML 1.1 scalars as client-go (sigs.k8s.io/yaml) does", async () => {
+  const doc = await readKubeconfig(
+    "clusters:\n- name: a\n  cluster:\n    server: https://a:6443\n    insecure-skip-tls-verify: yes\npreferences:\n  colors: on\n  mode: 0777\n  limit: 1e3\n",
+  );
+  assert.deepStrictEqual(doc, {
+    clusters: [{
+      name: "a",
+      cluster: { server: "https://a:6443", "insecure-skip-tls-verify": true },
+    }],
+    preferences: { colors: true, mode: 511, limit: 1000 },
+  });
 });

@@ -1,14 +1,15 @@
 /**
- * Static pod manifests: parsing (YAML or JSON, several documents per file, `PodList`s), a small
- * structural validation that names the offending field, and the static-pod defaulting the
- * kubelet applies to pods that come from a file or an URL (name suffix, namespace, UID derived
- * from the content, config annotations).
+ * Static pod manifests: parsing (YAML or JSON through the one YAML reader, so `hostNetwork:
+ * yes` is true as in the upstream kubelet; one pod per manifest, a `PodList` only from an URL),
+ * a small structural validation that names the offending field, and the static-pod defaulting
+ * the kubelet applies to pods that come from a file or an URL (name suffix, namespace, UID
+ * derived from the content, config annotations).
  *
  * @module
  */
 
 import { createHash } from "node:crypto";
-import { parseYamlStreamSubset, UNSUPPORTED } from "../util/yaml_subset.ts";
+import { readYaml } from "../util/yaml.ts";
 import type { Container, Pod } from "./types.ts";
 
 /** Which kind of static source a pod came from (`kubernetes.io/config.source`). */
@@ -40,11 +41,28 @@ export class ManifestError extends SyntaxError {
   }
 }
 
-/** Result of reading one manifest text: the valid pods and one error per rejected document. */
+/** Result of reading one manifest text: the valid pods, the problems, and notes worth a log line. */
 export interface ParsedManifest {
   pods: Pod[];
   errors: ManifestError[];
+  /** Things that did not stop the pods, such as ignored extra YAML documents. */
+  warnings: string[];
 }
+
+/** Options of {@linkcode parseManifest}. */
+export interface ParseManifestOptions {
+  /** File path or URL, for messages. */
+  origin: string;
+  /**
+   * Accept a `PodList`/`List` as well as a single Pod. Upstream's URL source does (it tries a
+   * PodList when the body is not a single pod, `pkg/kubelet/config/http.go`); its file source
+   * decodes a single pod only (`tryDecodeSinglePod` in `file.go`).
+   */
+  allowPodList?: boolean;
+}
+
+/** Upper bound on the total size of a pod's annotation keys and values (upstream `TotalAnnotationSizeLimitB`). */
+export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
 
 const DNS_LABEL_REGEXP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN_REGEXP =
@@ -52,88 +70,78 @@ const DNS_SUBDOMAIN_REGEXP =
 const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
 const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 
-/** One document of a manifest: its value, or why it could not be read. */
-type ManifestDocument = { value: unknown } | { error: ManifestError };
-
 /**
- * Splits a manifest into document values. Plain manifests take the fast
- * subset reader; the yaml package (slow to load) reads the rest and words
- * every syntax error.
- */
-async function readDocuments(
-  text: string,
-  origin: string,
-): Promise<ManifestDocument[]> {
-  const fast = parseYamlStreamSubset(text);
-  if (fast !== UNSUPPORTED) return fast.map((value) => ({ value }));
-  const { parseAllDocuments } = await import("yaml");
-  let docs;
-  try {
-    docs = parseAllDocuments(text, { prettyErrors: false });
-  } catch (cause) {
-    const error = new ManifestError(
-      `Cannot parse manifest "${origin}": ${cause}`,
-      { origin, cause },
-    );
-    return [{ error }];
-  }
-  const list = Array.isArray(docs) ? docs : [docs];
-  return list.map((doc) => {
-    const first = doc.errors[0];
-    if (!first) return { value: doc.toJS() as unknown };
-    const line = first.linePos?.[0]?.line;
-    const error = new ManifestError(
-      `Cannot parse manifest "${origin}"${line ? ` at line ${line}` : ""}: ${
-        first.message.split("\n")[0]
-      }`,
-      { origin, ...(line ? { line } : {}), cause: first },
-    );
-    return { error };
-  });
-}
-
-/**
- * Parses a manifest text (YAML, multi-document YAML or JSON). Each document may be a Pod or a
- * `PodList`/`List` of pods. Empty documents are skipped. Invalid documents become errors; the
+ * Parses a manifest text (YAML or JSON) into its pod. Like upstream, which converts the text
+ * with `sigs.k8s.io/yaml` and decodes one object, only the first YAML document is read (a
+ * warning names the ignored rest), and the object must be a Pod (or, with `allowPodList`, a
+ * `PodList`/`List` of pods). An empty manifest holds no pods. Invalid pods become errors; the
  * valid ones are still returned.
  */
 export async function parseManifest(
   text: string,
-  options: { origin: string },
+  options: ParseManifestOptions,
 ): Promise<ParsedManifest> {
   const { origin } = options;
   const pods: Pod[] = [];
   const errors: ManifestError[] = [];
-  const docs = await readDocuments(text, origin);
-  docs.forEach((doc, index) => {
-    if ("error" in doc) {
-      errors.push(doc.error);
-      return;
-    }
-    if (doc.value === null || doc.value === undefined) return;
-    const prefix = docs.length > 1 ? `[document ${index}]` : "";
-    collectPods(doc.value, { origin, prefix, pods, errors });
+  const warnings: string[] = [];
+  let read;
+  try {
+    read = await readYaml(text);
+  } catch (cause) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const line = Number(/^yaml: line (\d+)/.exec(message)?.[1]) || undefined;
+    errors.push(
+      new ManifestError(`Cannot parse manifest "${origin}": ${message}`, {
+        origin,
+        ...(line ? { line } : {}),
+        cause,
+      }),
+    );
+    return { pods, errors, warnings };
+  }
+  if (read.documents > 1) {
+    warnings.push(
+      `Manifest "${origin}" holds ${read.documents} YAML documents; only the first is read, one pod per manifest as upstream`,
+    );
+  }
+  if (read.value === null || read.value === undefined) {
+    return { pods, errors, warnings };
+  }
+  collectPods(read.value, {
+    origin,
+    pods,
+    errors,
+    allowPodList: options.allowPodList ?? false,
   });
-  return { pods, errors };
+  return { pods, errors, warnings };
 }
 
 function collectPods(
   value: unknown,
-  ctx: { origin: string; prefix: string; pods: Pod[]; errors: ManifestError[] },
+  ctx: {
+    origin: string;
+    pods: Pod[];
+    errors: ManifestError[];
+    allowPodList: boolean;
+  },
 ): void {
-  if (isRecord(value) && (value.kind === "PodList" || value.kind === "List")) {
+  if (
+    ctx.allowPodList && isRecord(value) &&
+    (value.kind === "PodList" || value.kind === "List")
+  ) {
     const items = Array.isArray(value.items) ? value.items : [];
     items.forEach((item, i) => {
       const result = validatePod(item, {
         origin: ctx.origin,
-        path: `${ctx.prefix}items[${i}]`,
+        path: `items[${i}]`,
       });
       if (result instanceof ManifestError) ctx.errors.push(result);
       else ctx.pods.push(result);
     });
     return;
   }
-  const result = validatePod(value, { origin: ctx.origin, path: ctx.prefix });
+  const result = validatePod(value, { origin: ctx.origin });
   if (result instanceof ManifestError) ctx.errors.push(result);
   else ctx.pods.push(result);
 }
@@ -192,6 +200,14 @@ export function validatePod(
         return fail(`metadata.${key}.${k}`, "must be a string");
       }
     }
+  }
+  const annotationBytes = annotationSize(metadata.annotations);
+  if (annotationBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
+    // Upstream ValidateAnnotations (apimachinery objectmeta.go) reports field.TooLong.
+    return fail(
+      "metadata.annotations",
+      `is too long: may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT_BYTES} bytes (keys and values total ${annotationBytes})`,
+    );
   }
   const spec = value.spec;
   if (!isRecord(spec)) return fail("spec", "is required");
@@ -354,18 +370,47 @@ export function applyStaticPodDefaults(
 }
 
 /**
- * Reads `text` and returns the static pods it defines plus one error per rejected document.
- * This is what the file and HTTP sources call for each file / response body.
+ * Reads `text` and returns the static pods it defines plus its problems. This is what the file
+ * and HTTP sources call for each file / response body; only the HTTP source accepts a PodList.
  */
 export async function readStaticPods(
   text: string,
   options: StaticPodDefaultsOptions,
 ): Promise<ParsedManifest> {
-  const parsed = await parseManifest(text, { origin: options.origin });
+  const parsed = await parseManifest(text, {
+    origin: options.origin,
+    allowPodList: options.source === "http",
+  });
   return {
+    ...parsed,
     pods: parsed.pods.map((p) => applyStaticPodDefaults(p, options)),
-    errors: parsed.errors,
   };
+}
+
+/**
+ * Keeps the first pod of each namespace/name and drops the later ones, with one message per
+ * dropped pod, as upstream's `filterInvalidPods` (`pkg/kubelet/config/config.go`) does with
+ * each source's pods.
+ */
+export function filterDuplicatePodNames(
+  pods: Pod[],
+  source: string,
+): { pods: Pod[]; problems: string[] } {
+  const seen = new Set<string>();
+  const kept: Pod[] = [];
+  const problems: string[] = [];
+  for (const pod of pods) {
+    const name = `${pod.metadata.namespace ?? "default"}/${pod.metadata.name}`;
+    if (seen.has(name)) {
+      problems.push(
+        `Pod "${name}" from source "${source}" failed validation due to duplicate pod name "${pod.metadata.name}", ignoring`,
+      );
+      continue;
+    }
+    seen.add(name);
+    kept.push(pod);
+  }
+  return { pods: kept, problems };
 }
 
 /** JSON with object keys sorted, so equal content always hashes equally. */
@@ -378,6 +423,17 @@ export function canonicalJson(value: unknown): string {
     }
     return v;
   });
+}
+
+/** Bytes of every annotation key and value (UTF-8, as Go's len counts them). */
+function annotationSize(annotations: unknown): number {
+  if (!isRecord(annotations)) return 0;
+  const encoder = new TextEncoder();
+  let total = 0;
+  for (const [k, v] of Object.entries(annotations)) {
+    total += encoder.encode(k).length + encoder.encode(String(v)).length;
+  }
+  return total;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -4,6 +4,7 @@ import {
   CONFIG_HASH_ANNOTATION,
   CONFIG_SOURCE_ANNOTATION,
   defaultPullPolicy,
+  filterDuplicatePodNames,
   ManifestError,
   parseManifest,
   readStaticPods,
@@ -28,7 +29,7 @@ Deno.test("parseManifest() reads a single YAML pod", async () => {
   assert.equal(pods[0]!.spec.containers[0]!.image, "busybox:1.36");
 });
 
-Deno.test("parseManifest() reads JSON and multi-document YAML with PodLists", async () => {
+Deno.test("parseManifest() reads JSON, and a PodList only when allowed", async () => {
   const json = JSON.stringify({
     metadata: { name: "a" },
     spec: { containers: [{ name: "c", image: "i" }] },
@@ -37,25 +38,95 @@ Deno.test("parseManifest() reads JSON and multi-document YAML with PodLists", as
     (await parseManifest(json, { origin: "a.json" })).pods.length,
     1,
   );
-  const multi =
-    `${WEB}\n---\nkind: PodList\nitems:\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: i}]}\n---\n`;
-  const { pods, errors } = await parseManifest(multi, { origin: "m.yaml" });
-  assert.deepEqual(errors, []);
-  assert.deepEqual(pods.map((p) => p.metadata.name), ["web", "b"]);
+  const list =
+    "kind: PodList\nitems:\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: i}]}\n";
+  const fromUrl = await parseManifest(list, {
+    origin: "http://x",
+    allowPodList: true,
+  });
+  assert.deepEqual(fromUrl.errors, []);
+  assert.deepEqual(fromUrl.pods.map((p) => p.metadata.name), ["b"]);
+  // A manifest file holds a single Pod (upstream file.go tryDecodeSinglePod).
+  const fromFile = await parseManifest(list, { origin: "list.yaml" });
+  assert.deepEqual(fromFile.pods, []);
+  assert.equal(fromFile.errors[0]?.field, "kind");
+  assert.match(fromFile.errors[0]!.message, /must be "Pod", got "PodList"/);
 });
 
-Deno.test("parseManifest() names the file and field of an invalid document and keeps the valid ones", async () => {
-  const text =
-    `${WEB}\n---\nmetadata: {name: bad}\nspec:\n  containers:\n  - name: c\n`;
+Deno.test("parseManifest() reads only the first YAML document and warns about the rest", async () => {
+  const multi = `${WEB}\n---\n${WEB.replace("name: web", "name: second")}`;
+  const { pods, errors, warnings } = await parseManifest(multi, {
+    origin: "m.yaml",
+  });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(pods.map((p) => p.metadata.name), ["web"]);
+  assert.equal(warnings.length, 1);
+  assert.match(
+    warnings[0]!,
+    /"m\.yaml" holds 2 YAML documents; only the first/,
+  );
+});
+
+Deno.test("parseManifest() names the file and field of an invalid pod", async () => {
+  const text = "metadata: {name: bad}\nspec:\n  containers:\n  - name: c\n";
   const { pods, errors } = await parseManifest(text, { origin: "/m/x.yaml" });
-  assert.equal(pods.length, 1);
+  assert.equal(pods.length, 0);
   assert.equal(errors.length, 1);
   assert.ok(errors[0] instanceof ManifestError);
-  assert.equal(errors[0]!.field, "[document 1].spec.containers[0].image");
+  assert.equal(errors[0]!.field, "spec.containers[0].image");
   assert.match(
     errors[0]!.message,
     /"\/m\/x\.yaml".*containers\[0\]\.image" is required/,
   );
+});
+
+Deno.test("parseManifest() reads YAML 1.1 scalars as the upstream kubelet (sigs.k8s.io/yaml)", async () => {
+  const text =
+    `${WEB}  hostNetwork: yes\n  enableServiceLinks: off\n  terminationGracePeriodSeconds: 1e3\n  securityContext:\n    runAsUser: 0777\n`;
+  const { pods, errors } = await parseManifest(text, { origin: "h.yaml" });
+  assert.deepEqual(errors, []);
+  const spec = pods[0]!.spec as unknown as Record<string, unknown>;
+  assert.equal(spec.hostNetwork, true);
+  assert.equal(spec.enableServiceLinks, false);
+  assert.equal(spec.terminationGracePeriodSeconds, 1000);
+  assert.deepEqual(spec.securityContext, { runAsUser: 511 });
+});
+
+Deno.test("validatePod() rejects annotations over 256 KiB in total (upstream ValidateAnnotations)", async () => {
+  const pod = (size: number) =>
+    JSON.stringify({
+      metadata: { name: "big", annotations: { a: "x".repeat(size) } },
+      spec: { containers: [{ name: "c", image: "i" }] },
+    });
+  const limit = 256 * 1024;
+  const ok = await parseManifest(pod(limit - 1), { origin: "ok.json" });
+  assert.equal(ok.pods.length, 1);
+  const big = await parseManifest(pod(5 * 1024 * 1024), {
+    origin: "big.json",
+  });
+  assert.equal(big.pods.length, 0);
+  assert.equal(big.errors[0]?.field, "metadata.annotations");
+  assert.match(big.errors[0]!.message, /may not be more than 262144 bytes/);
+});
+
+Deno.test("filterDuplicatePodNames() keeps the first pod of a name (upstream filterInvalidPods)", async () => {
+  const read = async (name: string, origin: string) =>
+    (await readStaticPods(WEB.replace("name: web", `name: ${name}`), {
+      nodeName: "n",
+      source: "file",
+      origin,
+    })).pods[0]!;
+  const first = await read("web", "/m/a.yaml");
+  const second = await read("web", "/m/b.yaml");
+  const other = await read("db", "/m/c.yaml");
+  assert.notEqual(first.metadata.uid, second.metadata.uid);
+  const { pods, problems } = filterDuplicatePodNames(
+    [first, second, other],
+    "file",
+  );
+  assert.deepEqual(pods, [first, other]);
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!, /"default\/web-n".*duplicate pod name "web-n"/);
 });
 
 Deno.test("parseManifest() reports YAML syntax errors with a line", async () => {
@@ -163,14 +234,21 @@ Deno.test("defaultPullPolicy() is Always for latest or untagged images", () => {
   assert.equal(defaultPullPolicy("busybox@sha256:abc"), "IfNotPresent");
 });
 
-Deno.test("readStaticPods() returns defaulted pods and errors together", async () => {
-  const { pods, errors } = await readStaticPods(`${WEB}\n---\nfoo: 1\n`, {
+Deno.test("readStaticPods() returns defaulted pods, errors and warnings together", async () => {
+  const { pods, errors, warnings } = await readStaticPods(
+    `${WEB}\n---\nfoo: 1\n`,
+    { nodeName: "n1", source: "file", origin: "f" },
+  );
+  assert.deepEqual(pods.map((p) => p.metadata.name), ["web-n1"]);
+  assert.equal(errors.length, 0);
+  assert.equal(warnings.length, 1);
+  const bad = await readStaticPods("foo: 1\n", {
     nodeName: "n1",
     source: "file",
     origin: "f",
   });
-  assert.deepEqual(pods.map((p) => p.metadata.name), ["web-n1"]);
-  assert.equal(errors.length, 1);
+  assert.deepEqual(bad.pods, []);
+  assert.equal(bad.errors.length, 1);
 });
 
 Deno.test("applyStaticPodDefaults() gives the same manifest at two file paths two UIDs", async () => {

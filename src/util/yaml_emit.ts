@@ -1,13 +1,14 @@
 /**
  * A fast writer for plain data as block YAML, producing the same text as
  * the `yaml` package's `stringify(value, { indentSeq: false, version:
- * "1.1", lineWidth: 0 })` for the values it accepts. Like the subset
- * reader it never guesses: any string, number or nesting whose rendering
- * it is not sure of makes it return undefined, and the caller falls back
- * to the full package (whose start-up cost this avoids).
+ * "1.1", lineWidth: 0 })` for the values it accepts, quoting every string
+ * that go-yaml v2 would read as something else. Any string, number or
+ * nesting whose rendering it is not sure of makes it return undefined, and
+ * the caller falls back to the full package (whose start-up cost this
+ * avoids).
  * @module
  */
-import { resolvePlainScalar } from "./yaml_subset.ts";
+import { resolveGoScalar } from "./yaml_scalar.ts";
 
 /** Internal control flow: thrown anywhere, caught once at the top. */
 class Unsure extends Error {}
@@ -15,6 +16,10 @@ class Unsure extends Error {}
 function unsure(): never {
   throw new Unsure();
 }
+
+/** Text only YAML 1.1 (not go-yaml) reads as a timestamp or a number. */
+const YAML11_ONLY_REGEXP =
+  /^(?:[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$)/;
 
 /** Strings made only of these are written plain or in double quotes. */
 const SAFE_TEXT = /^[A-Za-z0-9_./][A-Za-z0-9_./:%+=@-]*$/;
@@ -26,11 +31,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function text(value: string): string {
   if (value === "") return '""';
   if (!SAFE_TEXT.test(value) || value.endsWith(":")) unsure();
-  const resolved = resolvePlainScalar(value);
-  if (resolved === value) return value;
-  // Text that would read back as null, a boolean or a number is quoted.
-  if (resolved !== undefined) return `"${value}"`;
-  return unsure();
+  // Text that would read back as null, a boolean or a number (go-yaml v2
+  // rules) is quoted. Timestamps and sexagesimal numbers read back as text
+  // in Go, but the yaml package quotes them: left to it, so both writers
+  // keep writing the same text.
+  if (resolveGoScalar(value)[0] !== "str") return `"${value}"`;
+  return YAML11_ONLY_REGEXP.test(value) ? unsure() : value;
 }
 
 function scalar(value: unknown): string {

@@ -50,12 +50,18 @@ Deno.test("emitBlockYaml() writes config-shaped documents like the yaml package"
   assert.equal(emitBlockYaml({}), reference({}));
 });
 
+Deno.test("emitBlockYaml() quotes text go-yaml v2 would read as another type", () => {
+  for (const text of ["yes", "On", "n", "1e3", "0777", "0o17", "0x1F"]) {
+    assert.equal(emitBlockYaml({ a: text }), `a: "${text}"\n`, text);
+  }
+});
+
 Deno.test("emitBlockYaml() declines what it is not sure of", () => {
   for (
     const value of [
       { a: "two words" },
-      { a: "yes" },
-      { a: "1e3" },
+      { a: "2001-01-01" },
+      { a: "1:30" },
       { a: "a: b" },
       { a: "-x" },
       { a: "x:" },

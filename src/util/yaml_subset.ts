@@ -1,19 +1,20 @@
 /**
- * A small, fast reader for the plain YAML that configuration files are
- * made of: block mappings and sequences, quoted and plain scalars, one-line
- * flow collections, and JSON documents. Loading the full `yaml` package
- * costs more start-up time than everything else `--dry-run` does, so
- * callers try this first and fall back to the full parser on
- * {@linkcode UNSUPPORTED}.
+ * A small, fast reader for the plain YAML that configuration files and
+ * manifests are made of: block mappings and sequences, quoted and plain
+ * scalars, one-line flow collections, and JSON documents. Loading the full
+ * `yaml` package costs more start-up time than everything else `--dry-run`
+ * does, so `yaml.ts` tries this first and falls back to the full reader
+ * (`yaml_full.ts`) on {@linkcode UNSUPPORTED}.
  *
- * It never guesses: anything outside the subset (anchors, aliases, tags,
- * block scalars, multi-line scalars, duplicate keys, tabs, several
- * documents, syntax errors…) and any plain scalar whose meaning differs
- * between YAML 1.1 and 1.2 (`yes`, `0777`, `1e3`, `.inf`…) is UNSUPPORTED.
- * So on the subset the result equals the full parser's in either version,
- * and the full parser keeps producing every error message.
+ * Plain scalars resolve like go-yaml v2 (`yaml_scalar.ts`), the one
+ * semantics of both readers. Anything else outside the subset (anchors,
+ * aliases, tags, block scalars, multi-line scalars, duplicate or non-string
+ * keys, tabs, several documents, syntax errors…) is UNSUPPORTED, so on the
+ * subset the result equals the full reader's, and the full reader writes
+ * every error message.
  * @module
  */
+import { goScalarValue } from "./yaml_scalar.ts";
 
 /** Returned when the text is outside the subset: use the full parser. */
 export const UNSUPPORTED: unique symbol = Symbol("yaml subset: unsupported");
@@ -28,58 +29,8 @@ function unsupported(): never {
 /** Deepest flow nesting accepted (the full parser handles deeper). */
 const MAX_FLOW_DEPTH = 64;
 
-// Plain scalars with a single meaning in both YAML 1.1 and the 1.2 core
-// schema (the regexes of the `yaml` package's tags, both versions).
-const NULL_RE = /^(?:~|[Nn]ull|NULL)?$/;
-const TRUE_RE = /^(?:[Tt]rue|TRUE)$/;
-const FALSE_RE = /^(?:[Ff]alse|FALSE)$/;
-const INT_RE = /^(?:0|-?[1-9][0-9]*)$/;
-const FLOAT_RE = /^-?[0-9]+\.[0-9]+$/;
-
-// Everything else either version would not read as a string: left to the
-// full parser, which knows which version the caller asked for.
-const AMBIGUOUS: readonly RegExp[] = [
-  /^(?:Y|y|[Yy]es|YES|[Oo]n|ON|N|n|[Nn]o|NO|[Oo]ff|OFF)$/,
-  /^[-+]?\.(?:inf|Inf|INF)$/,
-  /^\.(?:nan|NaN|NAN)$/,
-  /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
-  /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
-  /^[-+]?0b[0-1_]+$/,
-  /^[-+]?0[0-7_]+$/,
-  /^[-+]?[0-9][0-9_]*$/,
-  /^[-+]?0x[0-9a-fA-F_]+$/,
-  /^0o[0-7]+$/,
-  /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
-  /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
-  /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/,
-  /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ]|$)/,
-  /^<<$/,
-];
-
-const MAYBE_AMBIGUOUS = /^[-+.0-9<YyNnOoEe]/;
-
-/** What a plain scalar means; undefined when the versions could disagree. */
-export function resolvePlainScalar(
-  text: string,
-): string | number | boolean | null | undefined {
-  if (NULL_RE.test(text)) return null;
-  if (TRUE_RE.test(text)) return true;
-  if (FALSE_RE.test(text)) return false;
-  if (INT_RE.test(text)) {
-    const n = Number(text);
-    return Number.isSafeInteger(n) ? n : undefined;
-  }
-  if (FLOAT_RE.test(text)) return Number(text);
-  // Every ambiguous form starts with one of these characters.
-  if (MAYBE_AMBIGUOUS.test(text)) {
-    for (const re of AMBIGUOUS) if (re.test(text)) return undefined;
-  }
-  return text;
-}
-
 function plainValue(text: string): unknown {
-  const value = resolvePlainScalar(text);
-  return value === undefined ? unsupported() : value;
+  return goScalarValue(text);
 }
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
@@ -253,8 +204,11 @@ class FlowReader {
   }
 }
 
+/** Repeated keys, `__proto__` and `<<` merge keys are left to the full reader. */
 function addKey(map: Record<string, unknown>, key: string): void {
-  if (key === "__proto__" || Object.hasOwn(map, key)) unsupported();
+  if (key === "__proto__" || key === "<<" || Object.hasOwn(map, key)) {
+    unsupported();
+  }
 }
 
 /** A value written on the same line as its key or `- `. */
@@ -459,42 +413,4 @@ export function parseYamlSubset(text: string): unknown {
     }
     throw err;
   }
-}
-
-/** A `---` line; anything else on it but a comment is left to the full parser. */
-const DOCUMENT_START = /^---(?:[ ]|$)/;
-
-/**
- * Parses a stream of documents separated by `---` lines (as Kubernetes
- * manifests are), with the full parser's document count: text before the
- * first marker is a document only if it has content, and every marker
- * starts one (an empty one reads as null). Returns
- * {@linkcode UNSUPPORTED} if any document is outside the subset.
- */
-export function parseYamlStreamSubset(
-  text: string,
-): unknown[] | typeof UNSUPPORTED {
-  if (AWKWARD_CHARS.test(text)) return UNSUPPORTED;
-  const segments: string[][] = [[]];
-  for (const line of text.split("\n")) {
-    if (line.startsWith("...")) return UNSUPPORTED;
-    if (DOCUMENT_START.test(line)) {
-      if (!isBlankTail(line.slice(3))) return UNSUPPORTED;
-      segments.push([]);
-    } else {
-      (segments[segments.length - 1] as string[]).push(line);
-    }
-  }
-  const docs: unknown[] = [];
-  for (const [i, lines] of segments.entries()) {
-    const body = lines.join("\n");
-    if (splitLines(body).length === 0) {
-      if (i > 0) docs.push(null);
-      continue;
-    }
-    const value = parseYamlSubset(body);
-    if (value === UNSUPPORTED) return UNSUPPORTED;
-    docs.push(value);
-  }
-  return docs;
 }

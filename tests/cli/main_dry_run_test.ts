@@ -3,7 +3,7 @@
  * fixture, and a failing run's single "command failed" line and exit code.
  */
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { readYaml } from "../../src/util/yaml.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -30,7 +30,10 @@ Deno.test("main.ts --dry-run --config kubeadm_config.yaml prints the effective c
     "--max-pods=64",
   ]);
   assert.equal(r.code, 0, r.stderr);
-  const doc = parseYaml(r.stdout) as Record<string, unknown>;
+  const doc = (await readYaml(r.stdout)).value as Record<
+    string,
+    unknown
+  >;
   assert.equal(doc.kind, "KubeletConfiguration");
   assert.equal(doc.cgroupDriver, "systemd");
   assert.deepEqual(doc.clusterDNS, ["10.96.0.10"]);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parse } from "yaml";
+import { readYaml } from "../../src/util/yaml.ts";
 import { readStaticPods } from "../../src/pod/mod.ts";
 
 const EXAMPLES = new URL("../../examples/", import.meta.url);
@@ -28,10 +28,10 @@ Deno.test("examples/manifests are valid static pods", async () => {
 });
 
 Deno.test("examples/kubelet-config.yaml runs the example manifests on the simulated runtime", async () => {
-  const config = parse(
+  const config = (await readYaml(
     await Deno.readTextFile(new URL("kubelet-config.yaml", EXAMPLES)),
-  );
+  )).value as Record<string, string>;
   assert.equal(config.kind, "KubeletConfiguration");
   assert.equal(config.staticPodPath, "./manifests");
-  assert.match(config.containerRuntimeEndpoint, /^sim:\/\//);
+  assert.match(String(config.containerRuntimeEndpoint), /^sim:\/\//);
 });

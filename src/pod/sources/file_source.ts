@@ -1,8 +1,10 @@
 /**
  * The file pod source (`staticPodPath`, `--pod-manifest-path`): a single manifest file or a
- * directory of them (not recursive; dotfiles ignored). It lists the path at start, again every
- * `fileCheckFrequency`, and whenever `Deno.watchFs` reports a change. Each listing is reported
- * as a full snapshot; invalid manifests are logged (file and field) and skipped.
+ * directory of them (not recursive; dotfiles ignored), one pod per file. It lists the path at
+ * start, again every `fileCheckFrequency`, and whenever `Deno.watchFs` reports a change. Each
+ * listing is reported as a full snapshot; invalid manifests are logged (file and field) and
+ * skipped, and a pod whose name an earlier file already used is dropped (upstream
+ * `filterInvalidPods`).
  *
  * @module
  */
@@ -10,7 +12,7 @@
 import type { Clock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import type { Pod } from "../types.ts";
-import { readStaticPods } from "../static_pod.ts";
+import { filterDuplicatePodNames, readStaticPods } from "../static_pod.ts";
 
 /** Dependencies of {@linkcode createFileSource}. */
 export interface FileSourceDeps {
@@ -97,13 +99,16 @@ export function createFileSource(
       });
       pods.push(...parsed.pods);
       for (const e of parsed.errors) problems.push(e.message);
+      problems.push(...parsed.warnings);
     }
+    const unique = filterDuplicatePodNames(pods, "file");
+    problems.push(...unique.problems);
     const key = problems.join("\n");
     if (key !== lastErrors) {
       for (const p of problems) log.error(p);
       lastErrors = key;
     }
-    return pods;
+    return unique.pods;
   }
 
   async function refresh(): Promise<Pod[] | undefined> {

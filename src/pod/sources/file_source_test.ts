@@ -41,12 +41,9 @@ Deno.test("createFileSource().refresh() lists a directory, skipping dotfiles and
       watch: false,
     });
     const pods = await source.refresh();
-    assert.deepEqual(names(pods), [
-      "a-node1",
-      "b-node1",
-      "m1-node1",
-      "m2-node1",
-    ]);
+    // One pod per file: the second document of multi.yaml is ignored, as
+    // upstream's file source decodes a single pod (file.go).
+    assert.deepEqual(names(pods), ["a-node1", "b-node1", "m1-node1"]);
     assert.equal(snapshots.length, 1);
     assert.equal(source.name, "file");
   } finally {
@@ -79,6 +76,40 @@ Deno.test("createFileSource() logs an invalid manifest with its file and field a
     assert.equal(
       logger.records.filter((r) => r.severity === "error").length,
       1,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createFileSource() rejects a PodList file and drops a second file with a pod name already used", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.yaml`, pod("web"));
+    await Deno.writeTextFile(`${dir}/b.yaml`, pod("web", "nginx:1"));
+    await Deno.writeTextFile(
+      `${dir}/list.yaml`,
+      `apiVersion: v1\nkind: PodList\nitems:\n- ${
+        pod("listed").replaceAll("\n", "\n  ").trimEnd()
+      }\n`,
+    );
+    const logger = new CaptureLogger();
+    const source = createFileSource({ clock: new FakeClock(), logger }, {
+      path: dir,
+      nodeName: "n",
+      checkFrequencyMs: 1000,
+      onSnapshot: () => {},
+      watch: false,
+    });
+    const pods = await source.refresh();
+    assert.deepEqual(names(pods), ["web-n"]);
+    assert.equal(pods?.[0]?.spec.containers[0]?.image, "busybox:1.36");
+    const errors = logger.records.filter((r) => r.severity === "error")
+      .map((r) => r.msg);
+    assert.equal(errors.length, 2, errors.join("\n"));
+    assert.ok(errors.some((m) => /list\.yaml.*"kind" must be "Pod"/.test(m)));
+    assert.ok(
+      errors.some((m) => /duplicate pod name "web-n", ignoring/.test(m)),
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -1,8 +1,8 @@
 /**
  * The HTTP pod source (`staticPodURL`, `--manifest-url`): fetches the URL every
  * `httpCheckFrequency` with the configured extra headers (`staticPodURLHeader`). The body may be
- * one pod, a `PodList`, or several YAML documents. A failed fetch keeps the previous pods (no
- * snapshot is reported); an empty body reports no pods.
+ * one pod or a `PodList` (one YAML document, as upstream `http.go` decodes it). A failed fetch
+ * keeps the previous pods (no snapshot is reported); an empty body reports no pods.
  *
  * @module
  */
@@ -10,7 +10,7 @@
 import type { Clock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import type { Pod } from "../types.ts";
-import { readStaticPods } from "../static_pod.ts";
+import { filterDuplicatePodNames, readStaticPods } from "../static_pod.ts";
 import type { PodSource } from "./file_source.ts";
 
 /** Dependencies of {@linkcode createHttpSource}. */
@@ -86,9 +86,13 @@ export function createHttpSource(
       source: "http",
       origin: options.url,
     });
-    report(parsed.errors.map((e) => e.message).join("\n"));
-    options.onSnapshot(parsed.pods);
-    return parsed.pods;
+    const unique = filterDuplicatePodNames(parsed.pods, "http");
+    report(
+      [...parsed.errors.map((e) => e.message), ...parsed.warnings]
+        .concat(unique.problems).join("\n"),
+    );
+    options.onSnapshot(unique.pods);
+    return unique.pods;
   }
 
   async function run(signal: AbortSignal): Promise<void> {

@@ -3,7 +3,7 @@
  * `sim:///abs/path/scenario.yaml` (or `.json`) loads a scenario file.
  */
 
-import { parseYamlSubset, UNSUPPORTED } from "../../util/yaml_subset.ts";
+import { readYaml } from "../../util/yaml.ts";
 import {
   createSimRuntime,
   type SimRuntime,
@@ -46,10 +46,10 @@ export async function loadSimScenario(endpoint: string): Promise<SimScenario> {
       { cause: error },
     );
   }
-  // zod and the yaml package load only here, when a scenario file is used.
-  let data: unknown = parseYamlSubset(text); // JSON is YAML too
+  // zod loads only here, when a scenario file is used.
+  let data: unknown;
   try {
-    if (data === UNSUPPORTED) data = (await import("yaml")).parse(text);
+    data = (await readYaml(text)).value; // JSON is YAML too
   } catch (error) {
     throw new TypeError(
       `Cannot parse simulated runtime scenario file "${rest}": ${
