@@ -13,6 +13,7 @@ import type { KillReason } from "./pod_actions.ts";
 import type {
   Container,
   ContainerView,
+  LifecycleHandler,
   Pod,
   PodRuntimeStatus,
   SyncResult,
@@ -100,18 +101,11 @@ export async function killContainer(
   let grace = containerGracePeriod(pod, container, graceOptions);
   const preStop = container?.lifecycle?.preStop;
   if (pod && preStop && grace > 0 && view.state === "running") {
-    const started = deps.clock.now();
-    const failure = await runLifecycleHook(deps, {
+    grace -= await runPreStopHook(deps, {
       pod,
-      containerName: view.name,
-      containerId: view.id,
+      view,
       handler: preStop,
-    }, {
-      timeoutSeconds: grace,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (failure) deps.logger.warn("PreStop hook failed", { err: failure });
-    grace -= Math.floor((deps.clock.now() - started) / 1000);
+    }, { grace, ...(options.signal ? { signal: options.signal } : {}) });
   }
   grace = Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
   deps.logger.info("Killing container with a grace period", {
@@ -141,6 +135,51 @@ export async function killContainer(
       message: `failed to stop container "${view.name}": ${errorText(error)}`,
     };
   }
+}
+
+/**
+ * Upstream `executePreStopHook`: starts the hook and waits for it at most `grace` seconds; a
+ * hook still running then is left to finish on its own (its ExecSync keeps its own deadline)
+ * while the container is stopped with the rest of the grace period. Returns the whole seconds
+ * spent waiting.
+ */
+async function runPreStopHook(
+  deps: KillDeps,
+  target: { pod: Pod; view: ContainerView; handler: LifecycleHandler },
+  options: { grace: number; signal?: AbortSignal },
+): Promise<number> {
+  const { clock, logger } = deps;
+  const started = clock.now();
+  const hook = runLifecycleHook(deps, {
+    pod: target.pod,
+    containerName: target.view.name,
+    containerId: target.view.id,
+    handler: target.handler,
+  }, {
+    timeoutSeconds: options.grace,
+    ...(options.signal ? { signal: options.signal } : {}),
+  }).then((failure) => {
+    if (failure) logger.warn("PreStop hook failed", { err: failure });
+    return true;
+  }, () => true);
+  const timer = new AbortController();
+  const waits = options.signal
+    ? AbortSignal.any([timer.signal, options.signal])
+    : timer.signal;
+  const finished = await Promise.race([
+    hook,
+    clock.sleep(options.grace * 1000, waits).then(() => false, () => false),
+  ]);
+  timer.abort();
+  options.signal?.throwIfAborted();
+  if (!finished) {
+    logger.v(2).info("PreStop hook not completed in grace period", {
+      containerName: target.view.name,
+      containerID: target.view.id,
+      gracePeriod: options.grace,
+    });
+  }
+  return Math.floor((clock.now() - started) / 1000);
 }
 
 /** Options of {@linkcode killPod}. */

@@ -141,3 +141,51 @@ Deno.test("killContainer() gives 2 s after a preStop hook that used up the grace
   assert.deepEqual(await run(10), [2n]);
   assert.deepEqual(await run(1), [2n]);
 });
+
+Deno.test("killContainer() waits at most the grace period for a slow exec preStop hook", async () => {
+  // upstream executePreStopHook: the hook gets the grace period, then the container is stopped
+  // with what is left (2 s at least) while the hook may still run
+  const clock = new FakeClock();
+  const stopsAt: { at: number; timeout: bigint }[] = [];
+  let hookDone = false;
+  const runtime = {
+    async execSync() {
+      await clock.sleep(10_000); // `sleep 10` in the container
+      hookDone = true;
+      return {
+        exitCode: 0,
+        stdout: new Uint8Array(),
+        stderr: new Uint8Array(),
+      };
+    },
+    stopContainer(request: Parameters<RuntimeService["stopContainer"]>[0]) {
+      stopsAt.push({ at: clock.now(), timeout: BigInt(request.timeout ?? 0) });
+      return Promise.resolve({});
+    },
+  } as unknown as RuntimeService;
+  const hooked: Container = {
+    ...container,
+    lifecycle: { preStop: { exec: { command: ["sleep", "10"] } } },
+  };
+  const start = clock.now();
+  const done = killContainer({
+    runtime,
+    clock,
+    logger: new CaptureLogger(),
+    runtimeRequestTimeoutMs: 0,
+  }, {
+    pod: {
+      ...pod({}, 3),
+      spec: { containers: [hooked], terminationGracePeriodSeconds: 3 },
+    },
+    view: makeContainerView(hooked),
+  });
+  await clock.advance(3_000);
+  await new Promise((r) => setTimeout(r, 0));
+  const stoppedAtGrace = [...stopsAt];
+  assert.equal(hookDone, false, "the hook was not waited for");
+  await clock.advance(7_000); // let the abandoned hook finish
+  assert.equal(hookDone, true);
+  assert.equal((await done).reason, undefined);
+  assert.deepEqual(stoppedAtGrace, [{ at: start + 3_000, timeout: 2n }]);
+});
