@@ -63,6 +63,19 @@ function show(value: unknown): string {
   return String(value);
 }
 
+/**
+ * The text of a type problem: `field maxPods: expected an int32 (a whole
+ * number), got "abc"` (no `got` part when the input is undefined).
+ */
+export function typeProblemText(
+  field: string,
+  message: string,
+  input: unknown,
+): string {
+  const got = input === undefined ? "" : `, got ${show(input)}`;
+  return `field ${field || "(document)"}: ${message}${got}`;
+}
+
 function expect(path: Path, what: string, value: unknown): never {
   throw new TypeProblem(path, `expected ${what}`, value);
 }
@@ -267,11 +280,10 @@ export function checkConfigTypes(value: Json): CheckedDocument {
   } catch (err) {
     if (!(err instanceof TypeProblem)) throw err;
     const field = fieldPath(err.path);
-    const got = err.input === undefined ? "" : `, got ${show(err.input)}`;
-    throw new ConfigError(
-      `field ${field || "(document)"}: ${err.message}${got}`,
-      { field, cause: err },
-    );
+    throw new ConfigError(typeProblemText(field, err.message, err.input), {
+      field,
+      cause: err,
+    });
   }
 }
 

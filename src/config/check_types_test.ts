@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { z } from "zod";
-import { checkConfigTypes } from "./check_types.ts";
+import { checkConfigTypes, typeProblemText } from "./check_types.ts";
 import { parseConfigDocument } from "./read_document.ts";
 import { fieldPath, isMapping } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
@@ -15,14 +15,6 @@ type Outcome =
 const lenient = deepPartial(KubeletConfigurationSchema, false);
 const strict = deepPartial(KubeletConfigurationSchema, true);
 
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a map";
-  return String(value);
-}
-
 /** The reference: the zod decoding schema, its first issue as the message. */
 function viaZod(value: Record<string, unknown>): Outcome {
   const result = lenient.safeParse(value, { reportInput: true });
@@ -33,9 +25,7 @@ function viaZod(value: Record<string, unknown>): Outcome {
     return {
       ok: false,
       field,
-      message: `field ${field || "(document)"}: ${issue.message}${
-        input === undefined ? "" : `, got ${show(input)}`
-      }`,
+      message: typeProblemText(field, issue.message, input),
     };
   }
   const unknownFields: string[] = [];

@@ -1,6 +1,7 @@
 /**
  * The decoding schema derived from the config schema: every field
- * optional and nullable, unknown keys optionally rejected.
+ * optional and nullable, unknown keys optionally rejected. Not used at run
+ * time: `check_types_test.ts` holds the run-time checker to it.
  * @module
  */
 import { z } from "zod";

@@ -8,36 +8,22 @@
  */
 import { z } from "zod";
 import type { LeafKind, ObjectShape, Shape } from "./shape_types.ts";
-import {
-  BOOL,
-  BOOL_MAP,
-  DURATION,
-  FLOAT64,
-  FLUSH_FREQUENCY,
-  INT32,
-  INT64,
-  QUANTITY,
-  RESOURCE_LIST,
-  STRING,
-  STRING_LIST,
-  STRING_MAP,
-  UINT32,
-} from "./schema_types.ts";
+import * as T from "./schema_types.ts";
 
 const LEAVES = new Map<z.ZodType, LeafKind>([
-  [INT32, "int32"],
-  [INT64, "int64"],
-  [UINT32, "uint32"],
-  [FLOAT64, "float64"],
-  [BOOL, "bool"],
-  [BOOL_MAP, "boolMap"],
-  [STRING, "string"],
-  [DURATION, "duration"],
-  [FLUSH_FREQUENCY, "flushFrequency"],
-  [QUANTITY, "quantity"],
-  [STRING_MAP, "stringMap"],
-  [RESOURCE_LIST, "resourceList"],
-  [STRING_LIST, "stringList"],
+  [T.INT32, "int32"],
+  [T.INT64, "int64"],
+  [T.UINT32, "uint32"],
+  [T.FLOAT64, "float64"],
+  [T.BOOL, "bool"],
+  [T.BOOL_MAP, "boolMap"],
+  [T.STRING, "string"],
+  [T.DURATION, "duration"],
+  [T.FLUSH_FREQUENCY, "flushFrequency"],
+  [T.QUANTITY, "quantity"],
+  [T.STRING_MAP, "stringMap"],
+  [T.RESOURCE_LIST, "resourceList"],
+  [T.STRING_LIST, "stringList"],
 ]);
 
 function unwrap(schema: z.ZodType): z.ZodType {
@@ -69,12 +55,12 @@ function shapeOf(schema: z.ZodType, path: string): Shape {
   }
   if (inner instanceof z.ZodRecord) {
     const value = inner._zod.def.valueType as z.ZodType;
-    if (value === STRING_LIST) return "stringListMap";
+    if (value === T.STRING_LIST) return "stringListMap";
   }
   if (inner instanceof z.ZodUnion) {
     const options = inner.options as z.ZodType[];
     if (
-      options.length === 2 && options[0] === STRING &&
+      options.length === 2 && options[0] === T.STRING &&
       options[1] instanceof z.ZodNull
     ) {
       return "stringOrNull";

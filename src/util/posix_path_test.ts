@@ -4,8 +4,12 @@ import { abs, clean, dir, isAbs, join } from "./posix_path.ts";
 // Expected values follow Go's documented path/filepath rules on Unix (and
 // were confirmed with go1.26: filepath.Clean, Dir, Join, Abs).
 
+function table(fn: (path: string) => string, cases: [string, string][]) {
+  for (const [input, want] of cases) assert.equal(fn(input), want, input);
+}
+
 Deno.test("clean() follows filepath.Clean", () => {
-  const cases: Array<[string, string]> = [
+  table(clean, [
     ["", "."],
     [".", "."],
     ["/", "/"],
@@ -20,12 +24,11 @@ Deno.test("clean() follows filepath.Clean", () => {
     ["../a/./b/", "../a/b"],
     ["a/b/../c/.", "a/c"],
     ["/var/log/pods/", "/var/log/pods"],
-  ];
-  for (const [input, want] of cases) assert.equal(clean(input), want, input);
+  ]);
 });
 
 Deno.test("dir() follows filepath.Dir", () => {
-  const cases: Array<[string, string]> = [
+  table(dir, [
     ["", "."],
     [".", "."],
     ["/", "/"],
@@ -36,8 +39,7 @@ Deno.test("dir() follows filepath.Dir", () => {
     ["/../a", "/"],
     ["/etc/kubernetes/kubelet.conf", "/etc/kubernetes"],
     ["a/b/../c/.", "a/c"],
-  ];
-  for (const [input, want] of cases) assert.equal(dir(input), want, input);
+  ]);
 });
 
 Deno.test("join() follows filepath.Join", () => {
