@@ -194,7 +194,13 @@ class Builder {
     if (!tag.startsWith(TAG_PREFIX)) return text;
     const want = tag.slice(TAG_PREFIX.length);
     if (want === "str") return text;
-    if (want === "binary") return atob(text.replace(/\s+/g, ""));
+    if (want === "binary") {
+      try {
+        return atob(text.replace(/\s+/g, ""));
+      } catch (cause) {
+        throw new SyntaxError(`yaml: !!binary value is not base64`, { cause });
+      }
+    }
     const [got, value] = resolveGoScalar(text);
     if (got === want || (want === "float" && got === "int")) return value;
     if (!["int", "float", "bool", "null"].includes(want)) return text;
