@@ -18,21 +18,48 @@ export interface KnownDifference {
 const NO_CGROUPS =
   "no pod cgroups, QoS or resource mapping yet: the runtime's defaults apply (docs/differences.md, resources)";
 
-/**
- * True when the two lifecycles of a `lifecycle` difference are the same once the
- * RemoveContainer calls the upstream kubelet makes after a pod stopped are set aside.
- */
-function onlyUpstreamRemovals(detail: string): boolean {
+/** The two lifecycles of a `lifecycle` difference, or undefined for another detail. */
+function lifecycles(
+  detail: string,
+): { ours: string[]; upstream: string[] } | undefined {
   const m = /^ours \[(.*)\] ≠ upstream \[(.*)\]$/.exec(detail);
-  if (!m) return false;
-  const ours = m[1]!.split(", ");
-  const upstream = m[2]!.split(", ");
-  const stop = upstream.lastIndexOf("StopPodSandbox");
-  if (stop < 0) return false;
-  const tail = upstream.slice(stop + 1);
-  return tail.length > 0 &&
-    tail.every((s) => s.startsWith("RemoveContainer ")) &&
-    ours.join(", ") === upstream.slice(0, stop + 1).join(", ");
+  if (!m) return undefined;
+  const steps = (s: string) => s === "" ? [] : s.split(", ");
+  return { ours: steps(m[1]!), upstream: steps(m[2]!) };
+}
+
+/** A lifecycle without its RemoveContainer steps, repeats in a row counted once. */
+function withoutRemovals(steps: string[]): string[] {
+  const out: string[] = [];
+  for (const s of steps) {
+    if (!s.startsWith("RemoveContainer ") && out[out.length - 1] !== s) {
+      out.push(s);
+    }
+  }
+  return out;
+}
+
+/** True when the lifecycles differ only in when (or whether) exited containers were removed. */
+function onlyRemovals(detail: string): boolean {
+  const l = lifecycles(detail);
+  return l !== undefined &&
+    withoutRemovals(l.ours).join("\n") ===
+      withoutRemovals(l.upstream).join("\n");
+}
+
+/**
+ * True when, removals aside, one side only went further in the same crash loop: the longer
+ * lifecycle starts with the shorter one and adds nothing but restarts.
+ */
+function onlyMoreRestarts(detail: string): boolean {
+  const l = lifecycles(detail);
+  if (!l) return false;
+  const [a, b] = [withoutRemovals(l.ours), withoutRemovals(l.upstream)];
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.every((s, i) => long[i] === s) &&
+    long.slice(short.length).every((s) =>
+      s.startsWith("CreateContainer ") || s.startsWith("StartContainer ")
+    );
 }
 
 /** True when a `mounts` difference is only the upstream kubelet's /etc/hosts mount. */
@@ -56,9 +83,16 @@ function sameMountsBesidesEtcHosts(detail: string): boolean {
 export const KNOWN_DIFFERENCES: KnownDifference[] = [
   {
     what: /^lifecycle$/,
-    detail: onlyUpstreamRemovals,
+    detail: onlyRemovals,
     why:
-      "upstream removes a deleted pod's exited containers as soon as PLEG reports them dead (pod_container_deletor); kubelet.ts leaves them to container GC",
+      "upstream removes exited containers as soon as PLEG reports them dead, keeping the newest one of a running pod and none of a deleted pod (pod_container_deletor); kubelet.ts leaves them to container GC",
+  },
+  {
+    scenario: "crash loop",
+    what: /^lifecycle$/,
+    detail: onlyMoreRestarts,
+    why:
+      "kubelet.ts restarts a crash-looping container when its back-off expires; upstream retries at the pod worker's next requeue, 10–15 s (jittered) after the sync that hit the back-off, so its restarts come later and a fixed window holds fewer of them",
   },
   {
     what: /^sandbox$/,

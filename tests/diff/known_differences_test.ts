@@ -7,9 +7,20 @@ const lifecycle = (ours: string[], upstream: string[]) => ({
   detail: `ours [${ours.join(", ")}] ≠ upstream [${upstream.join(", ")}]`,
 });
 
-Deno.test("explain: upstream's removals after the pod stopped are kept, any other order is new", () => {
+Deno.test("explain: container removals may differ, any other step or order is new", () => {
   const base = ["RunPodSandbox#0", "CreateContainer app#0", "StopPodSandbox"];
   assert.ok(explain("s", lifecycle(base, [...base, "RemoveContainer app"])));
+  assert.ok(
+    explain(
+      "s",
+      lifecycle(base, [
+        "RunPodSandbox#0",
+        "CreateContainer app#0",
+        "RemoveContainer app",
+        "StopPodSandbox",
+      ]),
+    ),
+  );
   assert.equal(
     explain(
       "s",
@@ -43,4 +54,27 @@ Deno.test("explain: a mounts difference is kept only when /etc/hosts is all that
   });
   assert.ok(explain("s", mounts([term], [hosts, term])));
   assert.equal(explain("s", mounts([], [hosts, term])), undefined);
+});
+
+Deno.test("explain: in the crash loop scenario only, one side may have restarted more often", () => {
+  const start = [
+    "RunPodSandbox#0",
+    "CreateContainer app#0",
+    "StartContainer app",
+  ];
+  const more = [...start, "CreateContainer app#1", "StartContainer app"];
+  assert.ok(
+    explain(
+      "crash loop backs off",
+      lifecycle(more, [...start, "RemoveContainer app"]),
+    ),
+  );
+  assert.equal(explain("other", lifecycle(more, start)), undefined);
+  assert.equal(
+    explain(
+      "crash loop backs off",
+      lifecycle([...start, "StopPodSandbox"], more),
+    ),
+    undefined,
+  );
 });
