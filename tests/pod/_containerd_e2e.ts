@@ -1,14 +1,20 @@
 /**
  * Harness for the end-to-end static pod tests on a real containerd
  * (`KUBELET_TS_CRI_ENDPOINT`, see scripts/cri_env.sh). The runtime is shared
- * with other test files running in parallel, so these kubelets never
- * garbage-collect orphans, every pod name carries a random node name and each
- * test removes only its own sandboxes.
+ * with other test files running in parallel, so every pod name carries a random
+ * node name, each test removes only its own sandboxes, and orphan clean-up and
+ * container GC (opt-in: `startE2e({ cleanup })`) only see pods of this node.
  */
 import { systemClock } from "../../src/clock/mod.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
-import { createPodSyncer, createProbeResults } from "../../src/pod/mod.ts";
+import {
+  type ContainerGcPolicy,
+  createContainerGc,
+  createPodSyncer,
+  createProbeResults,
+  listRunningPods,
+} from "../../src/pod/mod.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import {
   ContainerState,
@@ -48,8 +54,19 @@ export interface E2e extends AsyncDisposable {
   containers(pod: string): Promise<RuntimeContainer[]>;
   /** Runtime sandbox IDs of static pod `<pod>-<node>`. */
   sandboxes(pod: string): Promise<string[]>;
-  /** Every status the kubelet recorded for static pod `<pod>-<node>`, in order. */
+  /** Every status the kubelet recorded for static pod `<pod>-<node>`, in order (all kubelets). */
   statuses(pod: string): PodStatus[];
+  /** Pod names (`<pod>-<node>`) of every CreateContainer call, in order (all kubelets). */
+  readonly created: string[];
+  /** The private pod logs dir. */
+  logsDir: string;
+}
+
+/** Orphan clean-up and container GC, limited to this test's node. */
+export interface E2eCleanup {
+  /** Container GC period in ms (default 1 min, as upstream). */
+  gcPeriodMs?: number;
+  gcPolicy?: ContainerGcPolicy;
 }
 
 /** Polls `probe` every 100 ms until it gives a value; fails after `timeoutMs`. */
@@ -77,7 +94,7 @@ export function running<T extends { state: ContainerState }>(cs: T[]): T[] {
  * it a private root dir (termination-message files).
  */
 export async function startE2e(
-  options: { endpoint?: string; rootDir?: boolean } = {},
+  options: { endpoint?: string; rootDir?: boolean; cleanup?: E2eCleanup } = {},
 ): Promise<E2e> {
   const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
   const dir = await Deno.makeTempDir({ prefix: "kts-pod-e2e-" });
@@ -88,19 +105,39 @@ export async function startE2e(
     timeoutMs: 60_000,
   });
   const logger = new CaptureLogger();
-  const statusManager = createPodStatusManager();
   const history = new Map<string, PodStatus[]>();
-  statusManager.onChange((change) => {
-    if (change.kind !== "set") return;
-    const list = history.get(change.entry.podFullName) ?? [];
-    list.push(structuredClone(change.entry.status));
-    history.set(change.entry.podFullName, list);
+  const created: string[] = [];
+  // the syncer's runtime records CreateContainer calls
+  const recording = new Proxy(runtime, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (key !== "createContainer" || typeof value !== "function") {
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (request: Parameters<CriRuntime["createContainer"]>[0], o?: {
+        signal?: AbortSignal;
+      }) => {
+        created.push(request.sandboxConfig?.metadata?.name ?? "");
+        return target.createContainer(request, o);
+      };
+    },
   });
+  const mine = (name: string | undefined) => name?.endsWith(`-${node}`);
+  const owns = (labels: Readonly<Record<string, string>>) =>
+    mine(labels["io.kubernetes.pod.name"]) === true;
   const build = () => {
+    // a restarted kubelet starts with an empty status cache, as a new process would
+    const statusManager = createPodStatusManager();
+    statusManager.onChange((change) => {
+      if (change.kind !== "set") return;
+      const list = history.get(change.entry.podFullName) ?? [];
+      list.push(structuredClone(change.entry.status));
+      history.set(change.entry.podFullName, list);
+    });
     const probes = createProbeResults();
     const syncer = createPodSyncer(
       {
-        runtime,
+        runtime: recording,
         images: runtime,
         clock: systemClock,
         logger,
@@ -115,28 +152,49 @@ export async function startE2e(
         runtimeRequestTimeoutMs: 60_000,
       },
     );
+    const cleanup = options.cleanup;
     const k = createKubelet({
       runtime,
       syncer,
       clock: systemClock,
       logger,
       probes: { runtime, statuses: statusManager, results: probes },
+      statuses: statusManager,
+      ...(cleanup
+        ? {
+          listRunningPods: () => listRunningPods(runtime, { owns }),
+          containerGc: createContainerGc({
+            runtime,
+            clock: systemClock,
+            logger,
+          }, {
+            podLogsDir: `${dir}/logs`,
+            ...(rootDir ? { rootDir } : {}),
+            owns,
+            ...(cleanup.gcPolicy ? { policy: cleanup.gcPolicy } : {}),
+          }),
+        }
+        : {}),
     }, {
       nodeName: node,
       staticPodPath: `${dir}/manifests`,
       fileCheckFrequencyMs: 1000,
       runtimeRequestTimeoutMs: 60_000,
+      ...(cleanup?.gcPeriodMs
+        ? { containerGcPeriodMs: cleanup.gcPeriodMs }
+        : {}),
     });
     k.start();
     return k;
   };
   let kubelet = build();
-  const mine = (name: string | undefined) => name?.endsWith(`-${node}`);
   return {
     node,
     runtime,
     rootDir,
     logger,
+    created,
+    logsDir: `${dir}/logs`,
     get kubelet() {
       return kubelet;
     },

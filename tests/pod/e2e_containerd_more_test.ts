@@ -127,17 +127,23 @@ Deno.test({
     assert.equal(onFailureApp?.lastState?.terminated?.exitCode, 1);
     assert.equal(onFailureApp?.restartCount, 1);
 
-    // A terminal pod is cleaned up: wait for that, then nothing was started after the
+    // A terminal pod keeps its exited containers (container GC removes them only once the pod
+    // is deleted): wait until both workers finished, then nothing was started after the
     // terminal exit (a restart would have shown up as another container ID).
-    await waitFor("terminal pods cleaned up", async () => {
-      const left = [
-        ...await e.containers("never"),
-        ...await e.containers("onfailure"),
-        ...await e.sandboxes("never"),
-        ...await e.sandboxes("onfailure"),
+    await waitFor("terminal pods finished", async () => {
+      const uids = [
+        (await e.containers("never"))[0]?.uid,
+        (await e.containers("onfailure"))[0]?.uid,
       ];
-      return left.length === 0 ? true : undefined;
+      return uids.every((u) => u && e.kubelet.workers.phaseOf(u) === "finished")
+        ? true
+        : undefined;
     });
+    for (const pod of ["never", "onfailure"]) {
+      const left = await e.containers(pod);
+      assert.ok(left.length > 0, `${pod} keeps its containers`);
+      assert.ok(running(left).length === 0, `${pod} runs nothing`);
+    }
     assert.equal(containerIds(e.statuses("never"), "app").size, 1);
     assert.equal(containerIds(e.statuses("onfailure"), "app").size, 2);
     for (const pod of ["never", "onfailure"]) {

@@ -11,7 +11,11 @@ Deno.test({
     "containerd: termination messages come from /dev/termination-log, or the log tail on error",
   ignore: !endpoint,
   async fn() {
-    await using e = await startE2e({ rootDir: true });
+    await using e = await startE2e({
+      rootDir: true,
+      // the files go with the pod's content, which container GC removes once it is deleted
+      cleanup: { gcPeriodMs: 1_000 },
+    });
     await e.write("bye.yaml", {
       metadata: { name: "bye" },
       spec: {
