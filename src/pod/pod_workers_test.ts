@@ -372,3 +372,52 @@ Deno.test("PodWorkers stops when its signal aborts", async () => {
   workers.updatePod({ pod: pod("b"), updateType: "create" });
   assert.equal(rec.calls.length, 1);
 });
+
+Deno.test("PodWorkers.shouldPodContentBeRemoved() frees a finished pod's content only once it is deleted or forgotten", async () => {
+  // upstream ShouldPodContentBeRemoved: evicted, or deleted and terminated; unknown UIDs only
+  // after the first SyncKnownPods
+  const rec = recorder({ terminal: () => true });
+  const { workers } = setup(rec);
+  await using _ = workers;
+  assert.equal(workers.shouldPodContentBeRemoved("x"), false, "not synced yet");
+  workers.updatePod({ pod: pod("done"), updateType: "create" });
+  const deleted = pod("del");
+  deleted.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+  workers.updatePod({ pod: deleted, updateType: "create" });
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("done"), "finished");
+  assert.equal(workers.shouldPodContentBeRemoved("done"), false);
+  assert.equal(workers.shouldPodRuntimeBeRemoved("done"), true);
+  assert.equal(workers.shouldPodContentBeRemoved("del"), true);
+  workers.syncKnownPods(new Set(["done", "del"]));
+  assert.equal(
+    workers.shouldPodContentBeRemoved("done"),
+    false,
+    "still desired",
+  );
+  assert.equal(workers.shouldPodContentBeRemoved("x"), true, "unknown");
+  workers.syncKnownPods(new Set(["del"]));
+  assert.equal(workers.has("done"), false);
+  assert.equal(workers.shouldPodContentBeRemoved("done"), true, "forgotten");
+});
+
+Deno.test("PodWorkers.updatePod() stops a runtime-only pod without a terminated step and never makes a static pod wait for it", async () => {
+  const rec = recorder();
+  const { workers } = setup(rec);
+  await using _ = workers;
+  const orphan = pod("old", { name: "web" });
+  workers.updatePod({
+    pod: orphan,
+    updateType: "kill",
+    runtimeOnly: true,
+    gracePeriodSeconds: 1,
+  });
+  workers.updatePod({ pod: pod("new", { name: "web" }), updateType: "create" });
+  await workers.whenIdle();
+  assert.deepEqual(summary(rec.calls).sort(), [
+    "sync new img:1",
+    "terminating old img:1 g1",
+  ]);
+  assert.equal(workers.phaseOf("old"), "finished");
+  assert.equal(workers.shouldPodContentBeRemoved("old"), true);
+});

@@ -101,9 +101,19 @@ async function restartCountFromLogs(
   container: Container,
 ): Promise<number> {
   const dir = `${podLogDirectory(deps.podLogsDir, pod)}/${container.name}`;
+  return restartCountFromLogNames(await deps.readDirNames(dir));
+}
+
+const RESTART_COUNT_LOG_REGEXP = /^(\d+)\.log(\..*)?$/;
+
+/**
+ * Upstream `calcRestartCountByLogDir`: one more than the highest `N` of the `N.log` files,
+ * rotated ones (`N.log.<suffix>`) included; 0 when there is none.
+ */
+export function restartCountFromLogNames(names: readonly string[]): number {
   let highest = -1;
-  for (const name of await deps.readDirNames(dir)) {
-    const m = /^(\d+)\.log$/.exec(name);
+  for (const name of names) {
+    const m = RESTART_COUNT_LOG_REGEXP.exec(name);
     if (m) highest = Math.max(highest, Number(m[1]));
   }
   return highest + 1;

@@ -366,3 +366,42 @@ Deno.test("computePodStatus() keeps a pod whose init container failed Pending un
   );
   assert.deepEqual(phases, ["Pending", "Pending", "Failed"]);
 });
+
+Deno.test("terminatePodStatus() leaves regular containers waiting when an init container failed the pod", () => {
+  // upstream TerminatePod/hasPodInitialized: regular containers are only marked once the pod
+  // initialized; of the init containers, only those up to the last attempted one
+  const clock = new FakeClock(T0);
+  const first: Container = { name: "first", image: "busybox" };
+  const second: Container = { name: "second", image: "busybox" };
+  const p = pod({ initContainers: [first, second], restartPolicy: "Never" });
+  const computed = computePodStatus(
+    p,
+    rs([view(first, { state: "exited", exitCode: 1, finishedAt: T0 })]),
+    { clock },
+  );
+  assert.equal(computed.phase, "Failed");
+  const s = terminatePodStatus(computed, { initContainers: 2 });
+  assert.equal(s.containerStatuses?.[0]?.state.terminated, undefined);
+  assert.equal(
+    s.containerStatuses?.[0]?.state.waiting?.reason,
+    "PodInitializing",
+  );
+  assert.equal(s.initContainerStatuses?.[0]?.state.terminated?.exitCode, 1);
+  assert.equal(s.initContainerStatuses?.[1]?.state.terminated, undefined);
+  // once the last init container succeeded, regular containers without a state are marked
+  const initialized = terminatePodStatus(
+    computePodStatus(
+      p,
+      rs([
+        view(first, { state: "exited", exitCode: 0, finishedAt: T0 }),
+        view(second, { state: "exited", exitCode: 0, finishedAt: T0 }),
+      ]),
+      { clock },
+    ),
+    { initContainers: 2 },
+  );
+  assert.equal(
+    initialized.containerStatuses?.[0]?.state.terminated?.reason,
+    "ContainerStatusUnknown",
+  );
+});
