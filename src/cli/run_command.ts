@@ -223,6 +223,15 @@ export async function runCommand(
       (l) => logger = l,
       stderrLine,
     );
+    // what upstream parses only while starting fails a start, and shows in a dry run
+    const { startupProblems } = await import("./startup_checks.ts");
+    const startup = startupProblems(resolution.config, resolution.flags).map(
+      (p) => `failed to run Kubelet: ${p}`,
+    );
+    if (resolution.flags.dryRun) problems.push(...startup);
+    else if (problems.length === 0 && startup[0]) {
+      throw new CommandError(startup[0]);
+    }
     if (problems.length > 0) throw new CommandError(aggregate(problems));
     printFlags(resolution, logger);
     noteCgroups(resolution.config, logger);
