@@ -1,7 +1,8 @@
 /**
- * `ValidateKubeletConfiguration` (kubelet-config.md section 4): the gate
- * merge (V0), the rule table, the component validators, and upstream's
- * aggregate error text.
+ * `ValidateKubeletConfiguration`
+ * (pkg/kubelet/apis/config/validation/validation.go): the feature-gate merge
+ * (whose error is returned alone), the rule table, the component validators,
+ * and upstream's aggregate error text (`utilerrors.NewAggregate`).
  * @module
  */
 import type { FeatureGates } from "../features/mod.ts";
@@ -23,11 +24,11 @@ import {
 
 /** Options for validateKubeletConfiguration. */
 export interface ValidationOptions {
-  /** OS for rule V65 (default `Deno.build.os`). */
+  /** OS for the OS-specific checks (default `Deno.build.os`). */
   os?: string;
-  /** Host cgroup version for rule V65 (default 2). */
+  /** Host cgroup version for the OS-specific checks (default 2). */
   cgroupVersion?: 1 | 2;
-  /** The kubelet's own version for rule V66 (default 1.34). */
+  /** The kubelet's own version for `showHiddenMetricsForVersion` (default 1.34). */
   binaryVersion?: { major: number; minor: number };
 }
 

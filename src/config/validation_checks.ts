@@ -28,7 +28,6 @@ export interface RuleContext {
 
 /** A rule: a message (or list of messages) when violated, else nothing. */
 export interface Rule {
-  readonly id: string;
   readonly field: string;
   check(ctx: RuleContext): string | string[] | ValidationIssue[] | undefined;
 }
@@ -56,7 +55,6 @@ export function negative(
   get: (c: KubeletConfiguration) => number | undefined,
 ): Rule {
   return {
-    id: field,
     field,
     check: ({ c }) => {
       const v = get(c) ?? 0;
@@ -75,7 +73,6 @@ export function range(
   get: (c: KubeletConfiguration) => number | undefined,
 ): Rule {
   return {
-    id: field,
     field,
     check: ({ c }) => {
       const v = get(c) ?? 0;
@@ -98,7 +95,11 @@ const ENFORCEMENTS = [
 ];
 const ENA = "enforceNodeAllocatable (--enforce-node-allocatable)";
 
-/** Rules V46–V53. */
+/**
+ * `enforceNodeAllocatable`: the two incompatible pairs, then per element in
+ * order: duplicates, the reserved cgroup each enforcement needs, `none`
+ * alone, known options, and `cgroupsPerQOS`.
+ */
 export function enforceNodeAllocatable({ c }: RuleContext): string[] {
   const list = c.enforceNodeAllocatable;
   const out: string[] = [];
@@ -168,7 +169,11 @@ const PULL_POLICIES = [
   "AlwaysVerify",
 ];
 
-/** Rules V55–V59. */
+/**
+ * `imagePullCredentialsVerificationPolicy` and
+ * `preloadedImagesVerificationAllowlist`: checked with the
+ * `KubeletEnsureSecretPulledImages` gate, forbidden without it.
+ */
 export function imagePullCredentials({ c, gate }: RuleContext): string[] {
   const policy = c.imagePullCredentialsVerificationPolicy ?? "";
   const allowlist = c.preloadedImagesVerificationAllowlist ?? [];
@@ -211,7 +216,7 @@ export function imagePullCredentials({ c, gate }: RuleContext): string[] {
   return out;
 }
 
-/** Rules V77–V80. */
+/** `podLogsDir`: set, absolute, normalized (Go `filepath.Clean`), ASCII only. */
 export function podLogsDir({ c }: RuleContext): string[] {
   const dir = c.podLogsDir;
   const out: string[] = [];
@@ -228,7 +233,10 @@ export function podLogsDir({ c }: RuleContext): string[] {
   return out;
 }
 
-/** Rules V43–V45. */
+/**
+ * `crashLoopBackOff.maxContainerRestartPeriod`: required and within 1s–300s
+ * with the `KubeletCrashLoopBackOffMax` gate, forbidden without it.
+ */
 export function crashLoopBackOff({ c, gate }: RuleContext): string | undefined {
   const max = c.crashLoopBackOff.maxContainerRestartPeriod;
   if (!gate("KubeletCrashLoopBackOffMax")) {
@@ -247,7 +255,10 @@ export function crashLoopBackOff({ c, gate }: RuleContext): string | undefined {
     } seconds) must be set between 1s and 300s`;
 }
 
-/** Rules V35–V40. */
+/**
+ * Graceful node shutdown: the two periods against each other and against the
+ * `GracefulNodeShutdown` and `GracefulNodeShutdownBasedOnPodPriority` gates.
+ */
 export function shutdown({ c, gate }: RuleContext): string[] {
   const period = ms(c.shutdownGracePeriod);
   const critical = ms(c.shutdownGracePeriodCriticalPods);
@@ -301,7 +312,11 @@ export function shutdown({ c, gate }: RuleContext): string[] {
   return out;
 }
 
-/** Rules V62–V64. */
+/**
+ * `reservedMemory` (upstream `validateReservedMemoryConfiguration`,
+ * validation_reserved_memory.go): supported limit types, no repeated
+ * (NUMA node, resource) pair, no zero quantity.
+ */
 export function reservedMemory({ c }: RuleContext): string[] {
   const out: string[] = [];
   const seen = new Map<number, Set<string>>();

@@ -10,7 +10,7 @@ import { goUrlScheme, q } from "./validation_support.ts";
 
 const MAX_VERBOSITY = 2147483647;
 
-/** Host facts the OS rule (V65) depends on. */
+/** Host facts the OS-specific checks depend on. */
 export interface HostFacts {
   /** `Deno.build.os` name. */
   os: string;
@@ -18,7 +18,10 @@ export interface HostFacts {
   cgroupVersion: 1 | 2;
 }
 
-/** V65: OS-specific checks; at most one issue. */
+/**
+ * Upstream `validateKubeletOSConfiguration` (validation_linux.go,
+ * validation_others.go, validation_windows.go): at most one issue.
+ */
 export function osIssues(
   c: KubeletConfiguration,
   host: HostFacts,
@@ -79,7 +82,7 @@ export function osIssues(
   return [];
 }
 
-/** V66: `--show-hidden-metrics-for-version`. */
+/** `--show-hidden-metrics-for-version`: component-base `metrics.ValidateShowHiddenMetricsVersion`. */
 export function metricsIssues(
   c: KubeletConfiguration,
   binary: { major: number; minor: number },
@@ -103,7 +106,7 @@ function nonZero(quantity: string | undefined): boolean {
   }
 }
 
-/** V67: component-base `logsapi.Validate`. */
+/** component-base `logsapi.Validate`. */
 export function loggingIssues(
   c: KubeletConfiguration,
   gate: (name: string) => boolean,
@@ -171,7 +174,7 @@ export function loggingIssues(
   return out;
 }
 
-/** V68: component-base `ValidateTracingConfiguration`. */
+/** component-base `ValidateTracingConfiguration`. */
 export function tracingIssues(c: KubeletConfiguration): ValidationIssue[] {
   const tracing = c.tracing;
   if (tracing === undefined) return [];

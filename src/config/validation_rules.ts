@@ -1,7 +1,9 @@
 /**
- * The rules of `ValidateKubeletConfiguration` (kubelet-config.md section 4)
- * as data: one entry per rule, in upstream order, each returning zero or
- * more messages in upstream wording.
+ * The checks of upstream `ValidateKubeletConfiguration`
+ * (pkg/kubelet/apis/config/validation/validation.go) as data: one entry per
+ * check, in upstream code order, each returning zero or more messages in
+ * upstream wording. The order of the whole pass is in
+ * docs/flags-and-config.md ("Validation").
  * @module
  */
 import {
@@ -32,10 +34,13 @@ export type {
   ValidationIssue,
 } from "./validation_checks.ts";
 
-/** Rules V1–V64 and V69–V80 (logging, tracing and OS rules live elsewhere). */
+/**
+ * The checks upstream runs before the OS, metrics, logging and tracing
+ * validators (those are in `validation_components.ts`): from
+ * `nodeLeaseDurationSeconds` to `reservedMemory`.
+ */
 export const RULES: readonly Rule[] = [
   {
-    id: "V1",
     field: "nodeLeaseDurationSeconds",
     check: ({ c }) =>
       c.nodeLeaseDurationSeconds <= 0
@@ -43,7 +48,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V2",
     field: "systemCgroups",
     check: ({ c }) =>
       c.systemCgroups && !c.cgroupRoot
@@ -53,7 +57,6 @@ export const RULES: readonly Rule[] = [
   negative("eventBurst", "event-burst", (c) => c.eventBurst),
   negative("eventRecordQPS", "event-qps", (c) => c.eventRecordQPS),
   {
-    id: "V5",
     field: "healthzPort",
     check: ({ c }) =>
       c.healthzPort !== 0 && !between(c.healthzPort, 1, 65535)
@@ -61,7 +64,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V6",
     field: "cpuCFSQuotaPeriod",
     check: ({ c, gate }) =>
       !gate("CustomCPUCFSQuotaPeriod") && ms(c.cpuCFSQuotaPeriod) !== 100
@@ -71,7 +73,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V7",
     field: "cpuCFSQuotaPeriod",
     check: ({ c, gate }) =>
       gate("CustomCPUCFSQuotaPeriod") &&
@@ -94,7 +95,6 @@ export const RULES: readonly Rule[] = [
     (c) => c.imageGCLowThresholdPercent,
   ),
   {
-    id: "V10",
     field: "imageGCLowThresholdPercent",
     check: ({ c }) =>
       c.imageGCLowThresholdPercent >= c.imageGCHighThresholdPercent
@@ -102,7 +102,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V11",
     field: "imageMaximumGCAge",
     check: ({ c, gate }) =>
       ms(c.imageMaximumGCAge) !== 0 && !gate("ImageMaximumGCAge")
@@ -110,7 +109,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V12",
     field: "imageMaximumGCAge",
     check: ({ c }) =>
       ms(c.imageMaximumGCAge) < 0
@@ -120,7 +118,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V13",
     field: "imageMaximumGCAge",
     check: ({ c }) =>
       ms(c.imageMaximumGCAge) > 0 &&
@@ -147,7 +144,6 @@ export const RULES: readonly Rule[] = [
   negative("kubeAPIBurst", "kube-api-burst", (c) => c.kubeAPIBurst),
   negative("kubeAPIQPS", "kube-api-qps", (c) => c.kubeAPIQPS),
   {
-    id: "V18",
     field: "nodeStatusMaxImages",
     check: ({ c }) =>
       c.nodeStatusMaxImages < -1
@@ -160,7 +156,6 @@ export const RULES: readonly Rule[] = [
   negative("podsPerCore", "pods-per-core", (c) => c.podsPerCore),
   range("port", "port", [1, 65535], (c) => c.port),
   {
-    id: "V24",
     field: "readOnlyPort",
     check: ({ c }) =>
       (c.readOnlyPort ?? 0) !== 0 && !between(c.readOnlyPort ?? 0, 1, 65535)
@@ -170,7 +165,6 @@ export const RULES: readonly Rule[] = [
   negative("registryBurst", "registry-burst", (c) => c.registryBurst),
   negative("registryPullQPS", "registry-qps", (c) => c.registryPullQPS),
   {
-    id: "V27",
     field: "maxParallelImagePulls",
     check: ({ c }) =>
       c.maxParallelImagePulls !== undefined && c.maxParallelImagePulls < 1
@@ -178,7 +172,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V28",
     field: "maxParallelImagePulls",
     check: ({ c }) =>
       c.serializeImagePulls && c.maxParallelImagePulls !== undefined &&
@@ -187,7 +180,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V29",
     field: "serverTLSBootstrap",
     check: ({ c, gate }) =>
       c.serverTLSBootstrap && !gate("RotateKubeletServerCertificate")
@@ -195,7 +187,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V30",
     field: "runOnce",
     check: ({ c }) =>
       c.runOnce
@@ -203,12 +194,10 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V31",
     field: "registerWithTaints",
     check: ({ c }) => taintProblems(c.registerWithTaints ?? []),
   },
   {
-    id: "V33",
     field: "topologyManagerPolicy",
     check: ({ c }) =>
       ["none", "best-effort", "restricted", "single-numa-node"].includes(
@@ -220,7 +209,6 @@ export const RULES: readonly Rule[] = [
         } must be one of: ["none" "best-effort" "restricted" "single-numa-node"]`,
   },
   {
-    id: "V34",
     field: "topologyManagerScope",
     check: ({ c }) =>
       ["container", "pod"].includes(c.topologyManagerScope)
@@ -229,9 +217,8 @@ export const RULES: readonly Rule[] = [
           q(c.topologyManagerScope)
         } must be one of: "container", or "pod"`,
   },
-  { id: "V35", field: "shutdownGracePeriod", check: shutdown },
+  { field: "shutdownGracePeriod", check: shutdown },
   {
-    id: "V41",
     field: "memorySwap.swapBehavior",
     check: ({ c, gate }) => {
       const behavior = c.memorySwap.swapBehavior ?? "";
@@ -248,13 +235,11 @@ export const RULES: readonly Rule[] = [
     },
   },
   {
-    id: "V43",
     field: "crashLoopBackOff.maxContainerRestartPeriod",
     check: crashLoopBackOff,
   },
-  { id: "V46", field: "enforceNodeAllocatable", check: enforceNodeAllocatable },
+  { field: "enforceNodeAllocatable", check: enforceNodeAllocatable },
   {
-    id: "V54",
     field: "hairpinMode",
     check: ({ c }) =>
       ["none", "hairpin-veth", "promiscuous-bridge"].includes(c.hairpinMode)
@@ -264,12 +249,10 @@ export const RULES: readonly Rule[] = [
         } specified for hairpinMode (--hairpin-mode). Valid options are "none", "hairpin-veth" or "promiscuous-bridge"`,
   },
   {
-    id: "V55",
     field: "imagePullCredentialsVerificationPolicy",
     check: imagePullCredentials,
   },
   {
-    id: "V60",
     field: "reservedSystemCPUs",
     check: ({ c }) =>
       c.reservedSystemCPUs && (c.systemReservedCgroup || c.kubeReservedCgroup)
@@ -277,7 +260,6 @@ export const RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V61",
     field: "reservedSystemCPUs",
     check: ({ c }) => {
       const problem = cpusetProblem(c.reservedSystemCPUs ?? "");
@@ -286,13 +268,15 @@ export const RULES: readonly Rule[] = [
         : undefined;
     },
   },
-  { id: "V62", field: "reservedMemory", check: reservedMemory },
+  { field: "reservedMemory", check: reservedMemory },
 ];
 
-/** Rules V69–V80, which upstream runs after logging and tracing. */
+/**
+ * The checks upstream runs after the logging and tracing validators: from
+ * `memoryThrottlingFactor` to `podLogsDir`.
+ */
 export const LATE_RULES: readonly Rule[] = [
   {
-    id: "V69",
     field: "memoryThrottlingFactor",
     check: ({ c, gate }) =>
       gate("MemoryQoS") &&
@@ -301,7 +285,6 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V70",
     field: "memoryThrottlingFactor",
     check: ({ c }) =>
       c.memoryThrottlingFactor !== undefined &&
@@ -310,7 +293,6 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V71",
     field: "containerRuntimeEndpoint",
     check: ({ c }) =>
       c.containerRuntimeEndpoint === ""
@@ -318,7 +300,6 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V72",
     field: "enableSystemLogQuery",
     check: ({ c, gate }) =>
       c.enableSystemLogQuery && !gate("NodeLogQuery")
@@ -326,7 +307,6 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V73",
     field: "enableSystemLogQuery",
     check: ({ c }) =>
       c.enableSystemLogQuery && !c.enableSystemLogHandler
@@ -334,7 +314,6 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V74",
     field: "containerLogMaxWorkers",
     check: ({ c }) =>
       c.containerLogMaxWorkers < 1
@@ -342,7 +321,6 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V75",
     field: "containerLogMonitorInterval",
     check: ({ c }) =>
       ms(c.containerLogMonitorInterval) < 3000
@@ -350,12 +328,11 @@ export const LATE_RULES: readonly Rule[] = [
         : undefined,
   },
   {
-    id: "V76",
     field: "containerLogMaxFiles",
     check: ({ c }) =>
       c.containerLogMaxFiles <= 1
         ? `${IC}containerLogMaxFiles must be greater than 1`
         : undefined,
   },
-  { id: "V77", field: "podLogsDir", check: podLogsDir },
+  { field: "podLogsDir", check: podLogsDir },
 ];

@@ -1,5 +1,6 @@
 /**
- * `registerWithTaints` checks (rules V31 and V32).
+ * `registerWithTaints` checks: upstream `taints.CheckTaintValidation` per
+ * taint, and `timeAdded` must be unset.
  * @module
  */
 import { isQualifiedName, isValidLabelValue } from "./validation_support.ts";

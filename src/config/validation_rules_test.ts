@@ -1,3 +1,10 @@
+/**
+ * Check-by-check cases beyond upstream's TestValidateKubeletConfiguration
+ * table (that one is `validation_test.ts`): reserved memory (upstream
+ * validation_reserved_memory_test.go), the logging, tracing, metrics and
+ * OS-specific validators, taints and image patterns, the aggregate text,
+ * locked gates, and boundaries pinned by docs/testing.md.
+ */
 import assert from "node:assert/strict";
 import { createFeatureGates } from "../features/mod.ts";
 import {
@@ -116,7 +123,7 @@ Deno.test("validateKubeletConfiguration() checks tracing rate and endpoint schem
   );
 });
 
-Deno.test("validateKubeletConfiguration() applies the OS rule (V65) with at most one issue", () => {
+Deno.test("validateKubeletConfiguration() applies the OS-specific checks with at most one issue", () => {
   const v1 = { os: "linux", cgroupVersion: 1 } as const;
   assert.deepEqual(
     issuesFor((c) => {
