@@ -217,16 +217,36 @@ export function formatEvent(e: PodEvent): string {
   return s;
 }
 
+/** Calls a kubelet makes for several containers at once, in no fixed order. */
+const UNORDERED = new Set(["StopContainer", "RemoveContainer"]);
+
 /**
  * The lifecycle as a list of distinct steps: repeats of the same call in a row (retries,
- * idempotent stops that both kubelets may send any number of times) count once.
+ * idempotent stops that both kubelets may send any number of times) count once, and a run
+ * of stops or removals in a row is sorted (both kubelets stop a pod's containers in
+ * parallel).
  */
 export function lifecycle(events: PodEvent[]): string[] {
   const out: string[] = [];
+  let run: string[] = [];
+  let runCall = "";
+  const flush = () => {
+    for (const s of [...new Set(run)].sort()) out.push(s);
+    run = [];
+    runCall = "";
+  };
   for (const e of events) {
     const s = formatEvent(e);
+    if (UNORDERED.has(e.call)) {
+      if (runCall !== e.call) flush();
+      runCall = e.call;
+      run.push(s);
+      continue;
+    }
+    flush();
     if (out[out.length - 1] !== s) out.push(s);
   }
+  flush();
   return out;
 }
 

@@ -124,3 +124,29 @@ Deno.test("mask: times and the termination-log file's random name are hidden", (
     ["<time>", "<root>/pods/u/containers/app/<random>"],
   );
 });
+
+Deno.test("lifecycle: a run of stops is sorted, as kubelets stop containers in parallel", () => {
+  const ev = (call: string, container?: string) => ({
+    call,
+    ...(container ? { container } : {}),
+  });
+  assert.deepEqual(
+    lifecycle([
+      ev("StartContainer", "b"),
+      ev("StopContainer", "b"),
+      ev("StopContainer", "a"),
+      ev("StopContainer", "b"),
+      ev("StopPodSandbox"),
+      ev("RemoveContainer", "b"),
+      ev("RemoveContainer", "a"),
+    ]),
+    [
+      "StartContainer b",
+      "StopContainer a",
+      "StopContainer b",
+      "StopPodSandbox",
+      "RemoveContainer a",
+      "RemoveContainer b",
+    ],
+  );
+});
