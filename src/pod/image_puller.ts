@@ -18,6 +18,7 @@ import {
   imageBackoffKey,
 } from "./backoff.ts";
 import type { Container, Pod, PullPolicy } from "./types.ts";
+import { runtimeErrorText } from "./runtime_messages.ts";
 
 /** Outcome of {@linkcode ImagePuller.ensureImage}. */
 export type EnsureImageResult =
@@ -190,7 +191,8 @@ class RuntimeImagePuller implements ImagePuller {
     } catch (error) {
       signal?.throwIfAborted();
       this.#backoff.next(key, this.#clock.now());
-      const detail = error instanceof Error ? error.message : String(error);
+      // upstream prints the CRI error itself (grpc-go's `rpc error: …` text)
+      const detail = runtimeErrorText(error);
       this.#logger.warn("Failed to pull image", { image, err: detail });
       return {
         ok: false,

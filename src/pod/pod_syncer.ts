@@ -40,6 +40,7 @@ import {
   type KillDeps,
   killPod,
 } from "./pod_kill.ts";
+import { runtimeErrorText } from "./runtime_messages.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import {
   containerDirectory,
@@ -440,7 +441,10 @@ class KubePodSyncer implements RuntimePodSyncer {
       };
     } catch (error) {
       signal.throwIfAborted();
-      const message = `Failed to create pod sandbox: ${errorText(error)}`;
+      // upstream createPodSandbox formats the CRI error itself
+      const message = `Failed to create pod sandbox: ${
+        runtimeErrorText(error)
+      }`;
       this.#deps.logger.error("Failed to create pod sandbox", {
         pod: name,
         err: errorText(error),

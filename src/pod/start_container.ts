@@ -24,6 +24,7 @@ import {
   type TerminationMessageWriter,
 } from "./termination_message.ts";
 import { errorText, killContainer, type KillDeps } from "./pod_kill.ts";
+import { runtimeStatusMessage } from "./runtime_messages.ts";
 import type {
   Container,
   ContainerView,
@@ -213,16 +214,14 @@ export async function startContainer(
     containerId = res.containerId;
   } catch (error) {
     signal.throwIfAborted();
-    return fail("CreateContainerError", errorText(error));
+    // upstream startContainer reports the runtime's status message as is
+    return fail("CreateContainerError", runtimeStatusMessage(error));
   }
   try {
     await deps.runtime.startContainer({ containerId }, { signal });
   } catch (error) {
     signal.throwIfAborted();
-    return fail(
-      "RunContainerError",
-      `failed to start container "${containerId}": ${errorText(error)}`,
-    );
+    return fail("RunContainerError", runtimeStatusMessage(error));
   }
   const postStart = container.lifecycle?.postStart;
   if (postStart) {
