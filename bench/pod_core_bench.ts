@@ -1,5 +1,5 @@
 /**
- * POD-CORE micro-benchmarks (human-readable lines):
+ * Pod decision and sync micro-benchmarks (human-readable lines):
  *
  * (a) `computePodActions` on a 10-container pod that needs nothing: decisions per second;
  *     target ≥ 50,000/s (a 1,000-pod resync would cost ≤ 20 ms of decisions).

@@ -1,5 +1,5 @@
 /**
- * Enforces the layout rules of STYLE.md §4.2:
+ * Enforces the import layout between areas:
  * - code in one `src/<area>` imports another area only through a `mod.ts`
  *   (or `testing.ts`, and that only from tests);
  * - no import cycles between areas.

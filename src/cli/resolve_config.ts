@@ -1,8 +1,10 @@
 /**
- * Steps 1–10 of the kubelet command (kubelet-flags.md §4): parse the flags
- * into the flags-mode configuration, answer `--help`/`--version`, set feature
- * gates, check `--node-labels`, load `--config` and `--config-dir`, then
- * re-apply the command-line flags on top (§7).
+ * Steps 1–10 of upstream's kubelet command (the `RunE` of `NewKubeletCommand`,
+ * cmd/kubelet/app/server.go; numbered as in docs/flags-and-config.md): parse
+ * the flags into the flags-mode configuration, answer `--help`/`--version`,
+ * set feature gates, check `--node-labels`, load `--config` and
+ * `--config-dir`, then re-apply the command-line flags on top
+ * (`kubeletConfigFlagPrecedence`).
  *
  * The config area (zod, yaml) is imported only after `--help`/`--version`
  * are answered, so those stay fast: argv is first parsed against a

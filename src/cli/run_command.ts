@@ -77,7 +77,10 @@ function loggerFor(
 
 type Ready = Extract<Resolution, { kind: "config" }>;
 
-/** Steps 11–14: logging, printed flags, validation. Returns all problems. */
+/**
+ * Steps 11–14 (docs/flags-and-config.md): logging, printed flags, validation.
+ * Returns all problems.
+ */
 async function checkConfiguration(
   ready: Ready,
   report: (logger: Logger) => void,

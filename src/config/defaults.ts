@@ -1,5 +1,6 @@
 /**
- * v1beta1 `SetDefaults_KubeletConfiguration` (kubelet-config.md section 3)
+ * v1beta1 `SetDefaults_KubeletConfiguration`
+ * (pkg/kubelet/apis/config/v1beta1/defaults.go)
  * over the JSON shape: pointer fields are defaulted when absent, value
  * fields also when they hold Go's zero value.
  * @module

@@ -1,5 +1,6 @@
 /**
- * `--config-dir` drop-ins (kubelet-flags.md section 6): every `*.conf`
+ * `--config-dir` drop-ins (upstream `mergeKubeletConfigurations`,
+ * cmd/kubelet/app/server.go; docs/flags-and-config.md): every `*.conf`
  * file under the directory, walked recursively in lexical order, is applied
  * as an RFC 7386 JSON merge patch; the result is defaulted again.
  * @module

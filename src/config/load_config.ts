@@ -1,5 +1,6 @@
 /**
- * `--config` loading (kubelet-flags.md section 5): read, decode strictly
+ * `--config` loading (upstream `loadConfigFile`, cmd/kubelet/app/server.go):
+ * read, decode strictly
  * with a lenient fallback, default, resolve relative paths, and default
  * `evictionHard`.
  * @module

@@ -1,8 +1,8 @@
 /**
  * The v1beta1 KubeletConfiguration document as a zod schema: the single
  * source of truth for the config type. The schema describes a defaulted
- * document: fields that always get a default are required, fields that are
- * unset by default ("—" in kubelet-config.md section 2) are optional.
+ * document: fields that always get a default are required, fields that
+ * upstream's `SetDefaults_KubeletConfiguration` leaves unset are optional.
  * At run time types are checked against its plain-data twin
  * `config_shape.ts` (generated; `check_types.ts`), so zod is not loaded.
  * @module

@@ -1,10 +1,11 @@
 // deno-fmt-ignore-file
 /**
- * The kubelet's command line as data: every upstream v1.34 Linux flag
- * (kubelet-flags.md §2) plus our own `--dry-run`. Help texts are our own
- * words. `def` is the default `--help` prints in flags-only mode; for
- * config-backed flags the real default comes from the flags-mode config and a
- * test keeps the two in step.
+ * The kubelet's command line as data: every upstream v1.34 Linux flag (as
+ * registered by `KubeletFlags.AddFlags`, `AddKubeletConfigFlags` and
+ * `AddGlobalFlags` in cmd/kubelet/app/options) plus our own `--dry-run`. Help
+ * texts are our own words. `def` is the default `--help` prints in flags-only
+ * mode; for config-backed flags the real default comes from the flags-mode
+ * config and a test keeps the two in step.
  * @module
  */
 import type { ValueKind } from "./values.ts";

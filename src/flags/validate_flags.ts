@@ -1,5 +1,6 @@
 /**
- * `ValidateKubeletFlags`: checks `--node-labels` (kubelet-flags.md §9).
+ * `ValidateKubeletFlags` (cmd/kubelet/app/options/options.go): checks
+ * `--node-labels`.
  * @module
  */
 import { labelValueErrors, qualifiedNameErrors } from "../util/k8s_names.ts";

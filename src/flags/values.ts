@@ -1,7 +1,8 @@
 /**
  * Flag value kinds: each turns command-line text into the v1beta1 JSON shape
  * of the field it writes, with the upstream value's syntax, repeat rules
- * (kubelet-flags.md §3.3/§3.4) and error texts.
+ * (pflag and component-base/cli/flag; summed up in docs/flags-and-config.md)
+ * and error texts.
  * @module
  */
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";

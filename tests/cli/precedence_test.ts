@@ -1,7 +1,9 @@
 /**
- * Flag precedence over `--config` and `--config-dir` (kubelet-flags.md §6
- * cases 4 and 5, §7): command-line flags win, map flags replace the file's
- * map, feature gates merge per key, CLI-only flags are not re-applied.
+ * Flag precedence over `--config` and `--config-dir` (upstream
+ * `kubeletConfigFlagPrecedence`, with cases 4 and 5 of server_test.go
+ * `TestMergeKubeletConfigurations`): command-line flags win, map flags replace
+ * the file's map, feature gates merge per key, CLI-only flags are not
+ * re-applied.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
