@@ -52,7 +52,7 @@ export interface KubeletProbeDeps {
 export interface KubeletDeps {
   /** Used by the PLEG to relist sandboxes and containers. */
   runtime: Pick<RuntimeService, "listPodSandbox" | "listContainers">;
-  /** Executes pod work (POD-CORE's `createPodSyncer`). */
+  /** Executes pod work (`createPodSyncer` in src/pod). */
   syncer: PodSyncer;
   /**
    * The runtime's running pods; housekeeping stops those no pod worker knows (orphans).

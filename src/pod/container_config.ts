@@ -1,7 +1,8 @@
 /**
  * Builds the CRI `PodSandboxConfig` and `ContainerConfig` for a pod, following the kubelet's
- * conventions (§1.7): labels/annotations, log layout, `$(VAR)` expansion, env with fieldRef,
- * port mappings, namespace options and a minimal Linux security context.
+ * conventions (kuberuntime's labels.go, `generatePodSandboxConfig`, `generateContainerConfig`):
+ * labels/annotations, log layout, `$(VAR)` expansion, env with fieldRef, port mappings, namespace
+ * options and a minimal Linux security context.
  *
  * Everything here is pure; bad references in a spec surface as {@linkcode ContainerConfigError}
  * (reported by the syncer as `CreateContainerConfigError`).

@@ -1,7 +1,7 @@
 /**
  * Pod lifecycle: pod types, the pure `computePodActions` decision, the `PodSyncer` that executes
- * it against the CRI runtime, back-off, image pulling and orphan garbage collection (POD-CORE);
- * pod sources, pod workers, PLEG and the sync loop (POD-LOOP).
+ * it against the CRI runtime, back-off, image pulling and orphan garbage collection (executing
+ * pod work); pod sources, pod workers, PLEG and the sync loop (deciding when to do it).
  *
  * This folder must not import `@kubernetes/client-node` and must not read global time (use the
  * injected `Clock`).
@@ -37,7 +37,7 @@ export type {
 } from "./types.ts";
 export { podFullName } from "./types.ts";
 
-// POD-CORE: decisions, CRI config, back-off, images, the syncer and orphan GC.
+// Executing pod work: decisions, CRI config, back-off, images, the syncer and orphan GC.
 /** Pure sync plan: `computePodActions(pod, runtimeStatus, options?)`. */
 export {
   computePodActions,
@@ -106,7 +106,7 @@ export type {
   ImagePullerOptions,
 } from "./image_puller.ts";
 
-// POD-LOOP: static pods, sources, pod config, pod workers, PLEG and the sync loop.
+// Driving it: static pods, sources, pod config, pod workers, PLEG and the sync loop.
 export {
   applyStaticPodDefaults,
   CONFIG_HASH_ANNOTATION,

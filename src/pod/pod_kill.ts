@@ -1,5 +1,6 @@
 /**
- * Stopping containers and pods (kubelet's `killContainer`/`killPodWithSyncResult`, §2.7).
+ * Stopping containers and pods (kuberuntime's `killContainer`/`killPodWithSyncResult`,
+ * kuberuntime_container.go and kuberuntime_manager.go).
  * Sandboxes and exited containers are removed later (terminated-pod cleanup or GC), not here.
  *
  * @module

@@ -1,9 +1,9 @@
 /**
  * The "act" half of a pod sync (kubelet's `SyncPod`/`SyncTerminatingPod`/`SyncTerminatedPod`):
  * reads the runtime's view of the pod, stores the computed status, executes
- * `computePodActions` in the §2.6 order and records per-step results. Per-container failures are
- * {@linkcode SyncResult} values with upstream reasons; only infrastructure failures (runtime
- * unreachable, abort) reject.
+ * `computePodActions` in the order of kuberuntime's `SyncPod` (kuberuntime_manager.go) and
+ * records per-step results. Per-container failures are {@linkcode SyncResult} values with
+ * upstream reasons; only infrastructure failures (runtime unreachable, abort) reject.
  *
  * @module
  */

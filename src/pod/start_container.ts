@@ -1,7 +1,7 @@
 /**
- * Starting one container instance (kubelet's `startContainer`, §2.6): crash-loop back-off check,
- * image, restart count, CRI config, CreateContainer, StartContainer. Every failure is a
- * {@linkcode SyncResult} with the upstream reason; only an abort rejects.
+ * Starting one container instance (kuberuntime's `startContainer`, kuberuntime_container.go):
+ * crash-loop back-off check, image, restart count, CRI config, CreateContainer, StartContainer.
+ * Every failure is a {@linkcode SyncResult} with the upstream reason; only an abort rejects.
  *
  * @module
  */

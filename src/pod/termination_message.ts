@@ -1,9 +1,10 @@
 /**
- * Container termination messages (§1.7): the kubelet creates an empty, world-writable file per
- * container instance under `<rootDir>/pods/<podUID>/containers/<name>/`, bind-mounts it at
- * `terminationMessagePath`, and once the container has exited reads it back (at most 4096
- * bytes). With `FallbackToLogsOnError`, an empty file and a non-zero exit code, the tail of the
- * container's CRI log (80 lines, at most 2048 bytes) is used instead.
+ * Container termination messages (kuberuntime_container.go: `makeMounts`, `getTerminationMessage`):
+ * the kubelet creates an empty, world-writable file per container instance under
+ * `<rootDir>/pods/<podUID>/containers/<name>/`, bind-mounts it at `terminationMessagePath`, and
+ * once the container has exited reads it back (at most 4096 bytes). With `FallbackToLogsOnError`,
+ * an empty file and a non-zero exit code, the tail of the container's CRI log (80 lines, at most
+ * 2048 bytes) is used instead.
  *
  * File access goes through small injectable functions so the syncer and the runtime-status
  * reader can be tested without touching the host.

@@ -1,6 +1,6 @@
 /**
  * Plain JSON shapes of the Kubernetes core/v1 Pod (as it appears in YAML/JSON manifests) and the
- * pod lifecycle contracts shared by the pod workers (POD-LOOP) and the pod syncer (POD-CORE).
+ * pod lifecycle contracts shared by the pod workers and the pod syncer.
  *
  * These types deliberately do not import `@kubernetes/client-node`: the static-pod path must not
  * load it. Only the fields the kubelet reads or writes are typed; unknown fields are preserved by

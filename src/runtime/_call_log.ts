@@ -1,5 +1,5 @@
 /**
- * The test hooks every runtime double carries (STYLE.md §4.3, after cri-api's
+ * The test hooks every runtime double carries (after cri-api's
  * `FakeRuntimeService`): the log of CRI methods called, in order, and errors
  * queued per method by the test. Used by the simulated runtime and by the
  * recording fake in `testing.ts`.

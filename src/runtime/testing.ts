@@ -1,6 +1,6 @@
 /**
  * Test doubles of the runtime area; tests import them from here only
- * (STYLE.md §4.2).
+ * (scripts/check_imports.ts enforces it).
  *
  * - {@linkcode FakeRuntime}: a recording fake of both CRI services with no
  *   runtime behind it. Every call is logged with its request and options;

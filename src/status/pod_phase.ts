@@ -1,5 +1,5 @@
 /**
- * Pod phase from container statuses (kubelet's `getPhase`, §2.10).
+ * Pod phase from container statuses (kubelet's `getPhase`, pkg/kubelet/kubelet_pods.go).
  *
  * @module
  */

@@ -96,7 +96,7 @@ export interface TestPod extends AsyncDisposable {
   config: TestSandboxConfig;
 }
 
-/** A sandbox config like the kubelet builds (labels per §1.7, log dir, namespaces). */
+/** A sandbox config like the kubelet builds (kuberuntime labels.go labels, log dir, namespaces). */
 export function sandboxConfig(
   t: ContractTarget,
   options: {
