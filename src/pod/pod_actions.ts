@@ -3,21 +3,20 @@
  * runtime's view of the pod, work out whether the sandbox must be (re)created, which containers
  * to kill (with reasons) and which to start. No I/O happens here.
  *
- * Init containers follow the sidecar-aware rules of kubelet v1.34: regular init containers run
- * one at a time in spec order; init containers with `restartPolicy: Always` (sidecars) are
- * started in order and kept running.
+ * Init containers (and sidecars) are planned by `init_container_actions.ts`.
  *
  * @module
  */
 
-import { containerHashString } from "./container_hash.ts";
-import type {
-  Container,
-  ContainerView,
-  Pod,
-  PodRuntimeStatus,
-  SandboxView,
-} from "./types.ts";
+import {
+  findContainerView,
+  restartsOnFailure,
+  specChanged,
+} from "./container_lookup.ts";
+import { planInitContainers } from "./init_container_actions.ts";
+import type { Container, Pod, PodRuntimeStatus, SandboxView } from "./types.ts";
+
+export { findContainerView, isSidecar } from "./container_lookup.ts";
 
 /** Result of a probe as reported by a prober. */
 export type ProbeResult = "success" | "failure" | "unknown";
@@ -58,23 +57,6 @@ export interface ComputePodActionsOptions {
   livenessResults?: ReadonlyMap<string, ProbeResult>;
   /** Startup results by container id (missing = not probed yet). */
   startupResults?: ReadonlyMap<string, ProbeResult>;
-}
-
-/** True for init containers declared with `restartPolicy: Always` (sidecars). */
-export function isSidecar(container: Container): boolean {
-  return container.restartPolicy === "Always";
-}
-
-/** The newest container instance named `name` (statuses are sorted newest first). */
-export function findContainerView(
-  status: PodRuntimeStatus,
-  name: string,
-): ContainerView | undefined {
-  return status.containers.find((c) => c.name === name);
-}
-
-function restartsOnFailure(pod: Pod): boolean {
-  return (pod.spec.restartPolicy ?? "Always") !== "Never";
 }
 
 function wantsHostNetwork(pod: Pod): "node" | "pod" {
@@ -131,16 +113,6 @@ export function shouldContainerBeRestarted(
   if (policy === "Never") return false;
   if (policy === "OnFailure" && view.exitCode === 0) return false;
   return true;
-}
-
-function initContainerFailed(view: ContainerView): boolean {
-  if (view.reason === "OOMKilled") return true;
-  if (view.state === "exited" && view.exitCode !== 0) return true;
-  return view.state === "unknown";
-}
-
-function specChanged(container: Container, view: ContainerView): boolean {
-  return view.hash !== containerHashString(container);
 }
 
 function emptyActions(
@@ -277,128 +249,4 @@ function planNewSandbox(
   }
   actions.containersToStart = toStart;
   return actions;
-}
-
-/**
- * Fills the init-container part of `actions`. Returns true when initialisation is complete and
- * the regular containers should be examined.
- */
-function planInitContainers(
-  pod: Pod,
-  status: PodRuntimeStatus,
-  actions: PodActions,
-  options: ComputePodActionsOptions,
-): boolean {
-  const inits = pod.spec.initContainers ?? [];
-  if (inits.length === 0) return true;
-
-  // A created or running regular container proves initialisation happened before.
-  let initialized = pod.spec.containers.some((c) => {
-    const state = findContainerView(status, c.name)?.state;
-    return state === "created" || state === "running";
-  });
-  let seenProgress = initialized;
-  const onFailure = restartsOnFailure(pod);
-  const toStart: number[] = [];
-  const kill = (
-    view: ContainerView,
-    container: Container,
-    message: string,
-    reason: KillReason,
-  ) =>
-    actions.containersToKill.set(view.id, {
-      containerId: view.id,
-      name: container.name,
-      container,
-      message,
-      reason,
-    });
-
-  // Walk backwards: finished init containers may have been garbage collected, so the newest
-  // evidence of progress is what counts.
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const container = inits[i]!;
-    const sidecar = isSidecar(container);
-    const view = findContainerView(status, container.name);
-    if (!view) {
-      if (seenProgress && sidecar) toStart.push(i);
-      continue;
-    }
-    if (seenProgress && !sidecar) continue;
-
-    const last = i === inits.length - 1;
-    if (view.state === "created") {
-      // created but never started: the runtime failed to start it, try again
-      toStart.push(i);
-    } else if (view.state === "running") {
-      if (sidecar) {
-        const startup = options.startupResults?.get(view.id);
-        if (container.startupProbe && startup !== "success") {
-          if (startup === "failure") {
-            kill(
-              view,
-              container,
-              `Init container ${container.name} failed startup probe`,
-              "StartupProbe",
-            );
-            toStart.push(i);
-          }
-        } else {
-          if (last) initialized = true;
-          else if (!seenProgress) toStart.push(i + 1);
-          if (specChanged(container, view)) {
-            kill(
-              view,
-              container,
-              `Init container ${container.name} definition changed`,
-              "",
-            );
-            toStart.push(i);
-          } else if (options.livenessResults?.get(view.id) === "failure") {
-            kill(
-              view,
-              container,
-              `Init container ${container.name} failed liveness probe`,
-              "LivenessProbe",
-            );
-            toStart.push(i);
-          }
-        }
-      }
-      // a running regular init container: wait for it to finish
-    } else if (view.state === "exited") {
-      if (sidecar) {
-        toStart.push(i);
-      } else if (initContainerFailed(view)) {
-        if (!onFailure) {
-          actions.killPod = true;
-          actions.initContainersToStart = [];
-          return false;
-        }
-        toStart.push(i);
-      } else if (last) {
-        initialized = true;
-      } else {
-        toStart.push(i + 1);
-      }
-    } else {
-      // unknown state: kill before restarting so two instances never run
-      if (!sidecar && !onFailure) {
-        actions.killPod = true;
-        actions.initContainersToStart = [];
-        return false;
-      }
-      kill(
-        view,
-        container,
-        `Init container is in "unknown" state, try killing it before restart`,
-        "Unknown",
-      );
-      toStart.push(i);
-    }
-    seenProgress = true;
-  }
-  if (!seenProgress) toStart.push(0);
-  actions.initContainersToStart = toStart.reverse();
-  return initialized;
 }
