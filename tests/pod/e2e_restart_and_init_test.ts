@@ -1,5 +1,5 @@
 /**
- * More end-to-end static pods on a real containerd (`KUBELET_TS_CRI_ENDPOINT`, see
+ * End-to-end restarts and init containers on a real containerd (`KUBELET_TS_CRI_ENDPOINT`, see
  * scripts/cri_env.sh); skipped without it: restart policies, init container order, and a
  * kubelet that survives a containerd restart.
  *
