@@ -1,6 +1,6 @@
 /**
  * Lifecycle fidelity on a real containerd (`KUBELET_TS_CRI_ENDPOINT`, see scripts/cri_env.sh;
- * skipped without it), issue 11: finished pods survive a kubelet restart without running again,
+ * skipped without it): finished pods survive a kubelet restart without running again,
  * container GC bounds a crash loop, a slow preStop hook does not overrun the grace period, and
  * orphans found after a restart do not hold up a new pod. Orphan clean-up and container GC only
  * see this test's node (the runtime is shared with other test files).

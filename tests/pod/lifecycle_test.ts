@@ -1,7 +1,7 @@
 /**
- * Lifecycle fidelity on the simulated runtime (issue 11): finished pods keep their content and
- * are not run again by a restarted kubelet, container GC bounds dead instances and removes the
- * content of deleted pods, orphans do not hold up the sync loop.
+ * Lifecycle fidelity on the simulated runtime: finished pods keep their content and are not run
+ * again by a restarted kubelet, container GC bounds dead instances and removes the content of
+ * deleted pods, orphans do not hold up the sync loop.
  */
 import assert from "node:assert/strict";
 import { podYaml, startHarness } from "./_harness.ts";
