@@ -6,7 +6,7 @@
  * (b) steady-state `syncPod` of 110 running pods on the simulated runtime: wall time of one
  *     full resync pass; target ≤ 250 ms (≤ 0.5 % of the 1 min resync interval, one core).
  *
- * Run: `deno run -A bench/pod_core_bench.ts`
+ * Run: `deno run -A bench/pod_sync_bench.ts`
  *
  * @module
  */
