@@ -55,13 +55,6 @@ export type {
   PodSyncerOptions,
   RuntimePodSyncer,
 } from "./pod_syncer.ts";
-/** Stops and removes runtime objects of pods that are no longer active. */
-export { garbageCollectOrphans, pruneDeadContainers } from "./gc.ts";
-export type {
-  GarbageCollectOptions,
-  GcResult,
-  PruneDeadOptions,
-} from "./gc.ts";
 /** Reads one pod's sandboxes/containers from the runtime. */
 export { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 export {
