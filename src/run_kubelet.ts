@@ -7,6 +7,7 @@
  */
 
 import { systemClock } from "./clock/mod.ts";
+import type { JoinClusterContext } from "./join_cluster.ts";
 import { createKubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
 import {
@@ -96,7 +97,9 @@ function durationMs(
  * Runs the standalone kubelet until `ctx.signal` aborts. Returns 0 after a clean stop
  * (containers keep running, as upstream), 1 when the runtime cannot be set up.
  */
-export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
+export async function runKubelet(
+  ctx: KubeletRunContext & JoinClusterContext,
+): Promise<number> {
   const { config, logger } = ctx;
   const clock = systemClock;
   const nodeName = resolveNodeName(ctx.flags.hostnameOverride);
@@ -139,6 +142,24 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
   ) {
     await runtime.close();
     return 1;
+  }
+  // API server mode: join before any pod starts, as upstream bootstraps first.
+  let cluster: { stop(): Promise<void> } | undefined;
+  if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
+    try {
+      const { joinCluster } = await import("./join_cluster.ts");
+      cluster = await joinCluster({ runtime, clock, logger }, {
+        ...ctx,
+        nodeName,
+        signal: ctx.signal,
+      });
+    } catch (cause) {
+      logger.error("Cannot join the cluster", {
+        err: cause instanceof Error ? cause.message : String(cause),
+      });
+      await runtime.close();
+      return 1;
+    }
   }
   const syncFrequencyMs = durationMs(
     config.syncFrequency,
@@ -233,6 +254,7 @@ export async function runKubelet(ctx: KubeletRunContext): Promise<number> {
   }
   logger.info("Shutting down the kubelet");
   await healthz;
+  await cluster?.stop();
   await kubelet.stop();
   await runtime.close();
   return 0;

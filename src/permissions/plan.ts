@@ -256,8 +256,17 @@ async function addFlags(
   if (flags.kubeconfig) {
     const path = b.path(flags.kubeconfig);
     await addKubeconfig(b, path, "--kubeconfig", readFile);
-    // TLS bootstrap writes the real kubeconfig once the CSR is approved.
-    if (flags.bootstrapKubeconfig) b.add("write", path, "--kubeconfig");
+    // TLS bootstrap writes the real kubeconfig once the CSR is approved, through
+    // "<kubeconfig>.tmp" renamed into place.
+    if (flags.bootstrapKubeconfig) {
+      b.add("write", path, "--kubeconfig");
+      b.add("write", `${path}.tmp`, "--kubeconfig");
+    }
+  }
+  if (flags.kubeconfig || flags.bootstrapKubeconfig) {
+    // Node status nodeInfo: machineID and osImage (API server mode).
+    b.add("read", "/etc/machine-id", "node status");
+    b.add("read", "/etc/os-release", "node status");
   }
   if (flags.bootstrapKubeconfig) {
     const path = b.path(flags.bootstrapKubeconfig);

@@ -214,6 +214,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
   const plan = await standardPlan();
   assert.deepEqual(plan.write, [
     "/etc/kubernetes/kubelet.conf",
+    "/etc/kubernetes/kubelet.conf.tmp",
     "/run/containerd/containerd.sock",
     "/var/lib/kubelet",
     "/var/log/pods",
@@ -221,6 +222,9 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
   assert.ok(plan.read.includes("/etc/kubernetes/manifests"));
   assert.ok(plan.read.includes("/etc/kubernetes/pki/ca.crt"));
   assert.ok(!plan.read.includes("/etc"));
+  // Node status (API server mode) reads the machine ID and the OS image.
+  assert.ok(plan.read.includes("/etc/machine-id"));
+  assert.ok(plan.read.includes("/etc/os-release"));
   assert.deepEqual(plan.net, [
     "0.0.0.0:10250",
     "127.0.0.1:10248",

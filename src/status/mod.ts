@@ -24,3 +24,14 @@ export { createPodStatusManager, jsonEqual } from "./pod_status_manager.ts";
 /** Marks a terminated pod's status final (missing terminations → ContainerStatusUnknown). */
 export { terminatePodStatus } from "./terminate.ts";
 export { mergeConditions, rfc3339 } from "./conditions.ts";
+/** Node registration and status reporting to the API server, and the node lease heartbeat. */
+export { createNodeAgent } from "./node_agent.ts";
+export type {
+  NodeAgent,
+  NodeAgentDeps,
+  NodeAgentOptions,
+} from "./node_agent.ts";
+export { createNodeFacts } from "./node_host_facts.ts";
+export type { NodeFactsOptions, NodeRuntime } from "./node_host_facts.ts";
+export type { NodeRegistrationOptions } from "./node_registration.ts";
+export { goArch } from "./node_registration.ts";

@@ -1,0 +1,239 @@
+/**
+ * TLS bootstrap of the kubelet's client identity (upstream
+ * `pkg/kubelet/certificate/bootstrap.LoadClientCert` with client-go's
+ * `util/certificate/csr`): when `--kubeconfig` has no usable client certificate, make a key,
+ * ask for a certificate with a CertificateSigningRequest sent with the bootstrap
+ * credentials, wait until it is approved and issued, store the pair under `--cert-dir`
+ * (`kubelet-client-<time>.pem` behind the `kubelet-client-current.pem` link) and write the
+ * kubeconfig, each atomically.
+ * @module
+ */
+import { X509Certificate } from "node:crypto";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import {
+  csrObjectName,
+  generateNodeKey,
+  importNodeKey,
+  KUBELET_CLIENT_SIGNER,
+  KUBELET_CLIENT_USAGES,
+  makeNodeCsr,
+} from "./csr.ts";
+import { ApiAlreadyExistsError } from "./errors.ts";
+import {
+  type Connection,
+  loadKubeconfig,
+  renderCertKubeconfig,
+} from "./kubeconfig.ts";
+import type { CertificateSigningRequest, CsrApi } from "./types.ts";
+
+/** File names under `--cert-dir`, as upstream's certificate store uses them. */
+export const CLIENT_PAIR_CURRENT = "kubelet-client-current.pem";
+const CLIENT_KEY_TMP = "kubelet-client.key.tmp";
+
+/** Dependencies of {@linkcode bootstrapClientCertificate}. */
+export interface BootstrapDeps {
+  clock: Clock;
+  logger: Logger;
+  /** Builds the CSR client from the bootstrap connection. */
+  csrApiFor(connection: Connection): CsrApi & { close?(): void };
+}
+
+/** Options of {@linkcode bootstrapClientCertificate}. */
+export interface BootstrapOptions {
+  nodeName: string;
+  kubeconfigPath: string;
+  bootstrapKubeconfigPath: string;
+  certDir: string;
+  /** How often the request is polled (default 1 s). */
+  pollIntervalMs?: number;
+  /** Give up after this long (default 1 h). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** The first certificate of a PEM bundle, or undefined when it does not parse. */
+function firstCertificate(pem: string): X509Certificate | undefined {
+  const m = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(
+    pem,
+  );
+  if (!m) return undefined;
+  try {
+    return new X509Certificate(m[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the PEM holds a certificate valid at `nowMs` (upstream `isClientConfigStillValid`). */
+export function certificateValidAt(pem: string, nowMs: number): boolean {
+  const cert = firstCertificate(pem);
+  if (!cert) return false;
+  return Date.parse(cert.validFrom) <= nowMs &&
+    nowMs < Date.parse(cert.validTo);
+}
+
+async function readIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
+
+/** Whether the kubeconfig at `path` has credentials that still work without bootstrap. */
+async function kubeconfigUsable(path: string, nowMs: number): Promise<boolean> {
+  let conn: Connection;
+  try {
+    conn = await loadKubeconfig(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+  if (conn.certPem) return certificateValidAt(conn.certPem, nowMs);
+  return conn.token !== undefined;
+}
+
+/**
+ * Writes `text` to `<path>.tmp` and renames it into place (mode 0600). The fixed temporary
+ * name is what the permission plan grants next to the kubeconfig.
+ */
+export async function writeFileAtomic(
+  path: string,
+  text: string,
+): Promise<void> {
+  const tmp = `${path}.tmp`;
+  await Deno.writeTextFile(tmp, text, { mode: 0o600 });
+  await Deno.rename(tmp, path);
+}
+
+function pairFileName(nowMs: number): string {
+  const iso = new Date(nowMs).toISOString(); // 2026-01-02T03:04:05.678Z
+  return `kubelet-client-${iso.slice(0, 19).replace(/[T:]/g, "-")}.pem`;
+}
+
+/** Stores cert+key as a new pair file and points the current link at it atomically. */
+async function storePair(
+  certDir: string,
+  pem: string,
+  nowMs: number,
+): Promise<string> {
+  const name = pairFileName(nowMs);
+  await writeFileAtomic(`${certDir}/${name}`, pem);
+  const link = `${certDir}/${CLIENT_PAIR_CURRENT}`;
+  const tmpLink = `${link}.tmp-${crypto.randomUUID().slice(0, 8)}`;
+  await Deno.symlink(name, tmpLink);
+  await Deno.rename(tmpLink, link);
+  return link;
+}
+
+function conditionOf(csr: CertificateSigningRequest, type: string): boolean {
+  return csr.status?.conditions?.some((c) =>
+    c.type === type && c.status !== "False"
+  ) ?? false;
+}
+
+async function waitForCertificate(
+  api: CsrApi,
+  name: string,
+  deps: BootstrapDeps,
+  options: BootstrapOptions,
+): Promise<string> {
+  const deadline = deps.clock.now() + (options.timeoutMs ?? 3_600_000);
+  const call = options.signal ? { signal: options.signal } : {};
+  for (;;) {
+    const csr = await api.getCsr(name, call);
+    if (!csr) {
+      throw new Error(`Certificate signing request "${name}" was deleted`);
+    }
+    if (conditionOf(csr, "Denied") || conditionOf(csr, "Failed")) {
+      throw new Error(
+        `Certificate signing request "${name}" was denied or failed`,
+      );
+    }
+    if (conditionOf(csr, "Approved") && csr.status?.certificate) {
+      return new TextDecoder().decode(
+        Uint8Array.from(atob(csr.status.certificate), (c) => c.charCodeAt(0)),
+      );
+    }
+    if (deps.clock.now() >= deadline) {
+      throw new Error(
+        `Timed out waiting for certificate signing request "${name}" to be issued`,
+      );
+    }
+    await deps.clock.sleep(options.pollIntervalMs ?? 1000, options.signal);
+  }
+}
+
+/**
+ * Makes sure `--kubeconfig` holds a usable client identity, bootstrapping one when it does
+ * not. Returns true when a new certificate was obtained. Rejects when the request is denied,
+ * times out or the signal aborts.
+ */
+export async function bootstrapClientCertificate(
+  deps: BootstrapDeps,
+  options: BootstrapOptions,
+): Promise<boolean> {
+  const { clock, logger } = deps;
+  if (await kubeconfigUsable(options.kubeconfigPath, clock.now())) {
+    logger.info("Kubeconfig has a valid client identity; no bootstrap needed", {
+      path: options.kubeconfigPath,
+    });
+    return false;
+  }
+  const bootstrap = await loadKubeconfig(options.bootstrapKubeconfigPath);
+  await Deno.mkdir(options.certDir, { recursive: true, mode: 0o755 });
+  const current = `${options.certDir}/${CLIENT_PAIR_CURRENT}`;
+  const existing = await readIfExists(current);
+  if (existing && certificateValidAt(existing, clock.now())) {
+    logger.info("Using the current client certificate pair", { path: current });
+  } else {
+    const keyPath = `${options.certDir}/${CLIENT_KEY_TMP}`;
+    const storedKey = await readIfExists(keyPath);
+    const keys = storedKey
+      ? await importNodeKey(storedKey)
+      : await generateNodeKey();
+    const csr = await makeNodeCsr(options.nodeName, keys);
+    if (!storedKey) await writeFileAtomic(keyPath, csr.keyPem);
+    const name = csrObjectName(csr.publicKeyDer, options.nodeName);
+    const api = deps.csrApiFor(bootstrap);
+    try {
+      try {
+        await api.createCsr({
+          metadata: { name },
+          spec: {
+            request: btoa(csr.csrPem),
+            signerName: KUBELET_CLIENT_SIGNER,
+            usages: KUBELET_CLIENT_USAGES,
+          },
+        }, options.signal ? { signal: options.signal } : {});
+        logger.info("Requested a client certificate", { csr: name });
+      } catch (e) {
+        if (!(e instanceof ApiAlreadyExistsError)) throw e;
+        logger.info("Waiting for the earlier client certificate request", {
+          csr: name,
+        });
+      }
+      const certPem = await waitForCertificate(api, name, deps, options);
+      await storePair(
+        options.certDir,
+        certPem.trimEnd() + "\n" + csr.keyPem,
+        clock.now(),
+      );
+      logger.info("Client certificate issued", { csr: name });
+    } finally {
+      api.close?.();
+    }
+    await Deno.remove(keyPath).catch(() => {});
+  }
+  await writeFileAtomic(
+    options.kubeconfigPath,
+    renderCertKubeconfig({
+      server: bootstrap.server,
+      ...(bootstrap.caPem ? { caPem: bootstrap.caPem } : {}),
+      pairFile: current,
+    }),
+  );
+  return true;
+}

@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import {
+  bootstrapClientCertificate,
+  certificateValidAt,
+  CLIENT_PAIR_CURRENT,
+} from "./bootstrap.ts";
+import { KUBELET_CLIENT_SIGNER } from "./csr.ts";
+import { loadKubeconfig } from "./kubeconfig.ts";
+import { FakeApiServer } from "./testing.ts";
+
+const BOOTSTRAP = `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: { server: "https://127.0.0.1:6443", certificate-authority-data: ${
+  btoa("CA-PEM\n")
+} }
+users:
+- name: u
+  user: { token: abcdef.0123456789abcdef }
+contexts:
+- name: x
+  context: { cluster: c, user: u }
+current-context: x
+`;
+
+const FAKE_CERT =
+  "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.ok(check(), "condition not reached");
+}
+
+Deno.test("bootstrapClientCertificate() requests, waits for issuance, stores the pair and writes the kubeconfig", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-bootstrap-" });
+  try {
+    await Deno.writeTextFile(`${dir}/bootstrap.conf`, BOOTSTRAP);
+    const api = new FakeApiServer();
+    const clock = new FakeClock();
+    const done = bootstrapClientCertificate({
+      clock,
+      logger: new CaptureLogger(),
+      csrApiFor: (conn) => {
+        assert.equal(conn.token, "abcdef.0123456789abcdef");
+        return api;
+      },
+    }, {
+      nodeName: "node-a",
+      kubeconfigPath: `${dir}/kubelet.conf`,
+      bootstrapKubeconfigPath: `${dir}/bootstrap.conf`,
+      certDir: `${dir}/pki`,
+    });
+    await until(() => api.csrs.size === 1);
+    const [name, csr] = [...api.csrs.entries()][0]!;
+    assert.match(name, /^node-csr-[A-Za-z0-9_-]{43}$/);
+    assert.equal(csr.spec.signerName, KUBELET_CLIENT_SIGNER);
+    assert.deepEqual(csr.spec.usages, ["digital signature", "client auth"]);
+    assert.match(atob(csr.spec.request), /BEGIN CERTIFICATE REQUEST/);
+    // Not approved yet: it keeps polling.
+    await clock.advance(3000);
+    csr.status = {
+      conditions: [{ type: "Approved", status: "True" }],
+      certificate: btoa(FAKE_CERT),
+    };
+    await clock.advance(1000);
+    assert.equal(await done, true);
+
+    const pair = await Deno.readTextFile(`${dir}/pki/${CLIENT_PAIR_CURRENT}`);
+    assert.match(pair, /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
+    const link = await Deno.readLink(`${dir}/pki/${CLIENT_PAIR_CURRENT}`);
+    assert.match(link, /^kubelet-client-\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d\.pem$/);
+    assert.equal((await Deno.stat(`${dir}/pki/${link}`)).mode! & 0o777, 0o600);
+    const names = [];
+    for await (const e of Deno.readDir(`${dir}/pki`)) names.push(e.name);
+    assert.ok(!names.some((n) => n.includes("tmp")), names.join(","));
+    const conn = await loadKubeconfig(`${dir}/kubelet.conf`);
+    assert.equal(conn.server, "https://127.0.0.1:6443");
+    assert.equal(conn.caPem, "CA-PEM\n");
+    assert.equal(conn.certPem, pair);
+    assert.equal(conn.keyPem, pair);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("bootstrapClientCertificate() keeps a kubeconfig that already has credentials", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-bootstrap-" });
+  try {
+    await Deno.writeTextFile(`${dir}/kubelet.conf`, BOOTSTRAP);
+    const api = new FakeApiServer();
+    const got = await bootstrapClientCertificate({
+      clock: new FakeClock(),
+      logger: new CaptureLogger(),
+      csrApiFor: () => api,
+    }, {
+      nodeName: "node-a",
+      kubeconfigPath: `${dir}/kubelet.conf`,
+      bootstrapKubeconfigPath: `${dir}/missing.conf`,
+      certDir: `${dir}/pki`,
+    });
+    assert.equal(got, false);
+    assert.equal(api.calls.length, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("bootstrapClientCertificate() fails when the request is denied", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-bootstrap-" });
+  try {
+    await Deno.writeTextFile(`${dir}/bootstrap.conf`, BOOTSTRAP);
+    const api = new FakeApiServer();
+    const clock = new FakeClock();
+    const done = bootstrapClientCertificate({
+      clock,
+      logger: new CaptureLogger(),
+      csrApiFor: () => api,
+    }, {
+      nodeName: "node-a",
+      kubeconfigPath: `${dir}/kubelet.conf`,
+      bootstrapKubeconfigPath: `${dir}/bootstrap.conf`,
+      certDir: `${dir}/pki`,
+    });
+    await until(() => api.csrs.size === 1);
+    [...api.csrs.values()][0]!.status = {
+      conditions: [{ type: "Denied", status: "True" }],
+    };
+    const outcome = done.then(() => undefined, (e: Error) => e);
+    await clock.advance(1000);
+    assert.match(String(await outcome), /denied/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("certificateValidAt() is false for text that is not a certificate", () => {
+  assert.equal(certificateValidAt("nope", Date.now()), false);
+  assert.equal(certificateValidAt(FAKE_CERT, Date.now()), false);
+});

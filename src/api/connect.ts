@@ -1,0 +1,72 @@
+/**
+ * Connecting to the API server from the command line's view: `--kubeconfig`, after TLS
+ * bootstrap from `--bootstrap-kubeconfig` when that is set.
+ * @module
+ */
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { bootstrapClientCertificate } from "./bootstrap.ts";
+import { type Connection, loadKubeconfig } from "./kubeconfig.ts";
+import { KubeApiClient } from "./kube_api_client.ts";
+import { createRestClient, type RestClientOptions } from "./rest_client.ts";
+
+/** An open API client; `close` releases its HTTP client (safe to call twice). */
+export interface ApiConnection extends Disposable {
+  api: KubeApiClient;
+  connection: Connection;
+  close(): void;
+}
+
+/** Options of {@linkcode connectApiServer}. */
+export interface ConnectOptions {
+  nodeName: string;
+  kubeconfigPath: string;
+  bootstrapKubeconfigPath?: string;
+  /** `--cert-dir` (default /var/lib/kubelet/pki). */
+  certDir?: string;
+  /** `kubeAPIQPS`, `kubeAPIBurst`, timeouts. */
+  client?: RestClientOptions;
+  signal?: AbortSignal;
+}
+
+/** Opens an API client for an already resolved connection. */
+export function openApiClient(
+  deps: { clock: Clock },
+  connection: Connection,
+  options: RestClientOptions = {},
+): ApiConnection {
+  const rest = createRestClient(deps, connection, options);
+  return {
+    api: new KubeApiClient({ rest }),
+    connection,
+    close: () => rest.close(),
+    [Symbol.dispose]: () => rest.close(),
+  };
+}
+
+/**
+ * Runs TLS bootstrap when a bootstrap kubeconfig is given, then opens a client with the
+ * kubeconfig's identity (upstream `buildKubeletClientConfig`).
+ */
+export async function connectApiServer(
+  deps: { clock: Clock; logger: Logger },
+  options: ConnectOptions,
+): Promise<ApiConnection> {
+  if (options.bootstrapKubeconfigPath) {
+    await bootstrapClientCertificate({
+      ...deps,
+      csrApiFor: (conn) => {
+        const c = openApiClient(deps, conn, options.client);
+        return Object.assign(c.api, { close: c.close });
+      },
+    }, {
+      nodeName: options.nodeName,
+      kubeconfigPath: options.kubeconfigPath,
+      bootstrapKubeconfigPath: options.bootstrapKubeconfigPath,
+      certDir: options.certDir ?? "/var/lib/kubelet/pki",
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+  const connection = await loadKubeconfig(options.kubeconfigPath);
+  return openApiClient(deps, connection, options.client);
+}

@@ -1,0 +1,120 @@
+/**
+ * A minimal JSON REST client for the API server over Deno's `fetch`, with the TLS client
+ * identity in a `Deno.HttpClient` (CA bundle, client certificate and key) or a bearer token,
+ * a per-request timeout and the client-side rate limit. Failure answers become
+ * {@linkcode ApiStatusError}s carrying the `metav1.Status` reason.
+ * @module
+ */
+import type { Clock } from "../clock/mod.ts";
+import { apiStatusError } from "./errors.ts";
+import type { Connection } from "./kubeconfig.ts";
+import { TokenBucket } from "./token_bucket.ts";
+
+/** One request. */
+export interface RestRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** Path under the server, e.g. `/api/v1/nodes/n1`. */
+  path: string;
+  body?: unknown;
+  /** Request content type (default `application/json`). */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+/** Sends requests to one API server as one identity. */
+export interface RestClient extends Disposable {
+  /** The parsed JSON answer; rejects with ApiStatusError on a failure status. */
+  request<T>(request: RestRequest): Promise<T>;
+  /** Releases the HTTP client. Safe to call twice. */
+  close(): void;
+}
+
+/** Options of {@linkcode createRestClient}. */
+export interface RestClientOptions {
+  /** `kubeAPIQPS` (0 or less: no limit). */
+  qps?: number;
+  /** `kubeAPIBurst`. */
+  burst?: number;
+  /** Per-request timeout (default 30 s). */
+  timeoutMs?: number;
+  /** Sent as User-Agent. */
+  userAgent?: string;
+  /** For tests; default the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Builds a client for `connection`. */
+export function createRestClient(
+  deps: { clock: Clock },
+  connection: Connection,
+  options: RestClientOptions = {},
+): RestClient {
+  const httpClient = connection.caPem || connection.certPem
+    ? Deno.createHttpClient({
+      ...(connection.caPem ? { caCerts: [connection.caPem] } : {}),
+      ...(connection.certPem && connection.keyPem
+        ? { cert: connection.certPem, key: connection.keyPem }
+        : {}),
+    })
+    : undefined;
+  const bucket = new TokenBucket(deps, {
+    qps: options.qps ?? 50,
+    burst: options.burst ?? 100,
+  });
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    httpClient?.close();
+  };
+  return {
+    async request<T>(req: RestRequest): Promise<T> {
+      await bucket.take(req.signal);
+      const headers: Record<string, string> = {
+        "Accept": "application/json",
+        "User-Agent": options.userAgent ?? "kubelet.ts",
+      };
+      if (connection.token) {
+        headers["Authorization"] = `Bearer ${connection.token}`;
+      }
+      if (req.body !== undefined) {
+        headers["Content-Type"] = req.contentType ?? "application/json";
+      }
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = req.signal
+        ? AbortSignal.any([req.signal, timeout])
+        : timeout;
+      const init: RequestInit & { client?: Deno.HttpClient } = {
+        method: req.method,
+        headers,
+        signal,
+        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+        ...(httpClient ? { client: httpClient } : {}),
+      };
+      const res = await doFetch(`${connection.server}${req.path}`, init);
+      const text = await res.text();
+      if (!res.ok) {
+        let status: { message?: string; reason?: string } = {};
+        try {
+          status = JSON.parse(text);
+        } catch {
+          // Not a metav1.Status: keep the raw text as the message.
+        }
+        throw apiStatusError(
+          `${req.method} ${req.path} failed with ${res.status}: ${
+            status.message ?? text.trim()
+          }`,
+          {
+            code: res.status,
+            ...(status.reason ? { reason: status.reason } : {}),
+          },
+        );
+      }
+      return (text ? JSON.parse(text) : undefined) as T;
+    },
+    close,
+    [Symbol.dispose]: close,
+  };
+}

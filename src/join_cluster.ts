@@ -1,0 +1,165 @@
+/**
+ * API server mode wiring: when `--kubeconfig` or `--bootstrap-kubeconfig` is set, connect
+ * (TLS bootstrap first when needed) and start the node agent (registration, node status,
+ * lease). Without either the kubelet stays standalone and this module is never loaded.
+ * No business logic lives here.
+ * @module
+ */
+import { connectApiServer } from "./api/mod.ts";
+import type { Clock } from "./clock/mod.ts";
+import type { Logger } from "./log/mod.ts";
+import type { CriRuntime } from "./runtime/mod.ts";
+import {
+  createNodeAgent,
+  createNodeFacts,
+  goArch,
+  type NodeAgent,
+} from "./status/mod.ts";
+import { parseGoDuration } from "./util/go_duration.ts";
+import type { Taint } from "./api/mod.ts";
+
+/** The configuration and flags API server mode reads. */
+export interface JoinClusterContext {
+  config: {
+    registerNode?: boolean | undefined;
+    registerWithTaints?:
+      | {
+        key: string;
+        value?: string | undefined;
+        effect: string;
+        timeAdded?: string | null | undefined;
+      }[]
+      | undefined;
+    maxPods?: number | undefined;
+    port?: number | undefined;
+    nodeStatusUpdateFrequency?: string | undefined;
+    nodeStatusReportFrequency?: string | undefined;
+    nodeLeaseDurationSeconds?: number | undefined;
+    kubeAPIQPS?: number | undefined;
+    kubeAPIBurst?: number | undefined;
+    evictionHard?: Record<string, string> | undefined;
+    kubeReserved?: Record<string, string> | undefined;
+    systemReserved?: Record<string, string> | undefined;
+    enableControllerAttachDetach?: boolean | undefined;
+    providerID?: string | undefined;
+  };
+  flags: {
+    kubeconfig?: string | undefined;
+    bootstrapKubeconfig?: string | undefined;
+    certDir?: string | undefined;
+    nodeIP?: string | undefined;
+    nodeLabels?: Record<string, string> | undefined;
+    rootDir?: string | undefined;
+    reportedVersion?: string | undefined;
+  };
+}
+
+/** Whether the configuration names an API server (else: standalone). */
+export function apiServerConfigured(ctx: JoinClusterContext): boolean {
+  return Boolean(ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig);
+}
+
+function ms(value: string | undefined, fallback: number): number {
+  return value ? parseGoDuration(value) : fallback;
+}
+
+/**
+ * Connects to the API server and starts the node agent. Returns a stop function that
+ * stops the agent and releases the connection. Rejects when the connection or bootstrap
+ * fails (the kubelet then exits, as upstream does).
+ */
+export async function joinCluster(
+  deps: {
+    runtime: Pick<CriRuntime, "version" | "status">;
+    clock: Clock;
+    logger: Logger;
+  },
+  ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
+): Promise<{ agent: NodeAgent; stop(): Promise<void> }> {
+  const { config, flags } = ctx;
+  const { clock, runtime } = deps;
+  const logger = deps.logger.with({ component: "api-server" });
+  const kubeconfigPath = flags.kubeconfig ?? "";
+  if (!kubeconfigPath) {
+    // Upstream writes the bootstrapped identity to --kubeconfig; without it there is
+    // nowhere to keep it.
+    throw new TypeError(
+      "--bootstrap-kubeconfig needs --kubeconfig: the path where the kubelet writes its kubeconfig",
+    );
+  }
+  const conn = await connectApiServer({ clock, logger }, {
+    nodeName: ctx.nodeName,
+    kubeconfigPath,
+    ...(flags.bootstrapKubeconfig
+      ? { bootstrapKubeconfigPath: flags.bootstrapKubeconfig }
+      : {}),
+    ...(flags.certDir ? { certDir: flags.certDir } : {}),
+    client: {
+      ...(config.kubeAPIQPS !== undefined ? { qps: config.kubeAPIQPS } : {}),
+      ...(config.kubeAPIBurst !== undefined
+        ? { burst: config.kubeAPIBurst }
+        : {}),
+    },
+    signal: ctx.signal,
+  });
+  logger.info("Connected to the API server", {
+    server: conn.connection.server,
+  });
+  const facts = createNodeFacts({
+    runtime: {
+      version: async (signal) => {
+        const v = await runtime.version({ version: "v1" }, { signal });
+        return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
+      },
+      status: async (signal) => {
+        const s = await runtime.status({ verbose: false }, { signal });
+        return (s.status?.conditions ?? []).map((c) => ({
+          type: c.type,
+          status: c.status,
+          reason: c.reason,
+          message: c.message,
+        }));
+      },
+    },
+    clock,
+    logger,
+  }, {
+    hostname: ctx.nodeName,
+    ...(flags.nodeIP ? { nodeIP: flags.nodeIP } : {}),
+    rootDir: flags.rootDir || "/var/lib/kubelet",
+    maxPods: config.maxPods ?? 110,
+    kubeletPort: config.port ?? 10250,
+    kubeletVersion: flags.reportedVersion || "v1.34.0",
+    ...(config.evictionHard ? { evictionHard: config.evictionHard } : {}),
+    ...(config.kubeReserved ? { kubeReserved: config.kubeReserved } : {}),
+    ...(config.systemReserved ? { systemReserved: config.systemReserved } : {}),
+  });
+  const agent = createNodeAgent({ api: conn.api, clock, logger, facts }, {
+    registration: {
+      nodeName: ctx.nodeName,
+      hostname: ctx.nodeName,
+      os: "linux",
+      arch: goArch(Deno.build.arch),
+      nodeLabels: flags.nodeLabels ?? {},
+      taints: (config.registerWithTaints ?? []).map((t): Taint => ({
+        key: t.key,
+        effect: t.effect,
+        ...(t.value ? { value: t.value } : {}),
+      })),
+      ...(config.providerID ? { providerID: config.providerID } : {}),
+      controllerAttachDetach: config.enableControllerAttachDetach ?? true,
+    },
+    registerNode: config.registerNode ?? true,
+    updateFrequencyMs: ms(config.nodeStatusUpdateFrequency, 10_000),
+    reportFrequencyMs: ms(config.nodeStatusReportFrequency, 300_000),
+    leaseDurationSeconds: config.nodeLeaseDurationSeconds || 40,
+  });
+  agent.start();
+  return {
+    agent,
+    async stop() {
+      await agent.stop();
+      conn.close();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The node's presence in the cluster: the status reporter (registration and status) and the
+ * lease heartbeat, run side by side so that one failing does not stop the other (upstream
+ * starts `syncNodeStatus` and the node lease controller as separate loops).
+ * @module
+ */
+import type { LeaseApi, NodeApi } from "../api/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { NodeLeaseController } from "./lease_controller.ts";
+import type { NodeRegistrationOptions } from "./node_registration.ts";
+import { NodeStatusReporter } from "./node_status.ts";
+import type { NodeFacts } from "./node_status_setters.ts";
+
+/** Dependencies of {@linkcode createNodeAgent}. */
+export interface NodeAgentDeps {
+  api: NodeApi & LeaseApi;
+  clock: Clock;
+  logger: Logger;
+  facts(signal: AbortSignal): Promise<NodeFacts>;
+}
+
+/** Options of {@linkcode createNodeAgent} (durations in ms). */
+export interface NodeAgentOptions {
+  registration: NodeRegistrationOptions;
+  registerNode?: boolean;
+  updateFrequencyMs?: number;
+  reportFrequencyMs?: number;
+  leaseDurationSeconds?: number;
+}
+
+/** Registration, status and lease loops. */
+export interface NodeAgent extends AsyncDisposable {
+  readonly reporter: NodeStatusReporter;
+  readonly lease: NodeLeaseController;
+  /** Starts both loops; a second call does nothing. */
+  start(): void;
+  /** Stops both loops and waits for them. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Builds the node agent. */
+export function createNodeAgent(
+  deps: NodeAgentDeps,
+  options: NodeAgentOptions,
+): NodeAgent {
+  const { api, clock, logger } = deps;
+  const reporter = new NodeStatusReporter({
+    api,
+    clock,
+    logger: logger.with({ component: "node-status" }),
+    facts: deps.facts,
+  }, {
+    registration: options.registration,
+    ...(options.registerNode !== undefined
+      ? { registerNode: options.registerNode }
+      : {}),
+    ...(options.updateFrequencyMs !== undefined
+      ? { updateFrequencyMs: options.updateFrequencyMs }
+      : {}),
+    ...(options.reportFrequencyMs !== undefined
+      ? { reportFrequencyMs: options.reportFrequencyMs }
+      : {}),
+  });
+  const lease = new NodeLeaseController({
+    api,
+    clock,
+    logger: logger.with({ component: "node-lease" }),
+    nodeUid: () => reporter.nodeUid,
+  }, {
+    nodeName: options.registration.nodeName,
+    ...(options.leaseDurationSeconds !== undefined
+      ? { leaseDurationSeconds: options.leaseDurationSeconds }
+      : {}),
+  });
+  const stopper = new AbortController();
+  let tasks: Promise<void>[] | undefined;
+  let stopped: Promise<void> | undefined;
+  return {
+    reporter,
+    lease,
+    start() {
+      if (tasks || stopper.signal.aborted) return;
+      tasks = [reporter.run(stopper.signal), lease.run(stopper.signal)];
+    },
+    stop() {
+      stopped ??= (async () => {
+        stopper.abort();
+        await Promise.all(tasks ?? []);
+      })();
+      return stopped;
+    },
+    async [Symbol.asyncDispose]() {
+      await this.stop();
+    },
+  };
+}

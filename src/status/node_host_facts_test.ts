@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import {
+  createNodeFacts,
+  type HostProbe,
+  osImage,
+  resolveNodeIPs,
+  thresholdBytes,
+} from "./node_host_facts.ts";
+
+const IFACES = [
+  { address: "127.0.0.1", family: "IPv4", name: "lo" },
+  { address: "169.254.3.4", family: "IPv4", name: "eth1" },
+  { address: "192.0.2.2", family: "IPv4", name: "eth0" },
+  { address: "fd00::2", family: "IPv6", name: "eth0" },
+];
+
+Deno.test("resolveNodeIPs() takes --node-ip values that are local and not loopback", () => {
+  assert.deepEqual(resolveNodeIPs("192.0.2.2,fd00::2", IFACES), {
+    ips: ["192.0.2.2", "fd00::2"],
+    errors: [],
+  });
+  assert.deepEqual(resolveNodeIPs("127.0.0.1", IFACES), {
+    ips: [],
+    errors: ["nodeIP can't be loopback address"],
+  });
+  assert.deepEqual(resolveNodeIPs("198.51.100.1", IFACES).errors, [
+    `node IP: "198.51.100.1" not found in the host's network interfaces`,
+  ]);
+});
+
+Deno.test("resolveNodeIPs() without --node-ip picks the first routable IPv4 interface address", () => {
+  assert.deepEqual(resolveNodeIPs("", IFACES).ips, ["192.0.2.2"]);
+  assert.deepEqual(resolveNodeIPs("0.0.0.0", IFACES).ips, ["192.0.2.2"]);
+  assert.deepEqual(resolveNodeIPs(undefined, IFACES.slice(0, 2)).ips, []);
+});
+
+Deno.test("osImage() reads PRETTY_NAME, defaulting to Linux", () => {
+  assert.equal(
+    osImage(`NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n`),
+    "Debian GNU/Linux 12 (bookworm)",
+  );
+  assert.equal(osImage(undefined), "Linux");
+});
+
+Deno.test("thresholdBytes() reads quantities and percentages of capacity", () => {
+  assert.equal(thresholdBytes("100Mi", 0), 100 * 2 ** 20);
+  assert.equal(thresholdBytes("10%", 1000), 100);
+  assert.equal(thresholdBytes(undefined, 1000), 0);
+});
+
+Deno.test("createNodeFacts() gathers host facts once and runtime readiness every round", async () => {
+  const host: HostProbe = {
+    readTextFile: (path) =>
+      path === "/etc/machine-id"
+        ? Promise.resolve("abc\n")
+        : Promise.reject(new Deno.errors.PermissionDenied(path)),
+    networkInterfaces: () => IFACES,
+    memoryBytes: () => 2 ** 30,
+    cpuCores: () => 2,
+    kernelVersion: () => "6.1.0",
+    filesystemBytes: () => Promise.resolve(10 * 2 ** 30),
+  };
+  let statusCalls = 0;
+  let fail = false;
+  const clock = new FakeClock(0);
+  const facts = createNodeFacts({
+    runtime: {
+      version: () =>
+        Promise.resolve({ runtimeName: "containerd", runtimeVersion: "1.7.0" }),
+      status: () => {
+        statusCalls++;
+        return fail
+          ? Promise.reject(new Error("unavailable"))
+          : Promise.resolve([
+            { type: "RuntimeReady", status: true, reason: "", message: "" },
+          ]);
+      },
+    },
+    clock,
+    logger: new CaptureLogger(),
+    host,
+  }, {
+    hostname: "node-a",
+    rootDir: "/var/lib/kubelet",
+    maxPods: 110,
+    kubeletPort: 10250,
+    kubeletVersion: "v1.34.0",
+    evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" },
+  });
+  const signal = new AbortController().signal;
+  const f = await facts(signal);
+  assert.equal(f.nodeInfo.machineID, "abc");
+  assert.equal(f.nodeInfo.bootID, "");
+  assert.equal(f.nodeInfo.osImage, "Linux");
+  assert.equal(f.containerRuntimeVersion, "containerd://1.7.0");
+  assert.deepEqual(f.nodeIPs, ["192.0.2.2"]);
+  assert.equal(f.reserved?.memoryBytes, 100 * 2 ** 20);
+  assert.equal(f.reserved?.ephemeralStorageBytes, 2 ** 30);
+  assert.equal(f.runtimeDown, false);
+  fail = true;
+  await clock.advance(31_000);
+  const later = await facts(signal);
+  assert.equal(statusCalls, 2);
+  assert.equal(later.runtimeDown, true);
+});

@@ -1,0 +1,197 @@
+/**
+ * Registers the Node and keeps its status current (upstream `kubelet_node_status.go`:
+ * `registerWithAPIServer`, `syncNodeStatus`, `tryUpdateNodeStatus`).
+ *
+ * Contract of {@linkcode NodeStatusReporter}: `run(signal)` registers until it succeeds
+ * (back-off 100 ms doubling to 7 s), then every `updateFrequencyMs` computes the status and
+ * patches `nodes/<name>/status` only when it changed (heartbeat times aside) or
+ * `reportFrequencyMs` passed since the last report. A failed update is retried up to 5 times
+ * in one round (re-reading the Node after the first), then waits for the next round. It
+ * never throws; it resolves once `signal` aborts.
+ * @module
+ */
+import type { Node, NodeApi } from "../api/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import {
+  initialNode,
+  type NodeRegistrationOptions,
+  reconcileExistingNode,
+} from "./node_registration.ts";
+import { nodeStatusChanged, twoWayPatch } from "./node_status_patch.ts";
+import { computeNodeStatus, type NodeFacts } from "./node_status_setters.ts";
+import { ApiAlreadyExistsError } from "../api/mod.ts";
+
+/** Dependencies of {@linkcode NodeStatusReporter}. */
+export interface NodeStatusDeps {
+  api: NodeApi;
+  clock: Clock;
+  logger: Logger;
+  /** Gathers host and runtime facts for one status computation. */
+  facts(signal: AbortSignal): Promise<NodeFacts>;
+}
+
+/** Options of {@linkcode NodeStatusReporter}. */
+export interface NodeStatusOptions {
+  registration: NodeRegistrationOptions;
+  /** `registerNode` (default true); false → only update an existing Node. */
+  registerNode?: boolean;
+  /** `nodeStatusUpdateFrequency` (default 10 s). */
+  updateFrequencyMs?: number;
+  /** `nodeStatusReportFrequency` (default 5 min). */
+  reportFrequencyMs?: number;
+}
+
+const UPDATE_RETRIES = 5;
+const MAX_REGISTER_BACKOFF_MS = 7000;
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Registration and the node status loop. */
+export class NodeStatusReporter {
+  #deps: NodeStatusDeps;
+  #options: NodeStatusOptions;
+  #node: Node | undefined;
+  #registered = false;
+  #lastReport = -Infinity;
+
+  constructor(deps: NodeStatusDeps, options: NodeStatusOptions) {
+    this.#deps = deps;
+    this.#options = options;
+  }
+
+  get #name(): string {
+    return this.#options.registration.nodeName;
+  }
+
+  /** The Node's UID once it is known (the lease's owner reference needs it). */
+  get nodeUid(): string | undefined {
+    return this.#node?.metadata.uid;
+  }
+
+  /** Whether registration has succeeded. */
+  get registered(): boolean {
+    return this.#registered;
+  }
+
+  /** One registration attempt; true when the Node exists with our metadata. */
+  async register(signal: AbortSignal): Promise<boolean> {
+    const { api, clock, logger } = this.#deps;
+    const initial = initialNode(this.#options.registration);
+    initial.status = computeNodeStatus(
+      undefined,
+      await this.#deps.facts(signal),
+      clock.now(),
+    );
+    try {
+      this.#node = await api.createNode(initial, { signal });
+      logger.info("Successfully registered node", { node: this.#name });
+      return true;
+    } catch (e) {
+      if (!(e instanceof ApiAlreadyExistsError)) {
+        logger.error("Unable to register node with API server", {
+          node: this.#name,
+          err: message(e),
+        });
+        return false;
+      }
+    }
+    const existing = await api.getNode(this.#name, { signal });
+    if (!existing) return false;
+    const { node, changed } = reconcileExistingNode(existing, initial);
+    this.#node = changed
+      ? await api.patchNodeStatus(
+        this.#name,
+        twoWayPatch(
+          { metadata: existing.metadata },
+          { metadata: node.metadata },
+        ),
+        { signal },
+      )
+      : existing;
+    logger.info("Node was previously registered", { node: this.#name });
+    return true;
+  }
+
+  /**
+   * One status round (upstream `updateNodeStatus`): true when the status was patched,
+   * false when nothing needed reporting. Rejects after the last failed try.
+   */
+  async updateStatus(signal: AbortSignal): Promise<boolean> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < UPDATE_RETRIES; attempt++) {
+      try {
+        return await this.#tryUpdate(attempt > 0, signal);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        lastError = e;
+        this.#deps.logger.error("Error updating node status, will retry", {
+          node: this.#name,
+          err: message(e),
+        });
+      }
+    }
+    throw new Error(
+      `Update node status exceeds retry count: ${message(lastError)}`,
+      { cause: lastError },
+    );
+  }
+
+  async #tryUpdate(refetch: boolean, signal: AbortSignal): Promise<boolean> {
+    const { api, clock } = this.#deps;
+    if (refetch || !this.#node) {
+      const node = await api.getNode(this.#name, { signal });
+      if (!node) throw new Error(`Node "${this.#name}" not found`);
+      this.#node = node;
+    }
+    const original = this.#node;
+    const facts = await this.#deps.facts(signal);
+    const now = clock.now();
+    const status = computeNodeStatus(original.status, facts, now);
+    const due =
+      now - this.#lastReport >= (this.#options.reportFrequencyMs ?? 300_000);
+    if (!nodeStatusChanged(original.status, status) && !due) return false;
+    const patch = twoWayPatch({ status: original.status ?? {} }, { status }) ??
+      { status: {} };
+    this.#node = await api.patchNodeStatus(this.#name, patch, { signal });
+    this.#lastReport = now;
+    return true;
+  }
+
+  /** Registers, then reports every `updateFrequencyMs` until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock, logger } = this.#deps;
+    const sleep = (ms: number) =>
+      clock.sleep(ms, signal).then(() => true, () => false);
+    if (this.#options.registerNode ?? true) {
+      for (let backoff = 100; !this.#registered && !signal.aborted;) {
+        try {
+          this.#registered = await this.register(signal);
+        } catch (e) {
+          if (signal.aborted) return;
+          logger.error("Unable to register node with API server", {
+            node: this.#name,
+            err: message(e),
+          });
+        }
+        if (this.#registered) break;
+        if (!(await sleep(backoff))) return;
+        backoff = Math.min(backoff * 2, MAX_REGISTER_BACKOFF_MS);
+      }
+    }
+    while (!signal.aborted) {
+      try {
+        await this.updateStatus(signal);
+      } catch (e) {
+        if (signal.aborted) return;
+        logger.error("Unable to update node status", {
+          node: this.#name,
+          err: message(e),
+        });
+      }
+      if (!(await sleep(this.#options.updateFrequencyMs ?? 10_000))) return;
+    }
+  }
+}

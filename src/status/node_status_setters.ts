@@ -1,0 +1,240 @@
+/**
+ * Node status computation (upstream `pkg/kubelet/nodestatus/setters.go`), as one pure
+ * function of the previous status, the host and runtime facts and the time: addresses,
+ * capacity and allocatable, nodeInfo, daemon endpoints, and the pressure and Ready
+ * conditions with heartbeat and transition times.
+ * @module
+ */
+import type {
+  NodeAddress,
+  NodeCondition,
+  NodeStatus,
+  NodeSystemInfo,
+} from "../api/mod.ts";
+
+/** A CRI `RuntimeCondition` as the node status reads it. */
+export interface RuntimeConditionFact {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
+/** Everything the status setters read, gathered by the caller. */
+export interface NodeFacts {
+  /** `kubernetes.io/hostname` and the Hostname address. */
+  hostname: string;
+  /** InternalIP addresses (from `--node-ip` or discovery); empty → only Hostname. */
+  nodeIPs: string[];
+  cpuCores: number;
+  memoryBytes: number;
+  /** Capacity of the filesystem holding `--root-dir`; undefined when unknown. */
+  ephemeralStorageBytes?: number;
+  maxPods: number;
+  /** Subtracted from capacity for allocatable (reserved + hard eviction), per resource. */
+  reserved?: {
+    memoryBytes?: number;
+    ephemeralStorageBytes?: number;
+    cpuMillis?: number;
+  };
+  nodeInfo: Omit<
+    NodeSystemInfo,
+    "containerRuntimeVersion" | "kubeProxyVersion"
+  >;
+  /** `<runtimeName>://<runtimeVersion>`; empty while unknown. */
+  containerRuntimeVersion: string;
+  kubeletPort: number;
+  /**
+   * The last CRI `Status` conditions; undefined when no status check succeeded yet
+   * (`container runtime status check may not have completed yet`).
+   */
+  runtimeConditions?: RuntimeConditionFact[];
+  /** Set when the runtime has not answered `Status` for too long. */
+  runtimeDown?: boolean;
+}
+
+const KI = 1024;
+const BINARY_SUFFIXES = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+
+/**
+ * A byte count as Kubernetes prints a BinarySI quantity: the largest power of 1024 that
+ * divides it exactly, e.g. 8343990272 → "8148428Ki", 1073741824 → "1Gi".
+ */
+export function formatBinaryQuantity(bytes: number): string {
+  let value = Math.max(0, Math.floor(bytes));
+  let i = 0;
+  while (value !== 0 && value % KI === 0 && i < BINARY_SUFFIXES.length - 1) {
+    value /= KI;
+    i++;
+  }
+  return `${value}${BINARY_SUFFIXES[i]}`;
+}
+
+function formatCpu(millis: number): string {
+  return millis % 1000 === 0 ? String(millis / 1000) : `${millis}m`;
+}
+
+/** Upstream `NodeAddress` without a cloud provider: the node IPs, then the hostname. */
+export function nodeAddresses(facts: NodeFacts): NodeAddress[] {
+  const out: NodeAddress[] = facts.nodeIPs.map((address) => ({
+    type: "InternalIP" as const,
+    address,
+  }));
+  out.push({ type: "Hostname", address: facts.hostname });
+  return out;
+}
+
+/** Upstream `MachineInfo`: capacity, and allocatable = capacity − reservations (≥ 0). */
+export function nodeResources(
+  facts: NodeFacts,
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const reserved = facts.reserved ?? {};
+  const cpuMillis = facts.cpuCores * 1000;
+  const capacity: Record<string, string> = {
+    cpu: formatCpu(cpuMillis),
+    memory: formatBinaryQuantity(facts.memoryBytes),
+    pods: String(facts.maxPods),
+  };
+  const allocatable: Record<string, string> = {
+    cpu: formatCpu(Math.max(0, cpuMillis - (reserved.cpuMillis ?? 0))),
+    memory: formatBinaryQuantity(
+      facts.memoryBytes - (reserved.memoryBytes ?? 0),
+    ),
+    pods: String(facts.maxPods),
+  };
+  if (facts.ephemeralStorageBytes !== undefined) {
+    capacity["ephemeral-storage"] = formatBinaryQuantity(
+      facts.ephemeralStorageBytes,
+    );
+    allocatable["ephemeral-storage"] = formatBinaryQuantity(
+      facts.ephemeralStorageBytes - (reserved.ephemeralStorageBytes ?? 0),
+    );
+  }
+  return { capacity, allocatable };
+}
+
+/** Upstream `ReadyCondition` errors: runtime, network, missing capacity. */
+export function readinessErrors(
+  facts: NodeFacts,
+  capacity: Record<string, string>,
+): string[] {
+  const errors: string[] = [];
+  const conditions = facts.runtimeConditions;
+  if (conditions === undefined) {
+    errors.push("container runtime status check may not have completed yet");
+  } else if (facts.runtimeDown) {
+    errors.push("container runtime is down");
+  } else {
+    const describe = (c: RuntimeConditionFact | undefined, type: string) =>
+      c
+        ? `${c.type}=${c.status} reason:${c.reason} message:${c.message}`
+        : `${type}=false reason: message:`;
+    const runtime = conditions.find((c) => c.type === "RuntimeReady");
+    if (!runtime?.status) {
+      errors.push(
+        `container runtime not ready: ${describe(runtime, "RuntimeReady")}`,
+      );
+    }
+    const network = conditions.find((c) => c.type === "NetworkReady");
+    if (!network?.status) {
+      errors.push(
+        `container runtime network not ready: ${
+          describe(network, "NetworkReady")
+        }`,
+      );
+    }
+  }
+  const required = ["cpu", "memory", "pods"];
+  if (facts.ephemeralStorageBytes !== undefined) {
+    required.push("ephemeral-storage");
+  }
+  const missing = required.filter((r) => !capacity[r]);
+  if (missing.length) {
+    errors.push(`Missing node capacity for resources: ${missing.join(", ")}`);
+  }
+  return errors;
+}
+
+/** RFC 3339 with seconds, as metav1.Time serialises. */
+export function rfc3339Seconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(
+    ".000Z",
+    "Z",
+  );
+}
+
+function condition(
+  previous: NodeCondition[] | undefined,
+  next: Omit<NodeCondition, "lastHeartbeatTime" | "lastTransitionTime">,
+  now: string,
+): NodeCondition {
+  const old = previous?.find((c) => c.type === next.type);
+  const transition = old && old.status === next.status && old.lastTransitionTime
+    ? old.lastTransitionTime
+    : now;
+  return { ...next, lastHeartbeatTime: now, lastTransitionTime: transition };
+}
+
+/**
+ * The node status the kubelet reports now. Condition transition times carry over from
+ * `previous` while the condition's status is unchanged.
+ */
+export function computeNodeStatus(
+  previous: NodeStatus | undefined,
+  facts: NodeFacts,
+  nowMs: number,
+): NodeStatus {
+  const now = rfc3339Seconds(nowMs);
+  const { capacity, allocatable } = nodeResources(facts);
+  const errors = readinessErrors(facts, capacity);
+  const prev = previous?.conditions;
+  const conditions: NodeCondition[] = [
+    condition(prev, {
+      type: "MemoryPressure",
+      status: "False",
+      reason: "KubeletHasSufficientMemory",
+      message: "kubelet has sufficient memory available",
+    }, now),
+    condition(prev, {
+      type: "DiskPressure",
+      status: "False",
+      reason: "KubeletHasNoDiskPressure",
+      message: "kubelet has no disk pressure",
+    }, now),
+    condition(prev, {
+      type: "PIDPressure",
+      status: "False",
+      reason: "KubeletHasSufficientPID",
+      message: "kubelet has sufficient PID available",
+    }, now),
+    condition(
+      prev,
+      errors.length === 0
+        ? {
+          type: "Ready",
+          status: "True",
+          reason: "KubeletReady",
+          message: "kubelet is posting ready status",
+        }
+        : {
+          type: "Ready",
+          status: "False",
+          reason: "KubeletNotReady",
+          message: errors.length === 1 ? errors[0]! : `[${errors.join(", ")}]`,
+        },
+      now,
+    ),
+  ];
+  return {
+    capacity,
+    allocatable,
+    conditions,
+    addresses: nodeAddresses(facts),
+    daemonEndpoints: { kubeletEndpoint: { Port: facts.kubeletPort } },
+    nodeInfo: {
+      ...facts.nodeInfo,
+      containerRuntimeVersion: facts.containerRuntimeVersion,
+      kubeProxyVersion: "",
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import assert from "node:assert/strict";
+import {
+  computeNodeStatus,
+  formatBinaryQuantity,
+  type NodeFacts,
+  readinessErrors,
+  rfc3339Seconds,
+} from "./node_status_setters.ts";
+
+function facts(over: Partial<NodeFacts> = {}): NodeFacts {
+  return {
+    hostname: "node-a",
+    nodeIPs: ["192.0.2.10"],
+    cpuCores: 4,
+    memoryBytes: 8 * 2 ** 30,
+    ephemeralStorageBytes: 100 * 2 ** 30,
+    maxPods: 110,
+    reserved: {
+      memoryBytes: 100 * 2 ** 20,
+      ephemeralStorageBytes: 10 * 2 ** 30,
+    },
+    nodeInfo: {
+      machineID: "m",
+      systemUUID: "s",
+      bootID: "b",
+      kernelVersion: "6.1.0",
+      osImage: "Debian GNU/Linux 12 (bookworm)",
+      kubeletVersion: "v1.34.0",
+      operatingSystem: "linux",
+      architecture: "amd64",
+    },
+    containerRuntimeVersion: "containerd://1.7.0",
+    kubeletPort: 10250,
+    runtimeConditions: [
+      { type: "RuntimeReady", status: true, reason: "", message: "" },
+      { type: "NetworkReady", status: true, reason: "", message: "" },
+    ],
+    ...over,
+  };
+}
+
+Deno.test("formatBinaryQuantity() prints the largest exact binary suffix", () => {
+  assert.equal(formatBinaryQuantity(0), "0");
+  assert.equal(formatBinaryQuantity(1000), "1000");
+  assert.equal(formatBinaryQuantity(8343990272), "8148428Ki");
+  assert.equal(formatBinaryQuantity(2 ** 30), "1Gi");
+  assert.equal(formatBinaryQuantity(1536 * 2 ** 20), "1536Mi");
+  assert.equal(formatBinaryQuantity(-5), "0");
+});
+
+Deno.test("computeNodeStatus() reports capacity, allocatable minus reservations, addresses and nodeInfo", () => {
+  const s = computeNodeStatus(undefined, facts(), Date.UTC(2026, 0, 1));
+  assert.deepEqual(s.capacity, {
+    cpu: "4",
+    memory: "8Gi",
+    pods: "110",
+    "ephemeral-storage": "100Gi",
+  });
+  assert.deepEqual(s.allocatable, {
+    cpu: "4",
+    memory: "8092Mi",
+    pods: "110",
+    "ephemeral-storage": "90Gi",
+  });
+  assert.deepEqual(s.addresses, [
+    { type: "InternalIP", address: "192.0.2.10" },
+    { type: "Hostname", address: "node-a" },
+  ]);
+  assert.deepEqual(s.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
+  assert.equal(s.nodeInfo?.containerRuntimeVersion, "containerd://1.7.0");
+  assert.deepEqual(s.conditions?.map((c) => `${c.type}=${c.status}`), [
+    "MemoryPressure=False",
+    "DiskPressure=False",
+    "PIDPressure=False",
+    "Ready=True",
+  ]);
+  const ready = s.conditions![3]!;
+  assert.equal(ready.reason, "KubeletReady");
+  assert.equal(ready.message, "kubelet is posting ready status");
+  assert.equal(ready.lastHeartbeatTime, "2026-01-01T00:00:00Z");
+});
+
+Deno.test("computeNodeStatus() keeps transition times while a condition holds and moves them when it flips", () => {
+  const t0 = Date.UTC(2026, 0, 1);
+  const first = computeNodeStatus(undefined, facts(), t0);
+  const same = computeNodeStatus(first, facts(), t0 + 10_000);
+  const ready = (s: typeof first) =>
+    s.conditions!.find((c) => c.type === "Ready")!;
+  assert.equal(ready(same).lastTransitionTime, rfc3339Seconds(t0));
+  assert.equal(ready(same).lastHeartbeatTime, rfc3339Seconds(t0 + 10_000));
+  const down = computeNodeStatus(
+    same,
+    facts({ runtimeDown: true }),
+    t0 + 20_000,
+  );
+  assert.equal(ready(down).status, "False");
+  assert.equal(ready(down).reason, "KubeletNotReady");
+  assert.equal(ready(down).message, "container runtime is down");
+  assert.equal(ready(down).lastTransitionTime, rfc3339Seconds(t0 + 20_000));
+  assert.equal(
+    down.conditions!.find((c) => c.type === "MemoryPressure")!
+      .lastTransitionTime,
+    rfc3339Seconds(t0),
+  );
+});
+
+Deno.test("readinessErrors() words runtime and network problems as upstream", () => {
+  const capacity = {
+    cpu: "1",
+    memory: "1Ki",
+    pods: "1",
+    "ephemeral-storage": "1",
+  };
+  const unchecked = facts();
+  delete unchecked.runtimeConditions;
+  assert.deepEqual(
+    readinessErrors(unchecked, capacity),
+    ["container runtime status check may not have completed yet"],
+  );
+  assert.deepEqual(
+    readinessErrors(
+      facts({
+        runtimeConditions: [
+          { type: "RuntimeReady", status: true, reason: "", message: "" },
+          {
+            type: "NetworkReady",
+            status: false,
+            reason: "NetworkPluginNotReady",
+            message: "cni plugin not initialized",
+          },
+        ],
+      }),
+      capacity,
+    ),
+    [
+      "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized",
+    ],
+  );
+  const both = computeNodeStatus(
+    undefined,
+    facts({ runtimeConditions: [] }),
+    0,
+  ).conditions!.find((c) => c.type === "Ready")!;
+  assert.equal(
+    both.message,
+    "[container runtime not ready: RuntimeReady=false reason: message:, container runtime network not ready: NetworkReady=false reason: message:]",
+  );
+  assert.deepEqual(
+    readinessErrors(facts(), { cpu: "1", pods: "1" }),
+    ["Missing node capacity for resources: memory, ephemeral-storage"],
+  );
+});

@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { ApiStatusError } from "../api/mod.ts";
+import { FakeApiServer } from "../api/testing.ts";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { NodeStatusReporter } from "./node_status.ts";
+import type { NodeFacts } from "./node_status_setters.ts";
+
+function makeFacts(): NodeFacts {
+  return {
+    hostname: "node-a",
+    nodeIPs: [],
+    cpuCores: 2,
+    memoryBytes: 2 ** 30,
+    maxPods: 110,
+    nodeInfo: {
+      machineID: "m",
+      systemUUID: "",
+      bootID: "b",
+      kernelVersion: "6",
+      osImage: "Linux",
+      kubeletVersion: "v1.34.0",
+      operatingSystem: "linux",
+      architecture: "amd64",
+    },
+    containerRuntimeVersion: "containerd://1.7.0",
+    kubeletPort: 10250,
+    runtimeConditions: [
+      { type: "RuntimeReady", status: true, reason: "", message: "" },
+      { type: "NetworkReady", status: true, reason: "", message: "" },
+    ],
+  };
+}
+
+function setup(options: { reportFrequencyMs?: number } = {}) {
+  const api = new FakeApiServer();
+  const clock = new FakeClock();
+  const current = { facts: makeFacts() };
+  const reporter = new NodeStatusReporter({
+    api,
+    clock,
+    logger: new CaptureLogger(),
+    facts: () => Promise.resolve(structuredClone(current.facts)),
+  }, {
+    registration: {
+      nodeName: "node-a",
+      hostname: "node-a",
+      os: "linux",
+      arch: "amd64",
+    },
+    updateFrequencyMs: 10_000,
+    reportFrequencyMs: options.reportFrequencyMs ?? 300_000,
+  });
+  return { api, clock, current, reporter };
+}
+
+const patches = (api: FakeApiServer) =>
+  api.calls.filter((c) => c.method === "patchNodeStatus");
+
+Deno.test("NodeStatusReporter.run() registers the Node with its status, then patches only on change or when a report is due", async () => {
+  const { api, clock, current, reporter } = setup({
+    reportFrequencyMs: 60_000,
+  });
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  const node = api.nodes.get("node-a")!;
+  assert.equal(node.metadata.labels?.["kubernetes.io/hostname"], "node-a");
+  assert.equal(node.status?.conditions?.at(-1)?.status, "True");
+  assert.equal(reporter.nodeUid, node.metadata.uid);
+  // The first round reports (nothing reported yet); the next ones have nothing new.
+  assert.equal(patches(api).length, 1);
+  await clock.advance(30_000);
+  assert.equal(patches(api).length, 1);
+  // A change is patched at the next round, as a patch of the status alone.
+  current.facts.runtimeConditions![1]!.status = false;
+  await clock.advance(10_000);
+  assert.equal(patches(api).length, 2);
+  const body = patches(api)[1]!.body as { status: Record<string, unknown> };
+  assert.deepEqual(Object.keys(body), ["status"]);
+  assert.deepEqual(Object.keys(body.status), ["conditions"]);
+  assert.equal(
+    api.nodes.get("node-a")!.status?.conditions?.at(-1)?.status,
+    "False",
+  );
+  // Unchanged for a full report period: reported again (fresh heartbeat).
+  await clock.advance(60_000);
+  assert.equal(patches(api).length, 3);
+  stop.abort();
+  await running;
+});
+
+Deno.test("NodeStatusReporter.register() reconciles a Node that already exists", async () => {
+  const { api, clock, reporter } = setup();
+  api.nodes.set("node-a", {
+    metadata: {
+      name: "node-a",
+      uid: "old-uid",
+      resourceVersion: "1",
+      labels: { "kubernetes.io/hostname": "stale", team: "blue" },
+    },
+    spec: {},
+  });
+  assert.equal(await reporter.register(new AbortController().signal), true);
+  const node = api.nodes.get("node-a")!;
+  assert.equal(node.metadata.labels?.["kubernetes.io/hostname"], "node-a");
+  assert.equal(node.metadata.labels?.team, "blue");
+  assert.equal(reporter.nodeUid, "old-uid");
+  assert.deepEqual(api.calls.map((c) => c.method), [
+    "createNode",
+    "getNode",
+    "patchNodeStatus",
+  ]);
+  void clock;
+});
+
+Deno.test("NodeStatusReporter.run() backs off registration from 100 ms and keeps going after update failures", async () => {
+  const { api, clock, current, reporter } = setup();
+  const boom = () => new ApiStatusError("boom", { code: 500 });
+  api.injectError("createNode", boom());
+  api.injectError("createNode", boom());
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  assert.equal(api.nodes.size, 0);
+  await clock.advance(100);
+  assert.equal(api.nodes.size, 0);
+  await clock.advance(200);
+  assert.equal(api.nodes.size, 1);
+  assert.equal(patches(api).length, 1);
+  // A change meets five failed tries in one round (re-reading the Node after the
+  // first); the next round patches it.
+  current.facts.cpuCores = 4;
+  for (let i = 0; i < 5; i++) api.injectError("patchNodeStatus", boom());
+  const gets = api.calls.filter((c) => c.method === "getNode").length;
+  await clock.advance(10_000);
+  assert.equal(patches(api).length, 6);
+  assert.equal(
+    api.calls.filter((c) => c.method === "getNode").length,
+    gets + 4,
+  );
+  assert.equal(api.nodes.get("node-a")!.status?.capacity?.cpu, "2");
+  await clock.advance(10_000);
+  assert.equal(patches(api).length, 7);
+  assert.equal(api.nodes.get("node-a")!.status?.capacity?.cpu, "4");
+  stop.abort();
+  await running;
+});
