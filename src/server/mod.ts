@@ -1,11 +1,13 @@
 /**
- * The kubelet's HTTP listeners. Today only the healthz listener (127.0.0.1:10248 by default):
- * an explicit route table with `/healthz`, `/healthz/ping`, `/healthz/log` and
- * `/healthz/syncloop`, plain HTTP, no authentication.
+ * The kubelet's HTTP listeners: the healthz listener (127.0.0.1:10248 by default, plain HTTP,
+ * only the `/healthz` routes, no authentication) and the kubelet API (HTTPS on
+ * `address:port`, default 0.0.0.0:10250, with x509/TokenReview authentication and
+ * AlwaysAllow/SubjectAccessReview authorization; plus the read-only port when configured).
  *
- * This folder owns the only `Deno.serve` call (`serve.ts`). It must not install debugging,
- * log or pod handlers on an unauthenticated listener (CVE-2019-11248) and must not read
- * global time (use the injected `Clock`).
+ * This folder owns the only `Deno.serve` call (`serve.ts`) and the only HTTPS listener
+ * (`tls_serve.ts`, node:https because it must request client certificates). It must not
+ * install debugging, log or pod handlers on an unauthenticated listener (CVE-2019-11248) and
+ * must not read global time (use the injected `Clock`).
  *
  * @module
  */
@@ -34,3 +36,36 @@ export type { ListenerFields, ServeOptions } from "./serve.ts";
 /** `runHealthzServer(host, options)`: the healthz listener; logs bind failures and retries every 5 s. */
 export { runHealthzServer } from "./healthz_server.ts";
 export type { HealthzServerOptions } from "./healthz_server.ts";
+/** The kubelet API: `runApiServer(host, config, options)` and its parts. */
+export { API_RETRY_MS, buildApiAuth, runApiServer } from "./api_server.ts";
+export type { ApiServerConfig, ApiServerOptions } from "./api_server.ts";
+/** `createApiHandler(host, options)`: canonical path → authenticate → authorize → route. */
+export { createApiHandler } from "./api_handler.ts";
+export type {
+  ApiAuth,
+  ApiHandler,
+  ApiHandlerOptions,
+  ApiServerHost,
+  RequestInfo,
+} from "./api_handler.ts";
+export type { PodsHost, RuntimePod } from "./routes/pods.ts";
+/** Authentication, authorization and the path → attributes table. */
+export { ANONYMOUS_USER, createAuthenticator } from "./auth/authenticate.ts";
+export type {
+  Authenticator,
+  Credentials,
+  UserInfo,
+} from "./auth/authenticate.ts";
+export { alwaysAllow, createWebhookAuthorizer } from "./auth/authorize.ts";
+export type { Authorizer } from "./auth/authorize.ts";
+export { canonicalPath, requestAttributes } from "./auth/request_attributes.ts";
+export type { RequestAttributes } from "./auth/request_attributes.ts";
+export {
+  createReviewClient,
+  loadReviewConnection,
+} from "./auth/review_client.ts";
+export type { ReviewClient, ReviewConnection } from "./auth/review_client.ts";
+/** The serving certificate (configured, or self-signed under the cert dir). */
+export { loadServingPair } from "./tls/serving_cert.ts";
+export { serveTls } from "./tls_serve.ts";
+export type { TlsLimits } from "./tls_serve.ts";

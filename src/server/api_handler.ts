@@ -1,0 +1,197 @@
+/**
+ * The kubelet API's request handler (upstream's `Server` filter chain in
+ * pkg/kubelet/server/server.go): canonical path → authenticate → authorize on the
+ * (verb, nodes, subresource) attributes → route. Authentication and authorization run before
+ * the route table is consulted, so an unauthorized client learns nothing about which paths
+ * exist, and any failure on the way denies. The read-only port uses the same table without
+ * authentication and only its read-only routes.
+ *
+ * @module
+ */
+
+import type { Logger } from "../log/mod.ts";
+import type { Authenticator } from "./auth/authenticate.ts";
+import type { Authorizer } from "./auth/authorize.ts";
+import { canonicalPath, requestAttributes } from "./auth/request_attributes.ts";
+import type { ServerHost } from "./handler.ts";
+import { HttpError, textResponse } from "./http_error.ts";
+import {
+  healthzRoutes,
+  logCheck,
+  pingCheck,
+  type Route,
+  syncLoopCheck,
+} from "./routes/healthz.ts";
+import {
+  configzRoute,
+  type PodsHost,
+  podsRoute,
+  runningPodsRoute,
+} from "./routes/pods.ts";
+
+/** What the kubelet API reads from the kubelet. */
+export interface ApiServerHost extends ServerHost, PodsHost {
+  nodeName: string;
+}
+
+/** What the transport knows about a request beyond the `Request`. */
+export interface RequestInfo {
+  /** The request target exactly as received (`/path?query`), before URL normalisation. */
+  target: string;
+  /** The client's certificate chain (leaf first, DER); empty without one. */
+  peerCertificates: readonly Uint8Array[];
+}
+
+/** A kubelet API handler; never rejects. */
+export type ApiHandler = (
+  request: Request,
+  info: RequestInfo,
+) => Promise<Response>;
+
+/** Who may call: authentication and authorization, both required together. */
+export interface ApiAuth {
+  authenticate: Authenticator;
+  authorizer: Authorizer;
+}
+
+/** Options of {@linkcode createApiHandler}. */
+export interface ApiHandlerOptions {
+  /** Omitted → the read-only port: no authentication, read-only routes only. */
+  auth?: ApiAuth;
+  /** `enableDebuggingHandlers` (default true): `/configz`, `/runningpods/`. */
+  enableDebuggingHandlers?: boolean;
+}
+
+interface RouteEntry {
+  route: Route;
+  methods: readonly string[];
+  /** Served only with `enableDebuggingHandlers` and never on the read-only port. */
+  debugging: boolean;
+}
+
+const READ_METHODS = ["GET", "HEAD"];
+
+function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
+  const table = new Map<string, RouteEntry>();
+  const checks = [pingCheck, logCheck, syncLoopCheck(host)];
+  for (const [path, route] of healthzRoutes(checks, host.logger)) {
+    table.set(path, { route, methods: READ_METHODS, debugging: false });
+  }
+  table.set("/pods", {
+    route: podsRoute(host),
+    methods: READ_METHODS,
+    debugging: false,
+  });
+  const running = {
+    route: runningPodsRoute(host),
+    methods: READ_METHODS,
+    debugging: true,
+  };
+  table.set("/runningpods/", running);
+  table.set("/runningpods", running);
+  table.set("/configz", {
+    route: configzRoute(host),
+    methods: READ_METHODS,
+    debugging: true,
+  });
+  return table;
+}
+
+/** Builds the handler of the kubelet API (or, without `auth`, of the read-only port). */
+export function createApiHandler(
+  host: ApiServerHost,
+  options: ApiHandlerOptions = {},
+): ApiHandler {
+  const { logger } = host;
+  const table = routeTable(host);
+  const debugging = options.enableDebuggingHandlers ?? true;
+  return async (request, info) => {
+    let response: Response;
+    try {
+      const path = canonicalPath(info.target);
+      if (options.auth) await admit(request, info, path, host, options.auth);
+      const entry = table.get(path);
+      if (!entry || (entry.debugging && !options.auth)) {
+        throw new HttpError(404, "404 page not found");
+      }
+      if (entry.debugging && !debugging) {
+        throw new HttpError(405, "Debug endpoints are disabled.");
+      }
+      if (!entry.methods.includes(request.method)) {
+        throw new HttpError(405, "Method Not Allowed", {
+          headers: { allow: entry.methods.join(", ") },
+        });
+      }
+      response = await entry.route(request, new URL(request.url));
+    } catch (error) {
+      response = errorResponse(error, logger);
+    }
+    if (request.method !== "HEAD") return response;
+    await response.body?.cancel();
+    return new Response(null, {
+      status: response.status,
+      headers: response.headers,
+    });
+  };
+}
+
+/** Authenticates and authorizes, or throws the 401/403/500 that ends the request. */
+async function admit(
+  request: Request,
+  info: RequestInfo,
+  path: string,
+  host: ApiServerHost,
+  auth: ApiAuth,
+): Promise<void> {
+  const { logger } = host;
+  let result;
+  try {
+    result = await auth.authenticate({
+      peerCertificates: info.peerCertificates,
+      authorization: request.headers.get("authorization"),
+    });
+  } catch (cause) {
+    logger.error("Unable to authenticate the request", {
+      err: cause instanceof Error ? cause.message : String(cause),
+    });
+    throw new HttpError(401, "Unauthorized", { cause });
+  }
+  if (!result.user) {
+    logger.v(2).info("Unauthorized request", { path, reason: result.reason });
+    throw new HttpError(401, "Unauthorized");
+  }
+  const user = result.user;
+  const attributes = requestAttributes(request.method, path, host.nodeName);
+  const what =
+    `user=${user.name}, verb=${attributes.verb}, resource=${attributes.resource}, subresource=${attributes.subresource}`;
+  let decision;
+  try {
+    decision = await auth.authorizer.authorize(user, attributes);
+  } catch (cause) {
+    logger.error("Authorization error", {
+      user: user.name,
+      verb: attributes.verb,
+      subresource: attributes.subresource,
+      err: cause instanceof Error ? cause.message : String(cause),
+    });
+    throw new HttpError(500, `Authorization error (${what})`, { cause });
+  }
+  if (!decision.allowed) {
+    logger.v(2).info("Forbidden request", {
+      user: user.name,
+      verb: attributes.verb,
+      subresource: attributes.subresource,
+      path,
+      reason: decision.reason,
+    });
+    throw new HttpError(403, `Forbidden (${what})`);
+  }
+}
+
+function errorResponse(error: unknown, logger: Logger): Response {
+  if (error instanceof HttpError) return error.toResponse();
+  logger.error("HTTP handler failed", {
+    err: error instanceof Error ? error.message : String(error),
+  });
+  return textResponse(500, "Internal Server Error\n");
+}

@@ -1,0 +1,269 @@
+/**
+ * The kubelet API listeners: HTTPS on `address:port` with authentication and authorization
+ * (upstream's `ListenAndServeKubeletServer`), and, only when `readOnlyPort` is non-zero, plain
+ * HTTP on `address:readOnlyPort` with the read-only routes and no authentication
+ * (`ListenAndServeKubeletReadOnlyServer`). Builds the authenticator and authorizer from the
+ * configuration (`BuildAuth` in cmd/kubelet/app/auth.go); a listener that cannot bind is
+ * logged and retried every 5 s, like the healthz listener.
+ *
+ * @module
+ */
+
+import type { ReviewClient } from "./auth/review_client.ts";
+import {
+  createReviewClient,
+  loadReviewConnection,
+} from "./auth/review_client.ts";
+import {
+  type Authenticator,
+  createAuthenticator,
+} from "./auth/authenticate.ts";
+import {
+  alwaysAllow,
+  type Authorizer,
+  createWebhookAuthorizer,
+} from "./auth/authorize.ts";
+import { createWebhookTokenAuthenticator } from "./auth/token_webhook.ts";
+import { parseCertificateBundle } from "./auth/x509.ts";
+import {
+  type ApiHandler,
+  type ApiServerHost,
+  createApiHandler,
+} from "./api_handler.ts";
+import { joinHostPort, ListenError, serve } from "./serve.ts";
+import { loadServingPair } from "./tls/serving_cert.ts";
+import { serveTls, type TlsLimits } from "./tls_serve.ts";
+
+/** The configuration the kubelet API reads (durations already in ms). */
+export interface ApiServerConfig {
+  address: string;
+  port: number;
+  /** 0 or omitted → no read-only listener. */
+  readOnlyPort?: number;
+  tlsCertFile?: string | undefined;
+  tlsPrivateKeyFile?: string | undefined;
+  tlsMinVersion?: string | undefined;
+  tlsCipherSuites?: readonly string[] | undefined;
+  /** `--cert-dir`. */
+  certDir?: string | undefined;
+  clientCAFile?: string | undefined;
+  anonymousAuth: boolean;
+  webhookAuthn: { enabled: boolean; cacheTtlMs: number };
+  /** `AlwaysAllow` or `Webhook`. */
+  authorizationMode: string;
+  webhookAuthz: { allowedTtlMs: number; deniedTtlMs: number };
+  enableDebuggingHandlers?: boolean;
+  /** `--kubeconfig`: the credentials of the TokenReview/SubjectAccessReview calls. */
+  kubeconfig?: string | undefined;
+}
+
+/** Options of {@linkcode runApiServer}. */
+export interface ApiServerOptions {
+  signal: AbortSignal;
+  /** Host name for a self-signed certificate. */
+  hostname: string;
+  limits?: TlsLimits;
+  /** Tests: the review calls, instead of a client built from the kubeconfig. */
+  reviewClient?: ReviewClient;
+  onListen?: (addr: Deno.NetAddr) => void;
+  onReadOnlyListen?: (addr: Deno.NetAddr) => void;
+}
+
+/** Wait between bind attempts. */
+export const API_RETRY_MS = 5_000;
+
+const API_FIELDS = {
+  address: "address",
+  addressFlag: "--address",
+  port: "port",
+  portFlag: "--port",
+};
+const READ_ONLY_FIELDS = {
+  ...API_FIELDS,
+  port: "readOnlyPort",
+  portFlag: "--read-only-port",
+};
+
+/** The authentication and authorization a configuration asks for. */
+export async function buildApiAuth(
+  deps: { host: ApiServerHost; reviewClient?: ReviewClient | undefined },
+  config: ApiServerConfig,
+): Promise<
+  { authenticate: Authenticator; authorizer: Authorizer; close(): void }
+> {
+  const { clock } = deps.host;
+  const webhook = config.webhookAuthn.enabled ||
+    config.authorizationMode === "Webhook";
+  let client = deps.reviewClient;
+  let owned = false;
+  if (webhook && !client) {
+    if (!config.kubeconfig) {
+      throw new TypeError(
+        "The kubelet API needs a kubeconfig (--kubeconfig) for authentication.webhook.enabled or authorization.mode Webhook",
+      );
+    }
+    client = createReviewClient(await loadReviewConnection(config.kubeconfig));
+    owned = true;
+  }
+  const clientCAs = config.clientCAFile
+    ? parseCertificateBundle(await Deno.readTextFile(config.clientCAFile))
+    : [];
+  const authenticate = createAuthenticator({
+    clock,
+    ...(config.webhookAuthn.enabled && client
+      ? {
+        tokens: createWebhookTokenAuthenticator({ reviewer: client, clock }, {
+          ttlMs: config.webhookAuthn.cacheTtlMs,
+        }),
+      }
+      : {}),
+  }, { clientCAs, anonymous: config.anonymousAuth });
+  let authorizer: Authorizer;
+  if (config.authorizationMode === "AlwaysAllow") {
+    authorizer = alwaysAllow;
+  } else if (config.authorizationMode === "Webhook" && client) {
+    authorizer = createWebhookAuthorizer({ reviewer: client, clock }, {
+      allowedTtlMs: config.webhookAuthz.allowedTtlMs,
+      deniedTtlMs: config.webhookAuthz.deniedTtlMs,
+    });
+  } else {
+    throw new RangeError(
+      `Invalid kubelet configuration field "authorization.mode": "${config.authorizationMode}" is not AlwaysAllow or Webhook`,
+    );
+  }
+  return {
+    authenticate,
+    authorizer,
+    close: () => {
+      if (owned) client?.close();
+    },
+  };
+}
+
+async function retrying(
+  host: ApiServerHost,
+  signal: AbortSignal,
+  what: string,
+  attempt: () => Promise<void>,
+): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await attempt();
+      return;
+    } catch (error) {
+      if (!(error instanceof ListenError)) throw error;
+      host.logger.error(`Failed to start ${what}`, { err: error.message });
+    }
+    try {
+      await host.clock.sleep(API_RETRY_MS, signal);
+    } catch {
+      return;
+    }
+  }
+}
+
+/**
+ * Serves the kubelet API (and the read-only port when configured) until `options.signal`
+ * aborts; resolves once closed.
+ * @throws {TypeError|RangeError|Deno.errors.NotFound} when the configuration cannot be served
+ * (no kubeconfig for a webhook, unreadable certificate or CA files, unknown mode or TLS version).
+ */
+export async function runApiServer(
+  host: ApiServerHost,
+  config: ApiServerConfig,
+  options: ApiServerOptions,
+): Promise<void> {
+  const { logger, clock } = host;
+  const { signal } = options;
+  if (signal.aborted) return;
+  const tasks: Promise<void>[] = [];
+  const readOnlyPort = config.readOnlyPort ?? 0;
+  if (config.port > 0) {
+    const pair = await loadServingPair({
+      tlsCertFile: config.tlsCertFile,
+      tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+      certDir: config.certDir,
+      hostname: options.hostname,
+      nowMs: clock.now(),
+    });
+    const clientCaPem = config.clientCAFile
+      ? await Deno.readTextFile(config.clientCAFile)
+      : undefined;
+    const auth = await buildApiAuth({
+      host,
+      reviewClient: options.reviewClient,
+    }, config);
+    if (config.tlsCipherSuites?.length) {
+      logger.warn(
+        "tlsCipherSuites is not applied yet; OpenSSL's defaults are used",
+        {
+          tlsCipherSuites: config.tlsCipherSuites.join(","),
+        },
+      );
+    }
+    if (config.anonymousAuth && config.authorizationMode === "AlwaysAllow") {
+      logger.warn(
+        "The kubelet API allows anonymous requests to do anything (authentication.anonymous.enabled with authorization.mode AlwaysAllow)",
+      );
+    }
+    const handler = createApiHandler(host, {
+      auth,
+      enableDebuggingHandlers: config.enableDebuggingHandlers ?? true,
+    });
+    tasks.push(
+      retrying(host, signal, "the kubelet API server", () =>
+        serveTls(handler, {
+          hostname: config.address,
+          port: config.port,
+          certPem: pair.certPem,
+          keyPem: pair.keyPem,
+          ...(clientCaPem ? { clientCaPem } : {}),
+          ...(config.tlsMinVersion ? { minVersion: config.tlsMinVersion } : {}),
+          ...(options.limits ? { limits: options.limits } : {}),
+          signal,
+          fields: API_FIELDS,
+          logger,
+          onListen: (addr) => {
+            logger.info("Serving the kubelet API", {
+              address: `https://${joinHostPort(addr.hostname, addr.port)}`,
+              certFile: pair.certFile,
+            });
+            options.onListen?.(addr);
+          },
+        })).finally(() => auth.close()),
+    );
+  }
+  if (readOnlyPort > 0) {
+    const handler = readOnlyHandler(createApiHandler(host));
+    tasks.push(
+      retrying(host, signal, "the read-only kubelet API", () =>
+        serve(handler, {
+          hostname: config.address,
+          port: readOnlyPort,
+          signal,
+          fields: READ_ONLY_FIELDS,
+          logger,
+          onListen: (addr) => {
+            logger.info("Serving the read-only kubelet API", {
+              address: `http://${joinHostPort(addr.hostname, addr.port)}`,
+            });
+            options.onReadOnlyListen?.(addr);
+          },
+        })),
+    );
+  }
+  await Promise.all(tasks);
+}
+
+/** Adapts the API handler to `serve`: the URL's path is all the read-only port can see. */
+function readOnlyHandler(
+  handler: ApiHandler,
+): (request: Request) => Promise<Response> {
+  return (request) => {
+    const url = new URL(request.url);
+    return handler(request, {
+      target: `${url.pathname}${url.search}`,
+      peerCertificates: [],
+    });
+  };
+}

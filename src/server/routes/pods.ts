@@ -1,0 +1,72 @@
+/**
+ * `/pods` (the kubelet's pods with their latest status, a v1 `PodList`), `/runningpods/` (the
+ * pods the runtime runs, as upstream's `GetRunningPods`) and `/configz` (the effective
+ * configuration as `{"kubeletconfig": {...}}`, which the node e2e suite reads).
+ *
+ * @module
+ */
+
+import type { Route } from "./healthz.ts";
+
+/** A pod the runtime runs. */
+export interface RuntimePod {
+  uid: string;
+  name: string;
+  namespace: string;
+  containers?: Array<{ name: string; image?: string }>;
+}
+
+/** What these routes read from the kubelet. */
+export interface PodsHost {
+  /** The kubelet's pods (spec and latest status), as JSON-ready v1 Pod objects. */
+  pods(): readonly unknown[];
+  /** The pods the runtime runs. */
+  runningPods(): Promise<readonly RuntimePod[]>;
+  /** The effective KubeletConfiguration. */
+  config(): Readonly<Record<string, unknown>>;
+}
+
+/** A JSON response (`application/json`). */
+export function jsonResponse(status: number, value: unknown): Response {
+  return new Response(JSON.stringify(value), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+function podList(items: readonly unknown[]): unknown {
+  return { kind: "PodList", apiVersion: "v1", metadata: {}, items };
+}
+
+/** `GET /pods`. */
+export function podsRoute(host: PodsHost): Route {
+  return () => Promise.resolve(jsonResponse(200, podList(host.pods())));
+}
+
+/** `GET /runningpods/`: metadata and containers only, as upstream's `ToAPIPod`. */
+export function runningPodsRoute(host: PodsHost): Route {
+  return async () => {
+    const pods = await host.runningPods();
+    return jsonResponse(
+      200,
+      podList(pods.map((pod) => ({
+        metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid },
+        spec: {
+          containers: (pod.containers ?? []).map((c) => ({
+            name: c.name,
+            ...(c.image ? { image: c.image } : {}),
+          })),
+        },
+        status: {},
+      }))),
+    );
+  };
+}
+
+/** `GET /configz`: the versioned configuration without its type fields, as upstream. */
+export function configzRoute(host: PodsHost): Route {
+  return () => {
+    const { apiVersion: _v, kind: _k, ...config } = host.config();
+    return Promise.resolve(jsonResponse(200, { kubeletconfig: config }));
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * Test helpers of the kubelet API: certificates made on the spot (CA, client and server
+ * certificates with chosen validity and extended key usage), without openssl.
+ *
+ * @module
+ */
+
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  sign,
+  X509Certificate,
+} from "node:crypto";
+import {
+  children,
+  der,
+  derOid,
+  derTime,
+  derUnsigned,
+  derUtf8,
+  readDer,
+  TAG,
+} from "./tls/der.ts";
+
+/** A certificate and its key, PEM. */
+export interface TestPair {
+  certPem: string;
+  keyPem: string;
+}
+
+/** Options of {@linkcode makeCertificate}. */
+export interface MakeCertificateOptions {
+  commonName: string;
+  organizations?: string[];
+  /** Signs the certificate; omitted → self-signed. */
+  issuer?: TestPair;
+  /** Default: an hour ago. */
+  notBefore?: number;
+  /** Default: in a day. */
+  notAfter?: number;
+  /** Extended key usage OIDs; omitted → `clientAuth`; `[]` → no extension. */
+  extKeyUsages?: string[];
+  ca?: boolean;
+  /** Subject alternative names (IPv4 or DNS). */
+  altNames?: string[];
+}
+
+/** OIDs of the common extended key usages. */
+export const EKU = {
+  serverAuth: "1.3.6.1.5.5.7.3.1",
+  clientAuth: "1.3.6.1.5.5.7.3.2",
+} as const;
+
+function pem(label: string, bytes: Uint8Array): string {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  const lines = btoa(bin).match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${label}-----\n${
+    lines.join("\n")
+  }\n-----END ${label}-----\n`;
+}
+
+function name(commonName: string, organizations: string[]): Uint8Array {
+  const rdn = (oid: string, value: string) =>
+    der(TAG.set, der(TAG.sequence, derOid(oid), derUtf8(value)));
+  return der(
+    TAG.sequence,
+    ...organizations.map((o) => rdn("2.5.4.10", o)),
+    rdn("2.5.4.3", commonName),
+  );
+}
+
+function extension(oid: string, value: Uint8Array): Uint8Array {
+  return der(TAG.sequence, derOid(oid), der(TAG.octetString, value));
+}
+
+function signatureAlgorithm(key: KeyObject): Uint8Array {
+  return key.asymmetricKeyType === "rsa"
+    ? der(TAG.sequence, derOid("1.2.840.113549.1.1.11"), der(TAG.null))
+    : der(TAG.sequence, derOid("1.2.840.10045.4.3.2"));
+}
+
+/** Makes a certificate (and a fresh P-256 key) as the options say. */
+export function makeCertificate(options: MakeCertificateOptions): TestPair {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", {
+    namedCurve: "P-256",
+  });
+  const now = Date.now();
+  const signer = options.issuer
+    ? createPrivateKey(options.issuer.keyPem)
+    : privateKey;
+  const issuerName = options.issuer
+    ? subjectDer(options.issuer.certPem)
+    : name(options.commonName, options.organizations ?? []);
+  const algorithm = signatureAlgorithm(signer);
+  const extensions: Uint8Array[] = [];
+  const usages = options.extKeyUsages ?? [EKU.clientAuth];
+  if (usages.length) {
+    extensions.push(
+      extension("2.5.29.37", der(TAG.sequence, ...usages.map(derOid))),
+    );
+  }
+  extensions.push(
+    extension(
+      "2.5.29.19",
+      options.ca
+        ? der(TAG.sequence, der(TAG.boolean, new Uint8Array([0xff])))
+        : der(TAG.sequence),
+    ),
+  );
+  if (options.ca) {
+    extensions.push(
+      extension("2.5.29.15", der(TAG.bitString, new Uint8Array([1, 0x06]))),
+    );
+  }
+  if (options.altNames?.length) {
+    extensions.push(extension(
+      "2.5.29.17",
+      der(
+        TAG.sequence,
+        ...options.altNames.map((n) =>
+          /^\d+\.\d+\.\d+\.\d+$/.test(n)
+            ? der(0x87, new Uint8Array(n.split(".").map(Number)))
+            : der(0x82, new TextEncoder().encode(n))
+        ),
+      ),
+    ));
+  }
+  const serial = crypto.getRandomValues(new Uint8Array(12));
+  serial[0]! &= 0x7f;
+  const tbs = der(
+    TAG.sequence,
+    der(0xa0, derUnsigned(new Uint8Array([2]))),
+    derUnsigned(serial),
+    algorithm,
+    issuerName,
+    der(
+      TAG.sequence,
+      derTime(options.notBefore ?? now - 3_600_000),
+      derTime(options.notAfter ?? now + 86_400_000),
+    ),
+    name(options.commonName, options.organizations ?? []),
+    new Uint8Array(publicKey.export({ type: "spki", format: "der" })),
+    der(0xa3, der(TAG.sequence, ...extensions)),
+  );
+  const signature = new Uint8Array(sign("sha256", tbs, signer));
+  const certificate = der(
+    TAG.sequence,
+    tbs,
+    algorithm,
+    der(TAG.bitString, new Uint8Array([0]), signature),
+  );
+  return {
+    certPem: pem("CERTIFICATE", certificate),
+    keyPem: String(privateKey.export({ type: "pkcs8", format: "pem" })),
+  };
+}
+
+function subjectDer(certPem: string): Uint8Array {
+  const raw = new Uint8Array(new X509Certificate(certPem).raw);
+  const tbs = children(children(readDer(raw)[0]!)[0]!);
+  const offset = tbs[0]?.tag === 0xa0 ? 1 : 0;
+  const subject = tbs[offset + 4]!;
+  return der(subject.tag, subject.content);
+}
+
+/** The public key of a PEM certificate (for assertions). */
+export function publicKeyOf(certPem: string): KeyObject {
+  return createPublicKey(certPem);
+}

@@ -1,0 +1,249 @@
+/**
+ * The kubelet API's HTTPS listener. `Deno.serve` and `Deno.listenTls` (Deno 2.9.6) can neither
+ * request a client certificate nor hand one over, so this listener is node:https with
+ * `requestCert`: node:tls hands over the presented chain, and `auth/x509.ts` judges it
+ * (OpenSSL's own verdict is not used: it is not checked against our clock and its reasons are
+ * unreliable — a trusted certificate without `clientAuth` is reported as an unverifiable leaf).
+ *
+ * Limits against slow or huge clients (CVE-2020-8551): header bytes, time to finish the TLS
+ * handshake, time to send the request headers and the whole request, idle keep-alive time and
+ * open connections. Request bodies are not read (no route takes one yet).
+ *
+ * @module
+ */
+
+import { createServer, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
+import type { Logger } from "../log/mod.ts";
+import type { ApiHandler } from "./api_handler.ts";
+import { joinHostPort, type ListenerFields, ListenError } from "./serve.ts";
+
+/** Request limits of the HTTPS listener. */
+export interface TlsLimits {
+  /** Most header bytes per request (default 1 MiB, upstream's `MaxHeaderBytes`). */
+  maxHeaderBytes?: number;
+  /** Time to complete the TLS handshake (default 10 s). */
+  handshakeTimeoutMs?: number;
+  /** Time to receive the request headers (default 30 s). */
+  headersTimeoutMs?: number;
+  /** Time to receive the whole request (default 60 s; responses may stream longer). */
+  requestTimeoutMs?: number;
+  /** Idle keep-alive time (default 90 s, upstream's `IdleTimeout`). */
+  idleTimeoutMs?: number;
+  /** Most open connections (default 1024). */
+  maxConnections?: number;
+}
+
+/** Options of {@linkcode serveTls}. */
+export interface TlsServeOptions {
+  hostname: string;
+  /** 1–65535, or 0 for an ephemeral port (tests). */
+  port: number;
+  certPem: string;
+  keyPem: string;
+  /** Client CA bundle (PEM); set → clients are asked for a certificate. */
+  clientCaPem?: string;
+  /** `tlsMinVersion` as Go names it (`VersionTLS12`, default) or OpenSSL does (`TLSv1.2`). */
+  minVersion?: string;
+  limits?: TlsLimits;
+  signal: AbortSignal;
+  fields: ListenerFields;
+  logger: Logger;
+  onListen?: (addr: Deno.NetAddr) => void;
+}
+
+type MinVersion = "TLSv1" | "TLSv1.1" | "TLSv1.2" | "TLSv1.3";
+
+const TLS_VERSIONS: Readonly<Record<string, MinVersion>> = {
+  VersionTLS10: "TLSv1",
+  VersionTLS11: "TLSv1.1",
+  VersionTLS12: "TLSv1.2",
+  VersionTLS13: "TLSv1.3",
+  "TLSv1.2": "TLSv1.2",
+  "TLSv1.3": "TLSv1.3",
+};
+
+/** `tlsMinVersion` → node:tls `minVersion`. @throws {RangeError} for an unknown name. */
+export function tlsMinVersion(value: string | undefined): MinVersion {
+  if (!value) return "TLSv1.2";
+  const version = TLS_VERSIONS[value];
+  if (!version) {
+    throw new RangeError(
+      `Invalid kubelet configuration field "tlsMinVersion": "${value}" is not one of VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13`,
+    );
+  }
+  return version;
+}
+
+/** The presented chain, leaf first (node's `issuerCertificate` links; self-loops end it). */
+export function peerChain(socket: TLSSocket): Uint8Array[] {
+  const chain: Uint8Array[] = [];
+  let cert = socket.getPeerCertificate(true) as {
+    raw?: Uint8Array;
+    issuerCertificate?: unknown;
+  } | undefined;
+  const seen = new Set<unknown>();
+  while (cert?.raw && !seen.has(cert) && chain.length < 10) {
+    seen.add(cert);
+    chain.push(new Uint8Array(cert.raw));
+    cert = cert.issuerCertificate as typeof cert;
+  }
+  return chain;
+}
+
+function toRequest(req: IncomingMessage, host: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      headers.append(name, v);
+    }
+  }
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "/", `https://${host}`);
+  } catch {
+    url = new URL(`https://${host}/`);
+  }
+  return new Request(url, { method: req.method ?? "GET", headers });
+}
+
+async function writeResponse(
+  response: Response,
+  res: ServerResponse,
+): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = name === "set-cookie"
+      ? [...((headers[name] as string[] | undefined) ?? []), value]
+      : value;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const closed = () => void reader.cancel().catch(() => {});
+  res.once("close", closed);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          res.once("drain", resolve);
+          res.once("close", resolve);
+        });
+      }
+      if (res.destroyed) break;
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  } finally {
+    res.off("close", closed);
+  }
+}
+
+/**
+ * Serves `handler` over HTTPS on `hostname:port` until `options.signal` aborts, then resolves
+ * once the listener has closed (open connections are closed too).
+ * @throws {ListenError} when the address cannot be bound.
+ */
+export async function serveTls(
+  handler: ApiHandler,
+  options: TlsServeOptions,
+): Promise<void> {
+  if (options.signal.aborted) return;
+  const { logger } = options;
+  const limits = options.limits ?? {};
+  const server: Server = createServer({
+    cert: options.certPem,
+    key: options.keyPem,
+    minVersion: tlsMinVersion(options.minVersion),
+    ...(options.clientCaPem
+      ? {
+        requestCert: true,
+        rejectUnauthorized: false,
+        ca: options.clientCaPem,
+      }
+      : {}),
+    handshakeTimeout: limits.handshakeTimeoutMs ?? 10_000,
+    maxHeaderSize: limits.maxHeaderBytes ?? 1 << 20,
+    headersTimeout: limits.headersTimeoutMs ?? 30_000,
+    requestTimeout: limits.requestTimeoutMs ?? 60_000,
+    keepAliveTimeout: limits.idleTimeoutMs ?? 90_000,
+    connectionsCheckingInterval: 1_000,
+  }, (req, res) => {
+    const socket = req.socket as TLSSocket;
+    const info = {
+      target: req.url ?? "/",
+      peerCertificates: options.clientCaPem ? peerChain(socket) : [],
+    };
+    const host = joinHostPort(options.hostname, options.port);
+    handler(toRequest(req, host), info)
+      .then((response) => writeResponse(response, res))
+      .catch((error) => {
+        logger.error("HTTP handler failed", {
+          err: error instanceof Error ? error.message : String(error),
+        });
+        res.destroy();
+      });
+  });
+  server.maxConnections = limits.maxConnections ?? 1024;
+  server.on("clientError", (_error: Error, socket: Socket) => {
+    socket.destroy();
+  });
+  server.on("tlsClientError", (error: Error) => {
+    logger.v(4).info("TLS handshake failed", { err: error.message });
+  });
+  const address = joinHostPort(options.hostname, options.port);
+  await new Promise<void>((resolve, reject) => {
+    server.once(
+      "error",
+      (cause: Error) => reject(listenError(cause, address, options)),
+    );
+    server.listen(
+      options.port,
+      options.hostname.replace(/^\[(.*)\]$/, "$1"),
+      () => resolve(),
+    );
+  });
+  const bound = server.address();
+  if (bound && typeof bound === "object") {
+    options.onListen?.({
+      transport: "tcp",
+      hostname: bound.address,
+      port: bound.port,
+    });
+  }
+  if (!options.signal.aborted) {
+    await new Promise<void>((resolve) =>
+      options.signal.addEventListener("abort", () => resolve(), { once: true })
+    );
+  }
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+function listenError(
+  cause: Error,
+  address: string,
+  options: TlsServeOptions,
+): ListenError {
+  const { fields } = options;
+  const code = (cause as { code?: string }).code;
+  const where =
+    `Cannot listen on "${address}" (${fields.address}:${fields.port})`;
+  const detail = code === "EADDRINUSE"
+    ? `the address is already in use; set ${fields.address} (${fields.addressFlag}) or ${fields.port} (${fields.portFlag}) to a free address`
+    : code === "EADDRNOTAVAIL"
+    ? `the address does not belong to this node; set ${fields.address} (${fields.addressFlag}) to an address of this node`
+    : cause.message;
+  return new ListenError(address, `${where}: ${detail}`, { cause });
+}
