@@ -1,7 +1,8 @@
 /**
  * Pod status: computing the v1 PodStatus from the runtime's view (phase, conditions, container
- * statuses) and the versioned pod status cache. Publishing to an API server is a later issue and
- * hooks in through `PodStatusManager.onChange`.
+ * statuses) and the versioned pod status cache; node registration, node status and the node lease.
+ * Pod statuses are not published to an API server yet; a publisher would hook in through
+ * `PodStatusManager.onChange`.
  *
  * Must not read global time (uses the injected `Clock`) and must not call the runtime.
  *
