@@ -2,7 +2,7 @@
  * The real `main.ts` process against a private runtime-only containerd (a second
  * `scripts/cri_env.sh` instance, so its orphan clean-up and container GC see only this test's
  * pods): finished Never and OnFailure pods are not run again after the kubelet is stopped with
- * SIGTERM, nor after SIGKILL (issue 11). Needs root, `KUBELET_TS_CRI_ENDPOINT` and
+ * SIGTERM, nor after SIGKILL. Needs root, `KUBELET_TS_CRI_ENDPOINT` and
  * `KUBELET_TS_CRI_ROOT`; skipped otherwise.
  */
 import assert from "node:assert/strict";
