@@ -256,23 +256,64 @@ export interface ContainerGc {
 
 const STATE_NAMES = ["created", "running", "exited", "unknown"] as const;
 
-/** Creates the CRI-backed {@linkcode ContainerGc}. */
-export function createContainerGc(
-  deps: ContainerGcDeps,
-  options: ContainerGcOptions,
-): ContainerGc {
-  const fs = deps.fs ?? denoGcFileSystem;
-  const policy = options.policy ?? DEFAULT_CONTAINER_GC_POLICY;
-  const owns = (labels: Readonly<Record<string, string>>) =>
-    labels[POD_UID_LABEL] !== undefined &&
-    (options.owns ? options.owns(labels) : true);
+/** One pass's bookkeeping: results and the per-object failure handler. */
+class GcPass {
+  readonly result: ContainerGcResult = {
+    containersRemoved: 0,
+    sandboxesRemoved: 0,
+    logDirectoriesRemoved: 0,
+    errors: [],
+  };
+  readonly call: { signal?: AbortSignal };
+  #logger: Logger;
+  #signal: AbortSignal | undefined;
 
-  async function listContainers(signal?: AbortSignal): Promise<GcContainer[]> {
-    const { containers } = await deps.runtime.listContainers(
+  constructor(logger: Logger, signal: AbortSignal | undefined) {
+    this.#logger = logger;
+    this.#signal = signal;
+    this.call = signal ? { signal } : {};
+  }
+
+  /** Runs one removal step; NotFound counts as done, other failures are listed. */
+  async attempt(what: string, fn: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (error) {
+      this.#signal?.throwIfAborted();
+      if (isNotFound(error)) return true;
+      const text = `${what}: ${errorText(error)}`;
+      this.result.errors.push(text);
+      this.#logger.warn("Garbage collection failed", { err: text });
+      return false;
+    }
+  }
+}
+
+class CriContainerGc implements ContainerGc {
+  #deps: ContainerGcDeps;
+  #options: ContainerGcOptions;
+  #fs: GcFileSystem;
+  #policy: ContainerGcPolicy;
+
+  constructor(deps: ContainerGcDeps, options: ContainerGcOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#fs = deps.fs ?? denoGcFileSystem;
+    this.#policy = options.policy ?? DEFAULT_CONTAINER_GC_POLICY;
+  }
+
+  #owns(labels: Readonly<Record<string, string>>): boolean {
+    return labels[POD_UID_LABEL] !== undefined &&
+      (this.#options.owns ? this.#options.owns(labels) : true);
+  }
+
+  async #listContainers(pass: GcPass): Promise<GcContainer[]> {
+    const { containers } = await this.#deps.runtime.listContainers(
       {},
-      signal ? { signal } : {},
+      pass.call,
     );
-    return containers.filter((c) => owns(c.labels)).map((c) => ({
+    return containers.filter((c) => this.#owns(c.labels)).map((c) => ({
       id: c.id,
       uid: c.labels[POD_UID_LABEL]!,
       name: c.metadata?.name ?? "",
@@ -282,125 +323,137 @@ export function createContainerGc(
     }));
   }
 
-  return {
-    async collect(states, pass) {
-      const call = pass.signal ? { signal: pass.signal } : {};
-      const result: ContainerGcResult = {
-        containersRemoved: 0,
-        sandboxesRemoved: 0,
-        logDirectoriesRemoved: 0,
-        errors: [],
-      };
-      const attempt = async (what: string, fn: () => Promise<unknown>) => {
-        try {
-          await fn();
-          return true;
-        } catch (error) {
-          pass.signal?.throwIfAborted();
-          if (isNotFound(error)) return true;
-          result.errors.push(`${what}: ${errorText(error)}`);
-          deps.logger.warn("Garbage collection failed", {
-            err: `${what}: ${errorText(error)}`,
-          });
-          return false;
-        }
-      };
-
-      const containers = await listContainers(pass.signal);
-      const plan = planContainerGc(containers, policy, states, {
-        now: deps.clock.now(),
-        allSourcesReady: pass.allSourcesReady,
-        ...(pass.evictNonDeletedPods ? { evictNonDeletedPods: true } : {}),
-      });
-      for (const { id, stopFirst } of plan) {
-        if (
-          stopFirst &&
-          !await attempt(
-            `stop container "${id}"`,
-            () =>
-              deps.runtime.stopContainer(
-                { containerId: id, timeout: 0n },
-                call,
-              ),
-          )
-        ) continue;
-        // upstream removeContainer: the log file and its rotations go first
-        await attempt(`remove logs of container "${id}"`, async () => {
-          const res = await deps.runtime.containerStatus(
-            { containerId: id },
-            call,
-          );
-          const path = res.status?.logPath ?? "";
-          if (path) await removeWithRotations(fs, path);
+  async collect(
+    states: PodStateProvider,
+    options: CollectOptions,
+  ): Promise<ContainerGcResult> {
+    const pass = new GcPass(this.#deps.logger, options.signal);
+    const evictNonDeletedPods = options.evictNonDeletedPods === true;
+    await this.#evictContainers(pass, states, {
+      now: this.#deps.clock.now(),
+      allSourcesReady: options.allSourcesReady,
+      ...(evictNonDeletedPods ? { evictNonDeletedPods } : {}),
+    });
+    const left = await this.#listContainers(pass);
+    await this.#evictSandboxes(pass, states, left, evictNonDeletedPods);
+    if (options.allSourcesReady) {
+      await this.#evictPodLogDirectories(pass, states);
+      if (this.#options.rootDir) {
+        await removePodDirectories(this.#fs, this.#options.rootDir, states, {
+          inUse: new Set(left.map((c) => c.uid)),
+          attempt: (what, fn) => pass.attempt(what, fn),
         });
-        if (
-          await attempt(
-            `remove container "${id}"`,
-            () => deps.runtime.removeContainer({ containerId: id }, call),
-          )
-        ) result.containersRemoved++;
       }
+    }
+    const r = pass.result;
+    if (r.containersRemoved + r.sandboxesRemoved + r.logDirectoriesRemoved) {
+      this.#deps.logger.v(2).info("Garbage collected containers", {
+        containers: r.containersRemoved,
+        sandboxes: r.sandboxesRemoved,
+        logDirectories: r.logDirectoriesRemoved,
+      });
+    }
+    return r;
+  }
 
-      const left = await listContainers(pass.signal);
-      const { items } = await deps.runtime.listPodSandbox({}, call);
-      const sandboxes: GcSandbox[] = items.filter((s) => owns(s.labels)).map((
-        s,
-      ) => ({
+  /** Upstream `evictContainers` + `removeContainer` (logs first, then the container). */
+  async #evictContainers(
+    pass: GcPass,
+    states: PodStateProvider,
+    plan: PlanContainerOptions,
+  ): Promise<void> {
+    const { runtime } = this.#deps;
+    const containers = await this.#listContainers(pass);
+    for (
+      const { id, stopFirst } of planContainerGc(
+        containers,
+        this.#policy,
+        states,
+        plan,
+      )
+    ) {
+      if (
+        stopFirst && !await pass.attempt(
+          `stop container "${id}"`,
+          () =>
+            runtime.stopContainer({ containerId: id, timeout: 0n }, pass.call),
+        )
+      ) continue;
+      await pass.attempt(`remove logs of container "${id}"`, async () => {
+        const res = await runtime.containerStatus(
+          { containerId: id },
+          pass.call,
+        );
+        const path = res.status?.logPath ?? "";
+        if (path) await removeWithRotations(this.#fs, path);
+      });
+      if (
+        await pass.attempt(
+          `remove container "${id}"`,
+          () => runtime.removeContainer({ containerId: id }, pass.call),
+        )
+      ) pass.result.containersRemoved++;
+    }
+  }
+
+  /** Upstream `evictSandboxes`; a sandbox is stopped before removal, as upstream does. */
+  async #evictSandboxes(
+    pass: GcPass,
+    states: PodStateProvider,
+    containers: readonly GcContainer[],
+    evictNonDeletedPods: boolean,
+  ): Promise<void> {
+    const { runtime } = this.#deps;
+    const { items } = await runtime.listPodSandbox({}, pass.call);
+    const sandboxes: GcSandbox[] = items.filter((s) => this.#owns(s.labels))
+      .map((s) => ({
         id: s.id,
         uid: s.labels[POD_UID_LABEL]!,
         createdAt: Number(BigInt(s.createdAt) / 1_000_000n),
         ready: s.state === 0,
       }));
-      for (
-        const id of planSandboxGc(sandboxes, left, states, {
-          ...(pass.evictNonDeletedPods ? { evictNonDeletedPods: true } : {}),
-        })
-      ) {
-        // a sandbox GC removes should be stopped already; stop it anyway, as upstream does
-        if (
-          await attempt(
-            `stop sandbox "${id}"`,
-            () => deps.runtime.stopPodSandbox({ podSandboxId: id }, call),
-          ) &&
-          await attempt(
-            `remove sandbox "${id}"`,
-            () => deps.runtime.removePodSandbox({ podSandboxId: id }, call),
-          )
-        ) result.sandboxesRemoved++;
-      }
-
-      if (pass.allSourcesReady) {
-        // upstream evictPodLogsDirectories
-        for (const name of await fs.readDirNames(options.podLogsDir)) {
-          const uid = podUidFromLogDirectory(name);
-          if (!uid || !states.shouldPodContentBeRemoved(uid)) continue;
-          if (
-            await attempt(
-              `remove pod log directory "${name}"`,
-              () => fs.removeAll(`${options.podLogsDir}/${name}`),
-            )
-          ) result.logDirectoriesRemoved++;
-        }
-        if (options.rootDir) {
-          await removePodDirectories(fs, options.rootDir, states, {
-            inUse: new Set(left.map((c) => c.uid)),
-            attempt,
-          });
-        }
-      }
+    const plan = planSandboxGc(sandboxes, containers, states, {
+      ...(evictNonDeletedPods ? { evictNonDeletedPods } : {}),
+    });
+    for (const id of plan) {
       if (
-        result.containersRemoved + result.sandboxesRemoved +
-            result.logDirectoriesRemoved > 0
-      ) {
-        deps.logger.v(2).info("Garbage collected containers", {
-          containers: result.containersRemoved,
-          sandboxes: result.sandboxesRemoved,
-          logDirectories: result.logDirectoriesRemoved,
-        });
-      }
-      return result;
-    },
-  };
+        await pass.attempt(
+          `stop sandbox "${id}"`,
+          () => runtime.stopPodSandbox({ podSandboxId: id }, pass.call),
+        ) &&
+        await pass.attempt(
+          `remove sandbox "${id}"`,
+          () => runtime.removePodSandbox({ podSandboxId: id }, pass.call),
+        )
+      ) pass.result.sandboxesRemoved++;
+    }
+  }
+
+  /** Upstream `evictPodLogsDirectories`: directories of pods whose content may go. */
+  async #evictPodLogDirectories(
+    pass: GcPass,
+    states: PodStateProvider,
+  ): Promise<void> {
+    const dir = this.#options.podLogsDir;
+    for (const name of await this.#fs.readDirNames(dir)) {
+      const uid = podUidFromLogDirectory(name);
+      if (!uid || !states.shouldPodContentBeRemoved(uid)) continue;
+      if (
+        await pass.attempt(
+          `remove pod log directory "${name}"`,
+          () => this.#fs.removeAll(`${dir}/${name}`),
+        )
+      ) pass.result.logDirectoriesRemoved++;
+    }
+  }
+}
+
+/** Creates the CRI-backed {@linkcode ContainerGc}. */
+export function createContainerGc(
+  deps: ContainerGcDeps,
+  options: ContainerGcOptions,
+): ContainerGc {
+  return new CriContainerGc(deps, options);
 }
 
 /** Removes a CRI log file and its rotated siblings (`<file>.*`; upstream `logManager.Clean`). */
