@@ -8,6 +8,7 @@
 
 import { systemClock } from "./clock/mod.ts";
 import type { JoinClusterContext } from "./join_cluster.ts";
+import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
 import { createKubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
 import {
@@ -98,7 +99,7 @@ function durationMs(
  * (containers keep running, as upstream), 1 when the runtime cannot be set up.
  */
 export async function runKubelet(
-  ctx: KubeletRunContext & JoinClusterContext,
+  ctx: KubeletRunContext & JoinClusterContext & KubeletApiContext,
 ): Promise<number> {
   const { config, logger } = ctx;
   const clock = systemClock;
@@ -247,6 +248,13 @@ export async function runKubelet(
     syncLoop: kubelet.syncLoop,
     resyncIntervalMs: syncFrequencyMs,
   }, { ...healthzListenAddress(config), signal: ctx.signal });
+  const kubeletApi = runKubeletApi({
+    clock,
+    logger,
+    kubelet,
+    statuses: statusManager,
+    runtime,
+  }, { ...ctx, nodeName, resyncIntervalMs: syncFrequencyMs });
   if (!ctx.signal.aborted) {
     await new Promise<void>((resolve) =>
       ctx.signal.addEventListener("abort", () => resolve(), { once: true })
@@ -254,6 +262,7 @@ export async function runKubelet(
   }
   logger.info("Shutting down the kubelet");
   await healthz;
+  await kubeletApi;
   await cluster?.stop();
   await kubelet.stop();
   await runtime.close();
