@@ -112,6 +112,26 @@ export function resolveNodeIPs(
   return { ips: found ? [found.address] : [], errors: [] };
 }
 
+const SEMVER_REGEXP =
+  /^\s*v?(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?\s*$/;
+const GENERIC_VERSION_REGEXP = /^\s*v?(\d+(?:\.\d+)+)/;
+
+/**
+ * The runtime version as upstream prints it in `containerRuntimeVersion`
+ * (kuberuntime `newRuntimeVersion`: a semantic version when it parses as one, else the
+ * leading dotted numbers, so containerd's "1.6.20~ds1" reads "1.6.20"). Other text is kept.
+ */
+export function normalizeRuntimeVersion(version: string): string {
+  const sem = SEMVER_REGEXP.exec(version);
+  if (sem) {
+    return `${Number(sem[1])}.${Number(sem[2])}.${Number(sem[3])}${
+      sem[4] ?? ""
+    }${sem[5] ?? ""}`;
+  }
+  const generic = GENERIC_VERSION_REGEXP.exec(version);
+  return generic ? generic[1]!.split(".").map(Number).join(".") : version;
+}
+
 /** `PRETTY_NAME` of an os-release file, cAdvisor's OS image. */
 export function osImage(osRelease: string | undefined): string {
   const m = /^PRETTY_NAME=(.*)$/m.exec(osRelease ?? "");
@@ -126,7 +146,9 @@ export function thresholdBytes(
 ): number {
   if (!value) return 0;
   const pct = /^(\d+(?:\.\d+)?)%$/.exec(value.trim());
-  if (pct) return Math.floor((Number(pct[1]) / 100) * capacity);
+  // Upstream keeps the percentage as a float32 and truncates the product
+  // (eviction `GetThresholdQuantity`), so 1 % of a disk is not exactly 1 %.
+  if (pct) return Math.trunc(capacity * Math.fround(Number(pct[1]) / 100));
   try {
     return parseQuantity(value.trim()).value;
   } catch {
@@ -166,18 +188,25 @@ export function createNodeFacts(
   let lastRuntimeOk = -Infinity;
   let loggedAddressErrors = false;
   return async (signal) => {
-    statics ??= (async () => ({
-      machineID: await readOptional("/etc/machine-id"),
-      systemUUID: (await readOptional("/sys/class/dmi/id/product_uuid"))
-        .toLowerCase(),
-      bootID: await readOptional("/proc/sys/kernel/random/boot_id"),
-      osImage: osImage(await readOptional("/etc/os-release")),
-    }))();
+    statics ??= (async () => {
+      const machineID = await readOptional("/etc/machine-id");
+      return {
+        machineID,
+        // Without a DMI product UUID the upstream kubelet was seen reporting the
+        // machine ID as the system UUID; do the same.
+        systemUUID: (await readOptional("/sys/class/dmi/id/product_uuid")) ||
+          machineID,
+        bootID: await readOptional("/proc/sys/kernel/random/boot_id"),
+        osImage: osImage(await readOptional("/etc/os-release")),
+      };
+    })();
     const info = await statics;
     if (!runtimeVersion) {
       try {
         const v = await deps.runtime.version(signal);
-        runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
+        runtimeVersion = `${v.runtimeName}://${
+          normalizeRuntimeVersion(v.runtimeVersion)
+        }`;
       } catch (e) {
         deps.logger.v(2).info("Container runtime version not known yet", {
           err: e instanceof Error ? e.message : String(e),

@@ -4,6 +4,7 @@ import { CaptureLogger } from "../log/testing.ts";
 import {
   createNodeFacts,
   type HostProbe,
+  normalizeRuntimeVersion,
   osImage,
   resolveNodeIPs,
   thresholdBytes,
@@ -36,6 +37,14 @@ Deno.test("resolveNodeIPs() without --node-ip picks the first routable IPv4 inte
   assert.deepEqual(resolveNodeIPs(undefined, IFACES.slice(0, 2)).ips, []);
 });
 
+Deno.test("normalizeRuntimeVersion() prints versions as upstream's containerRuntimeVersion", () => {
+  assert.equal(normalizeRuntimeVersion("1.6.20~ds1"), "1.6.20");
+  assert.equal(normalizeRuntimeVersion("v1.7.0"), "1.7.0");
+  assert.equal(normalizeRuntimeVersion("2.0.0-rc.1+abc"), "2.0.0-rc.1+abc");
+  assert.equal(normalizeRuntimeVersion("1.29"), "1.29");
+  assert.equal(normalizeRuntimeVersion("devel"), "devel");
+});
+
 Deno.test("osImage() reads PRETTY_NAME, defaulting to Linux", () => {
   assert.equal(
     osImage(`NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n`),
@@ -47,6 +56,12 @@ Deno.test("osImage() reads PRETTY_NAME, defaulting to Linux", () => {
 Deno.test("thresholdBytes() reads quantities and percentages of capacity", () => {
   assert.equal(thresholdBytes("100Mi", 0), 100 * 2 ** 20);
   assert.equal(thresholdBytes("10%", 1000), 100);
+  // float32 percentage, truncated: the upstream kubelet's allocatable
+  // ephemeral-storage on this test machine (capacity 264212084Ki, 1 % reserved).
+  assert.equal(
+    264212084 * 1024 - thresholdBytes("1%", 264212084 * 1024),
+    267847642337,
+  );
   assert.equal(thresholdBytes(undefined, 1000), 0);
 });
 
@@ -93,11 +108,13 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
   const f = await facts(signal);
   assert.equal(f.nodeInfo.machineID, "abc");
   assert.equal(f.nodeInfo.bootID, "");
+  assert.equal(f.nodeInfo.systemUUID, "abc");
   assert.equal(f.nodeInfo.osImage, "Linux");
   assert.equal(f.containerRuntimeVersion, "containerd://1.7.0");
   assert.deepEqual(f.nodeIPs, ["192.0.2.2"]);
   assert.equal(f.reserved?.memoryBytes, 100 * 2 ** 20);
-  assert.equal(f.reserved?.ephemeralStorageBytes, 2 ** 30);
+  // 10 % as a float32 is a little over 10 %.
+  assert.equal(f.reserved?.ephemeralStorageBytes, 1073741840);
   assert.equal(f.runtimeDown, false);
   fail = true;
   await clock.advance(31_000);

@@ -139,11 +139,12 @@ Deno.test({
     const nodeIP = localNodeIP();
     let csrNames: string[] = [];
     let joined: Awaited<ReturnType<typeof joinCluster>> | undefined;
+    const logger = new CaptureLogger();
     try {
       joined = await joinCluster({
         runtime,
         clock: systemClock,
-        logger: new CaptureLogger(),
+        logger,
       }, {
         nodeName: node,
         signal: stop.signal,
@@ -199,10 +200,13 @@ Deno.test({
         ready.status.nodeInfo.kubeletVersion,
         "v1.34.0+kubelet.ts.test",
       );
+      // As upstream prints it: containerd's "1.6.20~ds1" reads "containerd://1.6.20".
       assert.match(
         ready.status.nodeInfo.containerRuntimeVersion ?? "",
-        /^containerd:\/\//,
+        /^containerd:\/\/\d+\.\d+\.\d+[^~]*$/,
       );
+      assert.ok(ready.status.nodeInfo.machineID);
+      assert.ok(ready.status.nodeInfo.systemUUID);
       assert.equal(ready.status.nodeInfo.operatingSystem, "linux");
       assert.deepEqual(
         ready.status.conditions.map((c) => `${c.type}=${c.status}`),
@@ -297,6 +301,14 @@ Deno.test({
           e.message,
         );
         return true;
+      });
+    } catch (e) {
+      // The kubelet's own log explains most failures.
+      const log = logger.records.map((r) =>
+        `${r.severity} ${r.msg} ${JSON.stringify(r.fields)}`
+      ).join("\n");
+      throw new Error(`${(e as Error).message}\nkubelet log:\n${log}`, {
+        cause: e,
       });
     } finally {
       stop.abort();
