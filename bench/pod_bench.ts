@@ -138,7 +138,6 @@ async function startLatencyBench(
           nodeName: node,
           restartCount: 0,
           imageRef: image,
-          containerType: "container",
         },
       );
       await Deno.mkdir(`${sandboxConfig.logDirectory}/app`, {

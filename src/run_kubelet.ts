@@ -16,6 +16,7 @@ import {
   createPodSyncer,
   createProbeResults,
   listRunningPods,
+  readPodEnvironmentOptions,
 } from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
@@ -41,6 +42,13 @@ export interface KubeletRunContext {
     healthzBindAddress?: string | undefined;
     /** Default 10248, as the permission plan assumes; 0 turns the healthz listener off. */
     healthzPort?: number | undefined;
+    /** Pod cgroups, DNS and hosts files (see `readPodEnvironmentOptions`). */
+    cgroupRoot?: string | undefined;
+    cgroupsPerQOS?: boolean | undefined;
+    cgroupDriver?: string | undefined;
+    resolvConf?: string | undefined;
+    clusterDNS?: string[] | undefined;
+    clusterDomain?: string | undefined;
   };
   flags: {
     hostnameOverride?: string | undefined;
@@ -182,6 +190,10 @@ export async function runKubelet(
     serializeImagePulls: config.serializeImagePulls ?? true,
     nodeName,
     runtimeRequestTimeoutMs: timeoutMs,
+    environment: await readPodEnvironmentOptions(config, {
+      logger,
+      ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
+    }),
     ...(config.maxParallelImagePulls !== undefined
       ? { maxParallelImagePulls: config.maxParallelImagePulls }
       : {}),

@@ -286,6 +286,8 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
     "authentication.x509.clientCAFile",
   );
   file(config.resolvConf ?? PLAN_DEFAULTS.resolvConf, "resolvConf");
+  // host-network pods get a copy of the node's hosts file (upstream ensureHostsFile)
+  b.add("read", "/etc/hosts", "host-network pods' /etc/hosts");
   const logs = b.path(config.podLogsDir || PLAN_DEFAULTS.podLogsDir, base);
   b.add("read", logs, "podLogsDir");
   b.add("write", logs, "podLogsDir");

@@ -14,6 +14,7 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     readFile: noFile,
   });
   assert.deepEqual(plan.read, [
+    "/etc/hosts",
     "/etc/resolv.conf",
     "/run/containerd/containerd.sock",
     "/var/lib/kubelet",

@@ -25,7 +25,13 @@ import {
   expandVars,
   makeEnvironment,
 } from "./container_env.ts";
-import { linuxContainerConfig, linuxSandboxConfig } from "./linux_config.ts";
+import {
+  type ImageUser,
+  linuxContainerConfig,
+  linuxSandboxConfig,
+} from "./linux_config.ts";
+import { type PodCgroupOptions, podCgroupParent } from "./pod_cgroups.ts";
+import type { NodeResources } from "./pod_resources.ts";
 
 /** Plain-object init shape of CRI `PodSandboxConfig`. */
 export type PodSandboxConfigInit = MessageInitShape<
@@ -58,7 +64,13 @@ export const POD_TERMINATION_GRACE_ANNOTATION =
 export const PRESTOP_HANDLER_ANNOTATION =
   "io.kubernetes.container.preStopHandler";
 export const CONTAINER_PORTS_ANNOTATION = "io.kubernetes.container.ports";
+/**
+ * Written by kubelet.ts versions before the differential tests showed that the upstream v1.34
+ * kubelet does not set it; still read from containers those versions created.
+ */
 export const CONTAINER_TYPE_ANNOTATION = "io.kubernetes.container.type";
+
+const ETC_HOSTS = "/etc/hosts";
 
 /** Default `terminationMessagePath` (API default). */
 export const DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log";
@@ -114,6 +126,11 @@ export interface SandboxConfigOptions {
   attempt: number;
   /** DNS inputs; omitted → no DNS config is sent (the runtime default applies). */
   dns?: DnsOptions;
+  /**
+   * Where pod cgroups go (`cgroupRoot`, `cgroupsPerQOS`, `cgroupDriver`, each defaulting as
+   * upstream); omitted → no cgroup parent is sent (the runtime's default).
+   */
+  cgroups?: PodCgroupOptions;
 }
 
 function portMappings(pod: Pod): MessageInitShape<typeof PortMappingSchema>[] {
@@ -155,12 +172,12 @@ export function generatePodSandboxConfig(
     portMappings: portMappings(pod),
     labels: { ...(pod.metadata.labels ?? {}), ...podIdentityLabels(pod) },
     annotations: { ...(pod.metadata.annotations ?? {}) },
-    linux: linuxSandboxConfig(pod),
+    linux: linuxSandboxConfig(
+      pod,
+      options.cgroups ? podCgroupParent(pod, options.cgroups) : "",
+    ),
   };
-  if (options.dns) {
-    const dns = dnsConfigForPod(pod, options.dns);
-    if (dns) config.dnsConfig = dns;
-  }
+  if (options.dns) config.dnsConfig = dnsConfigForPod(pod, options.dns);
   return config;
 }
 
@@ -170,10 +187,17 @@ export interface ContainerConfigOptions extends EnvContext {
   restartCount: number;
   /** Image reference to run (what `PullImage`/`ImageStatus` returned). */
   imageRef: string;
-  containerType: ContainerType;
   /** Host path of the termination-message file to bind-mount, if one was created. */
   terminationMessageHostPath?: string;
+  /** Host path of the pod's managed hosts file (`<pod dir>/etc-hosts`), when it is mounted. */
+  hostsFileHostPath?: string;
+  /** Node facts for the resource mapping; default: no memory capacity, no hugepage sizes. */
+  node?: NodeResources;
+  /** The image's user from `ImageStatus`, for `runAsUser`. */
+  imageUser?: ImageUser;
 }
+
+const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
 
 function containerAnnotations(
   pod: Pod,
@@ -187,7 +211,6 @@ function containerAnnotations(
       DEFAULT_TERMINATION_MESSAGE_PATH,
     [TERMINATION_MESSAGE_POLICY_ANNOTATION]:
       container.terminationMessagePolicy ?? "File",
-    [CONTAINER_TYPE_ANNOTATION]: options.containerType,
   };
   if (pod.metadata.deletionGracePeriodSeconds !== undefined) {
     a[POD_DELETION_GRACE_ANNOTATION] = String(
@@ -220,6 +243,16 @@ export function generateContainerConfig(
   const env = makeEnvironment(pod, container, options);
   const lookup = new Map(env.map((e) => [e.key, e.value]));
   const mounts: MessageInitShape<typeof MountSchema>[] = [];
+  // upstream makeMounts: volume mounts, then /etc/hosts unless a volume is mounted there
+  if (
+    options.hostsFileHostPath &&
+    !(container.volumeMounts ?? []).some((m) => m.mountPath === ETC_HOSTS)
+  ) {
+    mounts.push({
+      containerPath: ETC_HOSTS,
+      hostPath: options.hostsFileHostPath,
+    });
+  }
   if (options.terminationMessageHostPath) {
     mounts.push({
       containerPath: container.terminationMessagePath ??
@@ -247,6 +280,9 @@ export function generateContainerConfig(
     stdin: container.stdin ?? false,
     stdinOnce: container.stdinOnce ?? false,
     tty: container.tty ?? false,
-    linux: linuxContainerConfig(pod, container),
+    linux: linuxContainerConfig(pod, container, {
+      node: options.node ?? NO_NODE_FACTS,
+      ...(options.imageUser ? { imageUser: options.imageUser } : {}),
+    }),
   };
 }

@@ -6,8 +6,6 @@ import {
   generatePodSandboxConfig,
   podLogDirectory,
 } from "./container_config.ts";
-import { dnsConfigForPod, parseResolvConf } from "./dns_config.ts";
-import { parseQuantity } from "./linux_config.ts";
 import type { Pod } from "./types.ts";
 
 function pod(over: Partial<Pod["spec"]> = {}): Pod {
@@ -113,7 +111,6 @@ Deno.test("generateContainerConfig() builds the CRI container config", () => {
   const c = generateContainerConfig(p, container, {
     restartCount: 2,
     imageRef: "sha256:abc",
-    containerType: "container",
     nodeName: "node-a",
     podIP: "10.0.0.9",
   });
@@ -138,15 +135,17 @@ Deno.test("generateContainerConfig() builds the CRI container config", () => {
     "io.kubernetes.container.restartCount": "2",
     "io.kubernetes.container.terminationMessagePath": "/dev/termination-log",
     "io.kubernetes.container.terminationMessagePolicy": "File",
-    "io.kubernetes.container.type": "container",
     "io.kubernetes.pod.terminationGracePeriod": "30",
     "io.kubernetes.container.ports": JSON.stringify(container.ports),
   });
+  // Burstable without a memory request: OOM score 999; no node facts, no hugepage sizes
   assert.deepEqual(c.linux?.resources, {
     cpuShares: 256n,
     cpuPeriod: 100_000n,
     cpuQuota: 50_000n,
     memoryLimitInBytes: 134_217_728n,
+    oomScoreAdj: 999n,
+    hugepageLimits: [],
   });
   assert.ok(c.linux?.securityContext?.maskedPaths?.includes("/proc/kcore"));
 });
@@ -156,7 +155,6 @@ Deno.test("generateContainerConfig() mounts the termination message file when gi
   const c = generateContainerConfig(p, p.spec.containers[0]!, {
     restartCount: 0,
     imageRef: "nginx",
-    containerType: "init",
     nodeName: "n",
     terminationMessageHostPath:
       "/var/lib/kubelet/pods/u-1/containers/app/abcd1234",
@@ -165,55 +163,77 @@ Deno.test("generateContainerConfig() mounts the termination message file when gi
     containerPath: "/dev/termination-log",
     hostPath: "/var/lib/kubelet/pods/u-1/containers/app/abcd1234",
   }]);
-  assert.equal(c.annotations?.["io.kubernetes.container.type"], "init");
+  assert.equal(c.annotations?.["io.kubernetes.container.type"], undefined);
 });
 
-Deno.test("parseQuantity() understands decimal and binary suffixes", () => {
-  assert.equal(parseQuantity("100m"), 0.1);
-  assert.equal(parseQuantity("2"), 2);
-  assert.equal(parseQuantity("1Ki"), 1024);
-  assert.equal(parseQuantity("1G"), 1e9);
-  assert.throws(
-    () => parseQuantity("12 apples"),
-    /Invalid quantity "12 apples"/,
+Deno.test("generateContainerConfig() mounts the managed hosts file first, unless a volume takes /etc/hosts", () => {
+  const p = pod();
+  const options = {
+    restartCount: 0,
+    imageRef: "nginx",
+    nodeName: "n",
+    hostsFileHostPath: "/var/lib/kubelet/pods/u-1/etc-hosts",
+    terminationMessageHostPath: "/var/lib/kubelet/pods/u-1/containers/app/ab",
+  };
+  const c = generateContainerConfig(p, p.spec.containers[0]!, options);
+  assert.deepEqual(c.mounts?.map((m) => m.containerPath), [
+    "/etc/hosts",
+    "/dev/termination-log",
+  ]);
+  const own = {
+    ...p.spec.containers[0]!,
+    volumeMounts: [{ name: "h", mountPath: "/etc/hosts" }],
+  };
+  assert.deepEqual(
+    generateContainerConfig(p, own, options).mounts?.map((m) =>
+      m.containerPath
+    ),
+    ["/dev/termination-log"],
   );
 });
 
-Deno.test("dnsConfigForPod() uses the host resolv.conf without cluster DNS", () => {
-  const host = parseResolvConf(
-    "# c\nnameserver 1.1.1.1\nnameserver 8.8.8.8\nsearch a.local b.local\noptions ndots:2 edns0\n",
+Deno.test("generateContainerConfig() runs as the image's user unless the pod sets one", () => {
+  const p = pod();
+  const base = { restartCount: 0, imageRef: "nginx", nodeName: "n" };
+  const root = generateContainerConfig(p, p.spec.containers[0]!, {
+    ...base,
+    imageUser: { uid: 0n },
+  });
+  assert.deepEqual(root.linux?.securityContext?.runAsUser, { value: 0n });
+  const named = generateContainerConfig(p, p.spec.containers[0]!, {
+    ...base,
+    imageUser: { username: "www" },
+  });
+  assert.equal(named.linux?.securityContext?.runAsUser, undefined);
+  assert.equal(named.linux?.securityContext?.runAsUsername, "www");
+  const set = pod({ securityContext: { runAsUser: 1000 } });
+  assert.deepEqual(
+    generateContainerConfig(set, set.spec.containers[0]!, {
+      ...base,
+      imageUser: { uid: 0n },
+    }).linux?.securityContext?.runAsUser,
+    { value: 1000n },
   );
-  assert.deepEqual(host, {
-    servers: ["1.1.1.1", "8.8.8.8"],
-    searches: ["a.local", "b.local"],
-    options: ["ndots:2", "edns0"],
-  });
-  assert.deepEqual(dnsConfigForPod(pod(), { host }), host);
 });
 
-Deno.test("dnsConfigForPod() builds the cluster search path for ClusterFirst", () => {
-  const got = dnsConfigForPod(pod(), {
-    clusterDNS: ["10.96.0.10"],
-    clusterDomain: "cluster.local",
+Deno.test("generatePodSandboxConfig() sends the pod cgroup, resources, overhead and DNS", () => {
+  const c = generatePodSandboxConfig(pod(), {
+    podLogsDir: "/l",
+    attempt: 0,
+    cgroups: { cgroupRoot: "/node-a" },
+    dns: { host: { servers: ["10.0.0.53"], searches: [], options: [] } },
   });
-  assert.deepEqual(got, {
-    servers: ["10.96.0.10"],
-    searches: ["prod.svc.cluster.local", "svc.cluster.local", "cluster.local"],
-    options: ["ndots:5"],
+  assert.equal(c.linux?.cgroupParent, "/node-a/kubepods/burstable/podu-1");
+  assert.deepEqual(c.linux?.resources, {
+    cpuShares: 256n,
+    cpuPeriod: 100_000n,
+    cpuQuota: 50_000n,
+    memoryLimitInBytes: 134_217_728n,
   });
-});
-
-Deno.test("dnsConfigForPod() honours policy None with spec.dnsConfig", () => {
-  const p = pod({
-    dnsPolicy: "None",
-    dnsConfig: {
-      nameservers: ["9.9.9.9"],
-      options: [{ name: "ndots", value: "1" }],
-    },
-  });
-  assert.deepEqual(dnsConfigForPod(p, { clusterDNS: ["10.96.0.10"] }), {
-    servers: ["9.9.9.9"],
+  assert.deepEqual(c.linux?.overhead, {});
+  assert.deepEqual(c.dnsConfig, {
+    servers: ["10.0.0.53"],
     searches: [],
-    options: ["ndots:1"],
+    options: [],
   });
 });

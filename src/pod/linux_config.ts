@@ -1,6 +1,7 @@
 /**
  * Linux parts of the CRI sandbox/container configs: namespace options, a minimal security
- * context and CPU/memory limits from the container's resources.
+ * context, the pod cgroup and the resources of the sandbox and each container
+ * (`pod_resources.ts`).
  *
  * @module
  */
@@ -11,6 +12,12 @@ import type {
   LinuxPodSandboxConfigSchema,
   NamespaceOptionSchema,
 } from "../runtime/mod.ts";
+import {
+  containerLinuxResources,
+  type NodeResources,
+  overheadLinuxResources,
+  sandboxLinuxResources,
+} from "./pod_resources.ts";
 import type { Container, Pod, SecurityProfile } from "./types.ts";
 
 type NamespaceOptionInit = MessageInitShape<typeof NamespaceOptionSchema>;
@@ -83,8 +90,11 @@ function profile(
   };
 }
 
-/** Linux part of the sandbox config. */
-export function linuxSandboxConfig(pod: Pod): LinuxSandboxInit {
+/** Linux part of the sandbox config; `cgroupParent` from `podCgroupParent`. */
+export function linuxSandboxConfig(
+  pod: Pod,
+  cgroupParent: string,
+): LinuxSandboxInit {
   const psc = pod.spec.securityContext ?? {};
   const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   const sc: NonNullable<LinuxSandboxInit["securityContext"]> = {
@@ -101,83 +111,37 @@ export function linuxSandboxConfig(pod: Pod): LinuxSandboxInit {
     sc.runAsGroup = { value: BigInt(psc.runAsGroup) };
   }
   return {
-    cgroupParent: "",
+    cgroupParent,
     securityContext: sc,
     sysctls: Object.fromEntries(
       (psc.sysctls ?? []).map((s) => [s.name, s.value]),
     ),
+    overhead: overheadLinuxResources(pod),
+    resources: sandboxLinuxResources(pod),
   };
 }
-
-const SUFFIX: Record<string, number> = {
-  "": 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 1024,
-  Mi: 1024 ** 2,
-  Gi: 1024 ** 3,
-  Ti: 1024 ** 4,
-  Pi: 1024 ** 5,
-  Ei: 1024 ** 6,
-};
-const QUANTITY_REGEXP =
-  /^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
 
 /**
- * Parses a Kubernetes resource quantity ("100m", "1.5", "128Mi", "1G") to a number in base
- * units. Throws RangeError on malformed input.
+ * The user an image runs as, from CRI `ImageStatus` (upstream `getImageUser`): its uid, else
+ * its user name; an image that names neither runs as uid 0.
  */
-export function parseQuantity(value: string | number): number {
-  if (typeof value === "number") return value;
-  const m = QUANTITY_REGEXP.exec(value.trim());
-  const n = m ? Number(m[1]) : NaN;
-  if (!m || !Number.isFinite(n)) {
-    throw new RangeError(
-      `Invalid quantity "${value}": use a number with an optional suffix such as 100m, 2, 128Mi or 1G`,
-    );
-  }
-  return n * SUFFIX[m[2] ?? ""]!;
+export interface ImageUser {
+  uid?: bigint;
+  username?: string;
 }
 
-const CPU_PERIOD_US = 100_000;
-const MIN_SHARES = 2;
-
-/** CPU/memory limits for the container, kubelet-style (shares from request, quota from limit). */
-function linuxResources(
-  container: Container,
-): NonNullable<LinuxContainerInit["resources"]> {
-  const req = container.resources?.requests ?? {};
-  const lim = container.resources?.limits ?? {};
-  const cpuReq = req.cpu ?? lim.cpu;
-  const milliReq = cpuReq === undefined
-    ? 0
-    : Math.ceil(parseQuantity(cpuReq) * 1000);
-  const shares = Math.max(MIN_SHARES, Math.floor((milliReq * 1024) / 1000));
-  const out: NonNullable<LinuxContainerInit["resources"]> = {
-    cpuShares: BigInt(shares),
-  };
-  if (lim.cpu !== undefined) {
-    const milliLimit = Math.ceil(parseQuantity(lim.cpu) * 1000);
-    out.cpuPeriod = BigInt(CPU_PERIOD_US);
-    out.cpuQuota = BigInt(
-      Math.max(1000, Math.floor((milliLimit * CPU_PERIOD_US) / 1000)),
-    );
-  }
-  if (lim.memory !== undefined) {
-    out.memoryLimitInBytes = BigInt(Math.floor(parseQuantity(lim.memory)));
-  }
-  return out;
+/** Options of {@linkcode linuxContainerConfig}. */
+export interface LinuxContainerOptions {
+  node: NodeResources;
+  /** The image's user; absent → the runtime applies it (no runAsUser is sent). */
+  imageUser?: ImageUser;
 }
 
 /** Linux part of a container config. */
 export function linuxContainerConfig(
   pod: Pod,
   container: Container,
+  options: LinuxContainerOptions,
 ): LinuxContainerInit {
   const psc = pod.spec.securityContext ?? {};
   const csc = container.securityContext ?? {};
@@ -195,6 +159,12 @@ export function linuxContainerConfig(
   const runAsUser = csc.runAsUser ?? psc.runAsUser;
   const runAsGroup = csc.runAsGroup ?? psc.runAsGroup;
   if (runAsUser !== undefined) sc.runAsUser = { value: BigInt(runAsUser) };
+  else if (options.imageUser) {
+    // upstream determineEffectiveSecurityContext: the image's uid, else its user name
+    const { uid, username } = options.imageUser;
+    if (uid !== undefined) sc.runAsUser = { value: uid };
+    else if (username) sc.runAsUsername = username;
+  }
   if (runAsGroup !== undefined) sc.runAsGroup = { value: BigInt(runAsGroup) };
   if (csc.capabilities) {
     sc.capabilities = {
@@ -202,5 +172,8 @@ export function linuxContainerConfig(
       dropCapabilities: csc.capabilities.drop ?? [],
     };
   }
-  return { resources: linuxResources(container), securityContext: sc };
+  return {
+    resources: containerLinuxResources(pod, container, options.node),
+    securityContext: sc,
+  };
 }

@@ -87,6 +87,16 @@ export {
 export { parseResolvConf } from "./dns_config.ts";
 export type { DnsOptions } from "./dns_config.ts";
 export {
+  readNodeResources,
+  readPodEnvironmentOptions,
+} from "./pod_environment.ts";
+export type {
+  PodEnvironmentConfig,
+  PodEnvironmentOptions,
+} from "./pod_environment.ts";
+export { podQOSClass } from "./pod_resources.ts";
+export type { NodeResources, QOSClass } from "./pod_resources.ts";
+export {
   createBackoff,
   createContainerBackoff,
   createImageBackoff,

@@ -30,6 +30,12 @@ import {
 import type { DnsOptions } from "./dns_config.ts";
 import { createImagePuller } from "./image_puller.ts";
 import {
+  createPodEnvironment,
+  type PodEnvironment,
+  type PodEnvironmentOptions,
+  sandboxConfigFailure,
+} from "./pod_environment.ts";
+import {
   computePodActions,
   type PodActions,
   type ProbeResult,
@@ -109,8 +115,13 @@ export interface PodSyncerOptions {
    * the runtime reports from `Version`, else `containerd`.
    */
   runtimeName?: string;
-  /** DNS inputs for sandboxes; omitted → none sent. */
+  /** DNS inputs for sandboxes; omitted → none sent (`environment` supersedes it). */
   dns?: DnsOptions;
+  /**
+   * Node settings for the configs: cgroups, DNS from resolv.conf, machine facts, hosts file,
+   * image user; omitted → default pod cgroups and none of the rest.
+   */
+  environment?: PodEnvironmentOptions;
   /** CRI runtime handler (RuntimeClass); default "". */
   runtimeHandler?: string;
 }
@@ -165,6 +176,7 @@ class KubePodSyncer implements RuntimePodSyncer {
   #runtimeName: string | undefined;
   #mkdir: (path: string) => Promise<void>;
   #messageWriter: TerminationMessageWriter;
+  #environment: PodEnvironment | undefined;
 
   constructor(deps: PodSyncerDeps, options: PodSyncerOptions) {
     this.#deps = deps;
@@ -190,6 +202,11 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#mkdir = deps.mkdir ??
       ((path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
     this.#messageWriter = deps.messageWriter ?? denoTerminationMessageWriter;
+    this.#environment = options.environment &&
+      createPodEnvironment(
+        { images: deps.images, logger: deps.logger },
+        options.environment,
+      );
     this.#startDeps = {
       kill: this.#kill,
       runtime: deps.runtime,
@@ -203,6 +220,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       messageWriter: this.#messageWriter,
       nodeName: options.nodeName,
       hostIPs: options.hostIPs ?? [],
+      ...(this.#environment ? { environment: this.#environment } : {}),
     };
   }
 
@@ -364,10 +382,19 @@ class KubePodSyncer implements RuntimePodSyncer {
     let podIPs = status.sandboxes[0]
       ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps]
       : [];
+    let nodeOptions = {};
+    try {
+      nodeOptions = await this.#environment?.sandboxOptions() ?? {};
+    } catch (error) {
+      signal.throwIfAborted();
+      results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
+      return results;
+    }
     const sandboxConfig = generatePodSandboxConfig(pod, {
       podLogsDir: this.#options.podLogsDir,
       attempt: actions.attempt,
       ...(this.#options.dns ? { dns: this.#options.dns } : {}),
+      ...nodeOptions,
     });
     if (actions.createSandbox) {
       const created = await this.#createSandbox(pod, sandboxConfig, signal);

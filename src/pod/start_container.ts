@@ -19,6 +19,7 @@ import {
 } from "./container_config.ts";
 import type { ImagePuller } from "./image_puller.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
+import type { PodEnvironment } from "./pod_environment.ts";
 import {
   createTerminationMessageFile,
   type TerminationMessageWriter,
@@ -54,6 +55,8 @@ export interface StartContainerDeps {
   messageWriter: TerminationMessageWriter;
   nodeName: string;
   hostIPs: string[];
+  /** Node facts, image user and hosts file for the config; absent → none of them. */
+  environment?: PodEnvironment;
 }
 
 /** The sandbox the container joins, and the runtime view the decision was made on. */
@@ -138,7 +141,7 @@ export async function startContainer(
   options: { container: Container; type: ContainerType },
 ): Promise<SyncResult> {
   const { pod, status, signal } = ctx;
-  const { container, type } = options;
+  const { container } = options;
   const fail = (
     reason: string,
     message: string,
@@ -185,10 +188,15 @@ export async function startContainer(
         containerName: container.name,
       })
       : undefined;
+    const extra = await deps.environment?.containerOptions(pod, {
+      imageRef: image.imageRef,
+      podIPs: ctx.podIPs,
+      signal,
+    });
     config = generateContainerConfig(pod, container, {
+      ...extra,
       restartCount,
       imageRef: image.imageRef,
-      containerType: type,
       ...(messageFile ? { terminationMessageHostPath: messageFile } : {}),
       nodeName: deps.nodeName,
       podIPs: ctx.podIPs,

@@ -281,6 +281,18 @@ export interface PodSpec {
   priority?: number;
   runtimeClassName?: string;
   enableServiceLinks?: boolean;
+  /** Pod-level requests and limits (cpu, memory), when set. */
+  resources?: ResourceRequirements;
+  /** Resources the runtime class adds for the sandbox itself. */
+  overhead?: Record<string, string | number>;
+  /** Extra /etc/hosts entries. */
+  hostAliases?: HostAlias[];
+}
+
+/** core/v1 HostAlias. */
+export interface HostAlias {
+  ip: string;
+  hostnames?: string[];
 }
 
 /** Pod phase. */

@@ -115,10 +115,31 @@ async function waitForSocket(path: string): Promise<void> {
   throw new Error(`no socket at ${path} after 10 s`);
 }
 
+/**
+ * kubelet.ts's cgroup root. The upstream kubelet uses `/<node>` (scripts/upstream_kubelet.sh)
+ * and removes pod cgroups under it that it does not know, killing their processes, so the two
+ * kubelets must not share a root; the traces mask both as `<kubepods>`.
+ */
+const OUR_CGROUP_ROOT = "/kts-diff";
+
+/** Removes our (empty) cgroups from every v1 hierarchy, deepest first. */
+async function removeOurCgroups(): Promise<void> {
+  await new Deno.Command("bash", {
+    args: [
+      "-c",
+      `find /sys/fs/cgroup -depth -type d -path '*${OUR_CGROUP_ROOT}*' -exec rmdir {} \\; 2>/dev/null; true`,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).output();
+}
+
 function ourConfig(root: string): string {
   return [
     "apiVersion: kubelet.config.k8s.io/v1beta1",
     "kind: KubeletConfiguration",
+    `cgroupRoot: ${OUR_CGROUP_ROOT}`,
     `staticPodPath: ${root}/manifests`,
     `containerRuntimeEndpoint: unix://${root}/proxy.sock`,
     `podLogsDir: ${root}/pod-logs`,
@@ -190,6 +211,9 @@ export async function startSide(options: SideOptions): Promise<Side> {
     logs: `${root}/pod-logs`,
     root: options.kind === "ours" ? `${root}/kubelet` : `${root}/root`,
     manifests: manifestDir,
+    kubepods: options.kind === "ours"
+      ? `${OUR_CGROUP_ROOT}/kubepods`
+      : `/${options.node}/kubepods`,
   };
   try {
     await waitForSocket(`${root}/proxy.sock`);
@@ -253,6 +277,7 @@ export async function startSide(options: SideOptions): Promise<Side> {
       if (options.kind === "ours") {
         if (kubelet) await stopChild(kubelet, "SIGTERM");
         await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
+        await removeOurCgroups();
       } else {
         await sh(["scripts/upstream_kubelet.sh", "down"], upstreamEnv).catch(
           () => {},

@@ -15,9 +15,6 @@ export interface KnownDifference {
   why: string;
 }
 
-const NO_CGROUPS =
-  "no pod cgroups, QoS or resource mapping yet: the runtime's defaults apply (docs/differences.md, resources)";
-
 /** The two lifecycles of a `lifecycle` difference, or undefined for another detail. */
 function lifecycles(
   detail: string,
@@ -62,24 +59,6 @@ function onlyMoreRestarts(detail: string): boolean {
     );
 }
 
-/** True when a `mounts` difference is only the upstream kubelet's /etc/hosts mount. */
-function sameMountsBesidesEtcHosts(detail: string): boolean {
-  const m = /^mounts: (.*) ≠ (.*)$/.exec(detail);
-  if (!m) return false;
-  const rest = (json: string) => {
-    try {
-      const mounts = JSON.parse(json) as { containerPath?: string }[];
-      return JSON.stringify(
-        mounts.filter((x) => x.containerPath !== "/etc/hosts"),
-      );
-    } catch {
-      return undefined;
-    }
-  };
-  const ours = rest(m[1]!);
-  return ours !== undefined && ours === rest(m[2]!);
-}
-
 export const KNOWN_DIFFERENCES: KnownDifference[] = [
   {
     what: /^lifecycle$/,
@@ -93,41 +72,6 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
     detail: onlyMoreRestarts,
     why:
       "kubelet.ts restarts a crash-looping container when its back-off expires; upstream retries at the pod worker's next requeue, 10–15 s (jittered) after the sync that hit the back-off, so its restarts come later and a fixed window holds fewer of them",
-  },
-  {
-    what: /^sandbox$/,
-    detail: /^linux\.(cgroupParent|resources|overhead):/,
-    why: NO_CGROUPS,
-  },
-  {
-    what: /^container /,
-    detail:
-      /^linux\.resources\.(cpuPeriod|cpuShares|cpuQuota|hugepageLimits|oomScoreAdj|memoryLimitInBytes):/,
-    why: NO_CGROUPS,
-  },
-  {
-    what: /^sandbox$/,
-    detail: /^dnsConfig:/,
-    why:
-      "the node's resolvConf is not passed to the pod syncer yet: pods get the runtime's DNS defaults",
-  },
-  {
-    what: /^container /,
-    detail: sameMountsBesidesEtcHosts,
-    why:
-      "no kubelet-managed /etc/hosts yet (hostAliases, pod hostname): the runtime's file is used",
-  },
-  {
-    what: /^container /,
-    detail: /^annotations\.io\.kubernetes\.container\.type:/,
-    why:
-      "kubelet.ts records a container's type (init, regular, ephemeral) on the container so that a restarted kubelet can tell them apart without the pod spec",
-  },
-  {
-    what: /^container /,
-    detail: /^linux\.securityContext\.runAsUser: \(absent\) ≠ \{\}$/,
-    why:
-      "upstream resolves the image's user (root here) through ImageStatus and sends it; kubelet.ts leaves the image's user to the runtime: the same uid",
   },
 ];
 

@@ -44,16 +44,29 @@ Deno.test("explain: container removals may differ, any other step or order is ne
   );
 });
 
-Deno.test("explain: a mounts difference is kept only when /etc/hosts is all that differs", () => {
-  const term = { containerPath: "/dev/termination-log", hostPath: "<root>/t" };
-  const hosts = { containerPath: "/etc/hosts", hostPath: "<root>/h" };
-  const mounts = (a: unknown[], b: unknown[]) => ({
+Deno.test("explain: config differences are all fixed, none is kept", () => {
+  const config = (what: string, detail: string) => ({
     pod: "default/p",
-    what: "container app",
-    detail: `mounts: ${JSON.stringify(a)} ≠ ${JSON.stringify(b)}`,
+    what,
+    detail,
   });
-  assert.ok(explain("s", mounts([term], [hosts, term])));
-  assert.equal(explain("s", mounts([], [hosts, term])), undefined);
+  for (
+    const d of [
+      config(
+        "sandbox",
+        'linux.cgroupParent: (absent) ≠ "<kubepods>/besteffort/pod<uid>"',
+      ),
+      config("sandbox", 'dnsConfig: (absent) ≠ {"servers":["10.0.0.53"]}'),
+      config("container app", 'linux.resources.oomScoreAdj: (absent) ≠ "1000"'),
+      config(
+        "container app",
+        'annotations.io.kubernetes.container.type: "init" ≠ (absent)',
+      ),
+      config("container app", "linux.securityContext.runAsUser: (absent) ≠ {}"),
+    ]
+  ) {
+    assert.equal(explain("s", d), undefined, d.detail);
+  }
 });
 
 Deno.test("explain: in the crash loop scenario only, one side may have restarted more often", () => {

@@ -135,6 +135,62 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: "QoS classes, resources, DNS and host aliases reach the runtime",
+    short: true,
+    async run(ctx) {
+      const resources = (requests: unknown, limits: unknown) => ({
+        ...sleeper("app"),
+        resources: { requests, limits },
+      });
+      await ctx.write(
+        "guaranteed.yaml",
+        pod("guaranteed", [
+          resources({ cpu: "100m", memory: "64Mi" }, {
+            cpu: "100m",
+            memory: "64Mi",
+          }),
+        ]),
+      );
+      await ctx.write(
+        "burstable.yaml",
+        pod("burstable", [
+          resources({ cpu: "50m", memory: "32Mi" }, {
+            cpu: "250m",
+            memory: "128Mi",
+          }),
+          sleeper("plain"),
+        ]),
+      );
+      await ctx.write(
+        "named.yaml",
+        pod("named", [sleeper("app")], {
+          hostname: "host-a",
+          subdomain: "sub",
+          hostAliases: [{ ip: "10.1.2.3", hostnames: ["alias.test"] }],
+          dnsPolicy: "None",
+          dnsConfig: {
+            nameservers: ["10.0.0.10"],
+            searches: ["example.test"],
+            options: [{ name: "ndots", value: "2" }],
+          },
+        }),
+      );
+      const names = ["guaranteed", "burstable", "named"];
+      await ctx.waitFor(
+        "every app started",
+        (p) =>
+          names.every((n) => reached(p, key(ctx, n), ["StartContainer app"])),
+      );
+      await ctx.sleep(2000);
+      for (const n of names) await ctx.remove(`${n}.yaml`);
+      await ctx.waitFor(
+        "the sandboxes stopped",
+        (p) => names.every((n) => reached(p, key(ctx, n), ["StopPodSandbox"])),
+      );
+      await ctx.sleep(2000);
+    },
+  },
+  {
     name: "restartPolicy Never and OnFailure run to completion",
     short: false,
     async run(ctx) {

@@ -1,0 +1,270 @@
+/**
+ * What the node adds to the CRI configs the pod syncer sends, beyond the pod spec: the pod
+ * cgroup settings, DNS from the node's resolv.conf (read for each sandbox, as upstream
+ * `GetPodDNS` does), machine facts for resources (memory capacity, hugepage sizes), the
+ * managed `/etc/hosts` file and the image's user from `ImageStatus`. The syncer asks it for
+ * the extra options of `generatePodSandboxConfig` and `generateContainerConfig`.
+ *
+ * @module
+ */
+
+import type { Logger } from "../log/mod.ts";
+import type { ImageService } from "../runtime/mod.ts";
+import type { ContainerConfigOptions } from "./container_config.ts";
+import {
+  type DnsConfigShape,
+  type DnsOptions,
+  parseResolvConf,
+} from "./dns_config.ts";
+import {
+  denoHostsFileIo,
+  ensureHostsFile,
+  type HostsFileIo,
+} from "./hosts_file.ts";
+import type { ImageUser } from "./linux_config.ts";
+import type { PodCgroupOptions } from "./pod_cgroups.ts";
+import {
+  hugepageSizeFromDirName,
+  type NodeResources,
+} from "./pod_resources.ts";
+import type { Pod, SyncResult } from "./types.ts";
+
+/** Kubelet settings the environment follows (from the KubeletConfiguration). */
+export interface PodEnvironmentOptions {
+  cgroups?: PodCgroupOptions;
+  clusterDNS?: string[];
+  clusterDomain?: string;
+  /** `resolvConf`: the node's resolv.conf; "" → host DNS means the local resolver. */
+  resolvConf?: string;
+  /** Node addresses (for `resolvConf` ""). */
+  nodeIPs?: string[];
+  /** Machine facts; see {@linkcode readNodeResources}. */
+  node?: NodeResources;
+  /** Kubelet root dir: the managed hosts file goes under `<rootDir>/pods/<uid>/`. */
+  rootDir?: string;
+}
+
+/** Dependencies of {@linkcode createPodEnvironment}. */
+export interface PodEnvironmentDeps {
+  images: Pick<ImageService, "imageStatus">;
+  logger: Logger;
+  /** Reads resolv.conf (default `Deno.readTextFile`). */
+  readTextFile?: (path: string) => Promise<string>;
+  /** Hosts file access (default: the host file system). */
+  hostsIo?: HostsFileIo;
+}
+
+/** The extra config options for one pod's sandbox and containers. */
+export interface PodEnvironment {
+  /** Options for `generatePodSandboxConfig`; rejects when resolv.conf cannot be read. */
+  sandboxOptions(): Promise<{ dns: DnsOptions; cgroups: PodCgroupOptions }>;
+  /**
+   * Options for `generateContainerConfig`: node facts, the image's user and the hosts file
+   * (written here). Rejects when the image status or the hosts file fails.
+   */
+  containerOptions(
+    pod: Pod,
+    context: { imageRef: string; podIPs: string[]; signal: AbortSignal },
+  ): Promise<Partial<ContainerConfigOptions>>;
+}
+
+const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
+
+/** Builds the {@linkcode PodEnvironment} for a kubelet configuration. */
+export function createPodEnvironment(
+  deps: PodEnvironmentDeps,
+  options: PodEnvironmentOptions,
+): PodEnvironment {
+  const readTextFile = deps.readTextFile ?? Deno.readTextFile;
+  const hostsIo = deps.hostsIo ?? denoHostsFileIo;
+  const resolvConf = options.resolvConf ?? "/etc/resolv.conf";
+  return {
+    async sandboxOptions() {
+      let host: DnsConfigShape | undefined;
+      if (resolvConf !== "") {
+        host = parseResolvConf(await readTextFile(resolvConf));
+      }
+      const dns: DnsOptions = {
+        clusterDNS: options.clusterDNS ?? [],
+        clusterDomain: options.clusterDomain ?? "",
+        nodeIPs: options.nodeIPs ?? [],
+        ...(host ? { host } : {}),
+      };
+      return { dns, cgroups: options.cgroups ?? {} };
+    },
+    async containerOptions(pod, context) {
+      const out: Partial<ContainerConfigOptions> = {
+        node: options.node ?? NO_NODE_FACTS,
+        imageUser: await imageUser(
+          deps.images,
+          context.imageRef,
+          context.signal,
+        ),
+      };
+      if (options.rootDir) {
+        const path = await ensureHostsFile(hostsIo, pod, {
+          rootDir: options.rootDir,
+          podIPs: context.podIPs,
+          clusterDomain: options.clusterDomain ?? "",
+        });
+        if (path) out.hostsFileHostPath = path;
+      }
+      return out;
+    },
+  };
+}
+
+/** The user an image runs as (upstream `getImageUser`): uid, else name, else uid 0. */
+async function imageUser(
+  images: Pick<ImageService, "imageStatus">,
+  imageRef: string,
+  signal: AbortSignal,
+): Promise<ImageUser> {
+  const res = await images.imageStatus({ image: { image: imageRef } }, {
+    signal,
+  });
+  const image = res.image;
+  if (image?.uid) return { uid: image.uid.value };
+  if (image?.username) return { username: image.username };
+  return { uid: 0n };
+}
+
+/**
+ * Machine facts from the host: memory capacity from `Deno.systemMemoryInfo`, the hugepage
+ * sizes listed in /sys/kernel/mm/hugepages (in directory order, as upstream reads them) and
+ * the swap controller. Deno opens files under /sys and /proc only with every permission
+ * granted, so under the kubelet's planned permission lists the sizes and the swap controller
+ * stay unknown: then no hugepage limits and no swap settings are sent, and a warning says so
+ * once.
+ */
+export async function readNodeResources(
+  logger: Logger,
+): Promise<NodeResources> {
+  let memoryCapacity = 0;
+  try {
+    memoryCapacity = Deno.systemMemoryInfo().total;
+  } catch (error) {
+    logger.warn("Cannot read the machine's memory capacity", {
+      err: error instanceof Error ? error.message : String(error),
+    });
+  }
+  const hugepageSizes: string[] = [];
+  try {
+    for await (const entry of Deno.readDir("/sys/kernel/mm/hugepages")) {
+      const size = hugepageSizeFromDirName(entry.name);
+      if (size) hugepageSizes.push(size);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) {
+      logger.warn(
+        "Cannot list the node's hugepage sizes: containers get no hugepage limits",
+        { err: error instanceof Error ? error.message : String(error) },
+      );
+    }
+  }
+  const swapController = await detectSwapController();
+  return {
+    memoryCapacity,
+    hugepageSizes,
+    ...(swapController ? { swapController } : {}),
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Upstream `swapControllerAvailable`: cgroup v2 when /sys/fs/cgroup has `cgroup.controllers`,
+ * then `memory.swap.max` in the kubelet's own cgroup; cgroup v1 with
+ * `memory/memory.memsw.limit_in_bytes`. Unknown (no swap settings) when /sys or /proc cannot
+ * be read, as under the planned permission lists.
+ */
+async function detectSwapController(): Promise<"v1" | "v2" | undefined> {
+  try {
+    if (await exists("/sys/fs/cgroup/cgroup.controllers")) {
+      const self = await Deno.readTextFile("/proc/self/cgroup");
+      const path = /^0::(.*)$/m.exec(self)?.[1];
+      return path !== undefined &&
+          await exists(
+            `/sys/fs/cgroup${path.replace(/\/$/, "")}/memory.swap.max`,
+          )
+        ? "v2"
+        : undefined;
+    }
+    return await exists("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+      ? "v1"
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The result of a sandbox config that could not be built (resolv.conf unreadable), with
+ * upstream's reasons: `CreatePodSandboxError` when the sandbox was to be created,
+ * `ConfigPodSandboxError` when only containers were to start.
+ */
+export function sandboxConfigFailure(
+  pod: Pod,
+  error: unknown,
+  creating: boolean,
+): SyncResult {
+  const m = pod.metadata;
+  const detail = error instanceof Error ? error.message : String(error);
+  const who = `"${m.name}_${m.namespace}(${m.uid})"`;
+  return creating
+    ? {
+      action: "CreatePodSandbox",
+      target: m.name ?? "",
+      reason: "CreatePodSandboxError",
+      message: `Failed to generate sandbox config for pod ${who}: ${detail}`,
+    }
+    : {
+      action: "ConfigPodSandbox",
+      target: m.name ?? "",
+      reason: "ConfigPodSandboxError",
+      message: `GeneratePodSandboxConfig for pod ${who} failed: ${detail}`,
+    };
+}
+
+/** The KubeletConfiguration fields {@linkcode readPodEnvironmentOptions} reads. */
+export interface PodEnvironmentConfig {
+  cgroupRoot?: string | undefined;
+  cgroupsPerQOS?: boolean | undefined;
+  cgroupDriver?: string | undefined;
+  resolvConf?: string | undefined;
+  clusterDNS?: string[] | undefined;
+  clusterDomain?: string | undefined;
+}
+
+/**
+ * The environment options for a configuration, with the machine facts read once from the
+ * host ({@linkcode readNodeResources}).
+ */
+export async function readPodEnvironmentOptions(
+  config: PodEnvironmentConfig,
+  options: { logger: Logger; rootDir?: string },
+): Promise<PodEnvironmentOptions> {
+  const cgroups: PodCgroupOptions = {};
+  if (config.cgroupRoot !== undefined) cgroups.cgroupRoot = config.cgroupRoot;
+  if (config.cgroupsPerQOS !== undefined) {
+    cgroups.cgroupsPerQOS = config.cgroupsPerQOS;
+  }
+  if (config.cgroupDriver !== undefined) {
+    cgroups.cgroupDriver = config.cgroupDriver;
+  }
+  return {
+    cgroups,
+    resolvConf: config.resolvConf ?? "/etc/resolv.conf",
+    clusterDNS: config.clusterDNS ?? [],
+    clusterDomain: config.clusterDomain ?? "",
+    node: await readNodeResources(options.logger),
+    ...(options.rootDir ? { rootDir: options.rootDir } : {}),
+  };
+}

@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { CaptureLogger } from "../log/testing.ts";
+import { FakeRuntime } from "../runtime/testing.ts";
+import type { HostsFileIo } from "./hosts_file.ts";
+import {
+  createPodEnvironment,
+  readPodEnvironmentOptions,
+  sandboxConfigFailure,
+} from "./pod_environment.ts";
+import type { Pod } from "./types.ts";
+
+const POD: Pod = {
+  metadata: { name: "web", namespace: "prod", uid: "u-1" },
+  spec: { containers: [{ name: "app", image: "busybox" }] },
+};
+
+function memoryIo(): HostsFileIo & { files: Map<string, string> } {
+  const files = new Map<string, string>();
+  return {
+    files,
+    mkdir: () => Promise.resolve(),
+    writeTextFile: (path, text) => {
+      files.set(path, text);
+      return Promise.resolve();
+    },
+    readNodeHosts: () => Promise.resolve(""),
+  };
+}
+
+Deno.test("createPodEnvironment() reads resolv.conf for each sandbox", async () => {
+  let reads = 0;
+  const env = createPodEnvironment({
+    images: new FakeRuntime(),
+    logger: new CaptureLogger(),
+    readTextFile: (path) => {
+      reads++;
+      assert.equal(path, "/etc/kts-resolv.conf");
+      return Promise.resolve("nameserver 10.0.0.53\n");
+    },
+  }, { resolvConf: "/etc/kts-resolv.conf", cgroups: { cgroupRoot: "/n" } });
+  const first = await env.sandboxOptions();
+  await env.sandboxOptions();
+  assert.equal(reads, 2);
+  assert.deepEqual(first.dns.host?.servers, ["10.0.0.53"]);
+  assert.deepEqual(first.cgroups, { cgroupRoot: "/n" });
+  const none = createPodEnvironment({
+    images: new FakeRuntime(),
+    logger: new CaptureLogger(),
+    readTextFile: () => Promise.reject(new Error("must not read")),
+  }, { resolvConf: "" });
+  assert.equal((await none.sandboxOptions()).dns.host, undefined);
+});
+
+Deno.test("createPodEnvironment() resolves the image user through ImageStatus (root by default)", async () => {
+  const runtime = new FakeRuntime();
+  const io = memoryIo();
+  const env = createPodEnvironment({
+    images: runtime,
+    logger: new CaptureLogger(),
+    hostsIo: io,
+  }, { rootDir: "/var/lib/kubelet" });
+  const signal = new AbortController().signal;
+  const plain = await env.containerOptions(POD, {
+    imageRef: "sha256:1",
+    podIPs: ["10.0.0.2"],
+    signal,
+  });
+  assert.deepEqual(plain.imageUser, { uid: 0n });
+  assert.equal(plain.hostsFileHostPath, "/var/lib/kubelet/pods/u-1/etc-hosts");
+  assert.ok(
+    io.files.get("/var/lib/kubelet/pods/u-1/etc-hosts")?.includes(
+      "10.0.0.2\tweb\n",
+    ),
+  );
+  runtime.respond(
+    "imageStatus",
+    () => ({ image: { id: "x", uid: { value: 1000n } } }),
+  );
+  assert.deepEqual(
+    (await env.containerOptions(POD, { imageRef: "x", podIPs: [], signal }))
+      .imageUser,
+    { uid: 1000n },
+  );
+  runtime.respond(
+    "imageStatus",
+    () => ({ image: { id: "y", username: "www" } }),
+  );
+  const named = await env.containerOptions(POD, {
+    imageRef: "y",
+    podIPs: [],
+    signal,
+  });
+  assert.deepEqual(named.imageUser, { username: "www" });
+  assert.equal(named.hostsFileHostPath, undefined);
+});
+
+Deno.test("sandboxConfigFailure() uses upstream's reasons", () => {
+  const error = new Error("open /etc/resolv.conf: no such file");
+  assert.deepEqual(sandboxConfigFailure(POD, error, true), {
+    action: "CreatePodSandbox",
+    target: "web",
+    reason: "CreatePodSandboxError",
+    message:
+      'Failed to generate sandbox config for pod "web_prod(u-1)": open /etc/resolv.conf: no such file',
+  });
+  assert.equal(
+    sandboxConfigFailure(POD, error, false).reason,
+    "ConfigPodSandboxError",
+  );
+});
+
+Deno.test("readPodEnvironmentOptions() takes the configuration's fields", async () => {
+  const options = await readPodEnvironmentOptions({
+    cgroupRoot: "/n",
+    cgroupsPerQOS: true,
+    cgroupDriver: "cgroupfs",
+    clusterDNS: ["10.96.0.10"],
+  }, { logger: new CaptureLogger(), rootDir: "/r" });
+  assert.deepEqual(options.cgroups, {
+    cgroupRoot: "/n",
+    cgroupsPerQOS: true,
+    cgroupDriver: "cgroupfs",
+  });
+  assert.equal(options.resolvConf, "/etc/resolv.conf");
+  assert.deepEqual(options.clusterDNS, ["10.96.0.10"]);
+  assert.equal(options.rootDir, "/r");
+  assert.ok((options.node?.memoryCapacity ?? 0) > 0);
+});
