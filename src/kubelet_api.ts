@@ -15,10 +15,13 @@ import type { Clock } from "./clock/mod.ts";
 import type { Kubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
 import { listRunningPods, type Pod } from "./pod/mod.ts";
-import type { RuntimeService } from "./runtime/mod.ts";
+import { isNotFound, type RuntimeService } from "./runtime/mod.ts";
 import {
   type ApiServerConfig,
   type ApiServerHost,
+  type ContainerRef,
+  HttpError,
+  type LogTarget,
   runApiServer,
 } from "./server/mod.ts";
 import type { PodStatusManager } from "./status/mod.ts";
@@ -28,6 +31,7 @@ import { parseGoDuration } from "./util/go_duration.ts";
 export interface KubeletApiContext {
   config: {
     enableServer?: boolean | undefined;
+    podLogsDir?: string | undefined;
     address?: string | undefined;
     port?: number | undefined;
     readOnlyPort?: number | undefined;
@@ -64,7 +68,79 @@ export interface KubeletApiDeps {
   logger: Logger;
   kubelet: Pick<Kubelet, "podConfig" | "syncLoop">;
   statuses: Pick<PodStatusManager, "getPodStatus">;
-  runtime: Pick<RuntimeService, "listPodSandbox" | "listContainers">;
+  runtime: Pick<
+    RuntimeService,
+    "listPodSandbox" | "listContainers" | "containerStatus"
+  >;
+}
+
+/** CRI `CONTAINER_RUNNING`. */
+const CONTAINER_RUNNING = 1;
+
+function runtimeId(containerId: string): string {
+  return containerId.replace(/^[^/]*:\/\//, "");
+}
+
+/**
+ * The log file of a container's current or previous instance, from the pod manager, the
+ * status cache and CRI `ContainerStatus` (upstream `validateContainerLogStatus` then the
+ * runtime's `logPath`); the errors and their texts are upstream's.
+ */
+async function containerLogTarget(
+  deps: KubeletApiDeps,
+  ref: ContainerRef,
+  previous: boolean,
+): Promise<LogTarget> {
+  const pod = deps.kubelet.podConfig.pods().find((p) =>
+    p.metadata.namespace === ref.namespace && p.metadata.name === ref.pod
+  );
+  if (!pod) throw new HttpError(404, `pod "${ref.pod}" does not exist`);
+  const specs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  if (!specs.some((c) => c.name === ref.container)) {
+    throw new HttpError(
+      404,
+      `container "${ref.container}" not found in pod "${ref.pod}"`,
+    );
+  }
+  const status = pod.metadata.uid
+    ? deps.statuses.getPodStatus(pod.metadata.uid)
+    : undefined;
+  const container = [
+    ...(status?.containerStatuses ?? []),
+    ...(status?.initContainerStatuses ?? []),
+  ].find((c) => c.name === ref.container);
+  const what = `container "${ref.container}" in pod "${ref.pod}"`;
+  let id: string | undefined;
+  if (previous) {
+    id = container?.lastState.terminated?.containerID;
+    if (!id) {
+      throw new HttpError(
+        400,
+        `previous terminated container "${ref.container}" in pod "${ref.pod}" not found`,
+      );
+    }
+  } else {
+    id = container?.containerID;
+    const waiting = container?.state.waiting;
+    if (!id && waiting) {
+      throw new HttpError(
+        400,
+        `${what} is waiting to start: ${waiting.reason ?? "unknown"}`,
+      );
+    }
+    if (!id) throw new HttpError(400, `${what} is not available`);
+  }
+  const containerId = runtimeId(id);
+  let path: string | undefined;
+  try {
+    path = (await deps.runtime.containerStatus({ containerId })).status
+      ?.logPath;
+  } catch (cause) {
+    if (!isNotFound(cause)) throw cause;
+    throw new HttpError(404, `${what} is gone from the runtime`, { cause });
+  }
+  if (!path) throw new HttpError(404, `${what} has no log file`);
+  return { path, containerId };
 }
 
 function ms(value: string | undefined, fallback: number): number {
@@ -130,6 +206,20 @@ export async function runKubeletApi(
       }),
     runningPods: () => listRunningPods(deps.runtime),
     config: () => ctx.config as Record<string, unknown>,
+    logs: {
+      podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
+      containerLog: (ref, { previous }) =>
+        containerLogTarget(deps, ref, previous),
+      containerRunning: async (containerId) => {
+        try {
+          const response = await deps.runtime.containerStatus({ containerId });
+          return response.status?.state === CONTAINER_RUNNING;
+        } catch (cause) {
+          if (isNotFound(cause)) return false;
+          throw cause;
+        }
+      },
+    },
   };
   try {
     await runApiServer(host, kubeletApiConfig(ctx), {

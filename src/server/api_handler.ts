@@ -23,6 +23,10 @@ import {
   syncLoopCheck,
 } from "./routes/healthz.ts";
 import {
+  type ContainerLogsHost,
+  containerLogsRoute,
+} from "./routes/container_logs.ts";
+import {
   configzRoute,
   type PodsHost,
   podsRoute,
@@ -32,6 +36,8 @@ import {
 /** What the kubelet API reads from the kubelet. */
 export interface ApiServerHost extends ServerHost, PodsHost {
   nodeName: string;
+  /** Container logs; omitted → `/containerLogs/` is not served. */
+  logs?: Omit<ContainerLogsHost, "clock">;
 }
 
 /** What the transport knows about a request beyond the `Request`. */
@@ -58,7 +64,7 @@ export interface ApiAuth {
 export interface ApiHandlerOptions {
   /** Omitted → the read-only port: no authentication, read-only routes only. */
   auth?: ApiAuth;
-  /** `enableDebuggingHandlers` (default true): `/configz`, `/runningpods/`. */
+  /** `enableDebuggingHandlers` (default true): `/configz`, `/runningpods/`, `/containerLogs/`. */
   enableDebuggingHandlers?: boolean;
 }
 
@@ -97,6 +103,19 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
   return table;
 }
 
+/** Routes below a prefix (the rest of the path is the route's parameters). */
+function prefixTable(host: ApiServerHost): Array<[string, RouteEntry]> {
+  const prefixes: Array<[string, RouteEntry]> = [];
+  if (host.logs) {
+    prefixes.push(["/containerLogs/", {
+      route: containerLogsRoute({ ...host.logs, clock: host.clock }),
+      methods: READ_METHODS,
+      debugging: true,
+    }]);
+  }
+  return prefixes;
+}
+
 /** Builds the handler of the kubelet API (or, without `auth`, of the read-only port). */
 export function createApiHandler(
   host: ApiServerHost,
@@ -104,13 +123,16 @@ export function createApiHandler(
 ): ApiHandler {
   const { logger } = host;
   const table = routeTable(host);
+  const prefixes = prefixTable(host);
+  const lookup = (path: string) =>
+    table.get(path) ?? prefixes.find(([p]) => path.startsWith(p))?.[1];
   const debugging = options.enableDebuggingHandlers ?? true;
   return async (request, info) => {
     let response: Response;
     try {
       const path = canonicalPath(info.target);
       if (options.auth) await admit(request, info, path, host, options.auth);
-      const entry = table.get(path);
+      const entry = lookup(path);
       if (!entry || (entry.debugging && !options.auth)) {
         throw new HttpError(404, "404 page not found");
       }

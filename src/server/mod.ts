@@ -49,6 +49,13 @@ export type {
   RequestInfo,
 } from "./api_handler.ts";
 export type { PodsHost, RuntimePod } from "./routes/pods.ts";
+/** `/containerLogs/{ns}/{pod}/{container}`: what it reads from the kubelet. */
+export type {
+  ContainerLogsHost,
+  ContainerRef,
+  LogTarget,
+  PodLogOptions,
+} from "./routes/container_logs.ts";
 /** Authentication, authorization and the path → attributes table. */
 export { ANONYMOUS_USER, createAuthenticator } from "./auth/authenticate.ts";
 export type {
