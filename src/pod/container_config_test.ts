@@ -237,3 +237,49 @@ Deno.test("generatePodSandboxConfig() sends the pod cgroup, resources, overhead 
     options: [],
   });
 });
+
+Deno.test("generateContainerConfig() refuses root under runAsNonRoot as upstream verifyRunAsNonRoot", () => {
+  const base = { restartCount: 0, imageRef: "nginx", nodeName: "n" };
+  const strict = pod({ securityContext: { runAsNonRoot: true } });
+  const app = strict.spec.containers[0]!;
+  assert.throws(
+    () =>
+      generateContainerConfig(strict, app, { ...base, imageUser: { uid: 0n } }),
+    {
+      name: "RunAsNonRootError",
+      message:
+        'container has runAsNonRoot and image will run as root (pod: "web_prod(u-1)", container: app)',
+    },
+  );
+  assert.throws(
+    () =>
+      generateContainerConfig(strict, app, {
+        ...base,
+        imageUser: { username: "www" },
+      }),
+    /image has non-numeric user \(www\), cannot verify user is non-root/,
+  );
+  const zero = pod({ securityContext: { runAsNonRoot: true, runAsUser: 0 } });
+  assert.throws(
+    () =>
+      generateContainerConfig(zero, zero.spec.containers[0]!, {
+        ...base,
+        imageUser: { uid: 1000n },
+      }),
+    /container's runAsUser breaks non-root policy/,
+  );
+  assert.deepEqual(
+    generateContainerConfig(strict, app, { ...base, imageUser: { uid: 1000n } })
+      .linux
+      ?.securityContext?.runAsUser,
+    { value: 1000n },
+  );
+  // the container's own setting wins over the pod's
+  const relaxed = { ...app, securityContext: { runAsNonRoot: false } };
+  assert.doesNotThrow(() =>
+    generateContainerConfig(strict, relaxed, {
+      ...base,
+      imageUser: { uid: 0n },
+    })
+  );
+});

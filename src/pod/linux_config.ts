@@ -130,6 +130,51 @@ export interface ImageUser {
   username?: string;
 }
 
+/** Thrown when a container may not run as root and would (upstream `verifyRunAsNonRoot`). */
+export class RunAsNonRootError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RunAsNonRootError";
+  }
+}
+
+/**
+ * Upstream `verifyRunAsNonRoot`: with `runAsNonRoot` (container over pod), a `runAsUser` of 0,
+ * an image that runs as uid 0, or an image user given only by name (not checkable) is refused.
+ * @throws {RunAsNonRootError} with upstream's message.
+ */
+export function verifyRunAsNonRoot(
+  pod: Pod,
+  container: Container,
+  imageUser: ImageUser,
+): void {
+  const csc = container.securityContext ?? {};
+  const psc = pod.spec.securityContext ?? {};
+  if ((csc.runAsNonRoot ?? psc.runAsNonRoot) !== true) return;
+  const m = pod.metadata;
+  const where =
+    `(pod: "${m.name}_${m.namespace}(${m.uid})", container: ${container.name})`;
+  const runAsUser = csc.runAsUser ?? psc.runAsUser;
+  if (runAsUser !== undefined) {
+    if (runAsUser === 0) {
+      throw new RunAsNonRootError(
+        `container's runAsUser breaks non-root policy ${where}`,
+      );
+    }
+    return;
+  }
+  if (imageUser.uid === 0n) {
+    throw new RunAsNonRootError(
+      `container has runAsNonRoot and image will run as root ${where}`,
+    );
+  }
+  if (imageUser.uid === undefined && imageUser.username) {
+    throw new RunAsNonRootError(
+      `container has runAsNonRoot and image has non-numeric user (${imageUser.username}), cannot verify user is non-root ${where}`,
+    );
+  }
+}
+
 /** Options of {@linkcode linuxContainerConfig}. */
 export interface LinuxContainerOptions {
   node: NodeResources;
@@ -137,12 +182,16 @@ export interface LinuxContainerOptions {
   imageUser?: ImageUser;
 }
 
-/** Linux part of a container config. */
+/**
+ * Linux part of a container config.
+ * @throws {RunAsNonRootError} when `runAsNonRoot` forbids the user the container would run as.
+ */
 export function linuxContainerConfig(
   pod: Pod,
   container: Container,
   options: LinuxContainerOptions,
 ): LinuxContainerInit {
+  if (options.imageUser) verifyRunAsNonRoot(pod, container, options.imageUser);
   const psc = pod.spec.securityContext ?? {};
   const csc = container.securityContext ?? {};
   const privileged = csc.privileged === true;

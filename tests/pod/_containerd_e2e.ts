@@ -14,6 +14,7 @@ import {
   createPodSyncer,
   createProbeResults,
   listRunningPods,
+  type PodEnvironmentOptions,
 } from "../../src/pod/mod.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import {
@@ -94,7 +95,13 @@ export function running<T extends { state: ContainerState }>(cs: T[]): T[] {
  * it a private root dir (termination-message files).
  */
 export async function startE2e(
-  options: { endpoint?: string; rootDir?: boolean; cleanup?: E2eCleanup } = {},
+  options: {
+    endpoint?: string;
+    rootDir?: boolean;
+    cleanup?: E2eCleanup;
+    /** Node settings for the configs (cgroups, DNS, hosts file, image user); the root dir is added. */
+    environment?: PodEnvironmentOptions;
+  } = {},
 ): Promise<E2e> {
   const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
   const dir = await Deno.makeTempDir({ prefix: "kts-pod-e2e-" });
@@ -150,6 +157,14 @@ export async function startE2e(
         serializeImagePulls: true,
         nodeName: node,
         runtimeRequestTimeoutMs: 60_000,
+        ...(options.environment
+          ? {
+            environment: {
+              ...options.environment,
+              ...(rootDir ? { rootDir } : {}),
+            },
+          }
+          : {}),
       },
     );
     const cleanup = options.cleanup;
