@@ -166,7 +166,9 @@ async function retrying(
  * Serves the kubelet API (and the read-only port when configured) until `options.signal`
  * aborts; resolves once closed.
  * @throws {TypeError|RangeError|Deno.errors.NotFound} when the configuration cannot be served
- * (no kubeconfig for a webhook, unreadable certificate or CA files, unknown mode or TLS version).
+ * (no kubeconfig for a webhook, unreadable certificate or CA files, unknown mode or TLS version)
+ * or must not be: anonymous requests with `AlwaysAllow` are refused outright (upstream serves
+ * them; they are how kubelets get taken over).
  */
 export async function runApiServer(
   host: ApiServerHost,
@@ -179,6 +181,13 @@ export async function runApiServer(
   const tasks: Promise<void>[] = [];
   const readOnlyPort = config.readOnlyPort ?? 0;
   if (config.port > 0) {
+    if (config.anonymousAuth && config.authorizationMode === "AlwaysAllow") {
+      throw new TypeError(
+        `Refusing to serve the kubelet API on "${
+          joinHostPort(config.address, config.port)
+        }" with authentication.anonymous.enabled and authorization.mode AlwaysAllow: anyone who reaches it could run commands in every container; set authentication.anonymous.enabled to false (--anonymous-auth=false) or authorization.mode to Webhook (--authorization-mode=Webhook)`,
+      );
+    }
     const pair = await loadServingPair({
       tlsCertFile: config.tlsCertFile,
       tlsPrivateKeyFile: config.tlsPrivateKeyFile,
@@ -199,11 +208,6 @@ export async function runApiServer(
         {
           tlsCipherSuites: config.tlsCipherSuites.join(","),
         },
-      );
-    }
-    if (config.anonymousAuth && config.authorizationMode === "AlwaysAllow") {
-      logger.warn(
-        "The kubelet API allows anonymous requests to do anything (authentication.anonymous.enabled with authorization.mode AlwaysAllow)",
       );
     }
     const handler = createApiHandler(host, {

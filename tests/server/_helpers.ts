@@ -5,6 +5,7 @@ import {
   type ApiServerConfig,
   type ApiServerHost,
   type ApiServerOptions,
+  type ReviewClient,
   runApiServer,
 } from "../../src/server/mod.ts";
 
@@ -20,6 +21,19 @@ export function testHost(logger = new CaptureLogger()): ApiServerHost {
     config: () => ({ port: 10250 }),
   };
 }
+
+/** A reviewer that authenticates no token and allows every request (tests of the transport). */
+export const ALLOW_ALL: ReviewClient = {
+  reviewToken: () => Promise.resolve({ authenticated: false }),
+  reviewAccess: () => Promise.resolve({ allowed: true }),
+  close() {},
+};
+
+/** Anonymous requests allowed by {@linkcode ALLOW_ALL} through Webhook authorization. */
+export const OPEN_CONFIG: Partial<ApiServerConfig> = {
+  anonymousAuth: true,
+  authorizationMode: "Webhook",
+};
 
 export const BASE_CONFIG: ApiServerConfig = {
   address: "127.0.0.1",

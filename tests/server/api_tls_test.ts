@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { EKU, makeCertificate } from "../../src/server/testing.ts";
-import { get, startApi } from "./_helpers.ts";
+import { ALLOW_ALL, get, OPEN_CONFIG, startApi } from "./_helpers.ts";
 
 const CA = makeCertificate({
   commonName: "client-ca",
@@ -107,15 +107,15 @@ Deno.test("runApiServer() reuses the pair in the cert dir and honours tlsMinVers
     {
       await using _api = await startApi({
         certDir: `${dir}/pki`,
-        anonymousAuth: true,
-      });
+        ...OPEN_CONFIG,
+      }, { reviewClient: ALLOW_ALL });
       first = await Deno.readTextFile(`${dir}/pki/kubelet.crt`);
     }
     await using api = await startApi({
       certDir: `${dir}/pki`,
-      anonymousAuth: true,
+      ...OPEN_CONFIG,
       tlsMinVersion: "VersionTLS13",
-    });
+    }, { reviewClient: ALLOW_ALL });
     assert.equal(await Deno.readTextFile(`${dir}/pki/kubelet.crt`), first);
     assert.equal((await get(`${api.url}/pods`, { caPem: first })).status, 200);
     const curl = (args: string[]) =>
@@ -145,8 +145,9 @@ Deno.test("runApiServer() closes slow and oversized clients while /healthz keeps
   await withCertDir(async (dir) => {
     await using api = await startApi({
       certDir: `${dir}/pki`,
-      anonymousAuth: true,
+      ...OPEN_CONFIG,
     }, {
+      reviewClient: ALLOW_ALL,
       limits: {
         handshakeTimeoutMs: 1_000,
         headersTimeoutMs: 1_500,
@@ -249,3 +250,21 @@ async function rawGet(
     }
   }
 }
+
+Deno.test("runApiServer() refuses anonymous requests with AlwaysAllow", async () => {
+  await withCertDir(async (dir) => {
+    await assert.rejects(
+      startApi({
+        certDir: `${dir}/pki`,
+        anonymousAuth: true,
+        authorizationMode: "AlwaysAllow",
+      }),
+      (e: unknown) =>
+        e instanceof TypeError &&
+        /^Refusing to serve the kubelet API on "127\.0\.0\.1:\d+" with authentication\.anonymous\.enabled and authorization\.mode AlwaysAllow/
+          .test(e.message),
+    );
+    // Nothing was written or bound.
+    await assert.rejects(Deno.stat(`${dir}/pki`), Deno.errors.NotFound);
+  });
+});

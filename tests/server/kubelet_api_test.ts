@@ -4,6 +4,7 @@ import { systemClock } from "../../src/clock/mod.ts";
 import { kubeletApiConfig, runKubeletApi } from "../../src/kubelet_api.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import type { Pod } from "../../src/pod/mod.ts";
+import { makeCertificate } from "../../src/server/testing.ts";
 import { freePort, get } from "./_helpers.ts";
 
 Deno.test("kubeletApiConfig() applies the config-file defaults (secure ones)", () => {
@@ -74,6 +75,9 @@ Deno.test("runKubeletApi() logs and serves nothing when webhooks are asked for w
 
 Deno.test("runKubeletApi() serves the kubelet's pods with their latest status", async () => {
   const dir = await Deno.makeTempDir({ prefix: "kts-kubelet-api-" });
+  const ca = makeCertificate({ commonName: "ca", ca: true, extKeyUsages: [] });
+  const cert = makeCertificate({ commonName: "admin", issuer: ca });
+  await Deno.writeTextFile(`${dir}/ca.crt`, ca.certPem);
   const logger = new CaptureLogger();
   const ac = new AbortController();
   const port = freePort();
@@ -82,7 +86,7 @@ Deno.test("runKubeletApi() serves the kubelet's pods with their latest status", 
       address: "127.0.0.1",
       port,
       authentication: {
-        anonymous: { enabled: true },
+        x509: { clientCAFile: `${dir}/ca.crt` },
         webhook: { enabled: false },
       },
       authorization: { mode: "AlwaysAllow" },
@@ -97,10 +101,13 @@ Deno.test("runKubeletApi() serves the kubelet's pods with their latest status", 
       await new Promise((r) => setTimeout(r, 10));
     }
     const caPem = await Deno.readTextFile(`${dir}/pki/kubelet.crt`);
-    const r = await get(`https://127.0.0.1:${port}/pods`, { caPem });
+    const r = await get(`https://127.0.0.1:${port}/pods`, { caPem, cert });
     assert.equal(r.status, 200);
     assert.deepEqual(JSON.parse(r.body).items[0].status, { phase: "Running" });
-    const configz = await get(`https://127.0.0.1:${port}/configz`, { caPem });
+    const configz = await get(`https://127.0.0.1:${port}/configz`, {
+      caPem,
+      cert,
+    });
     assert.equal(JSON.parse(configz.body).kubeletconfig.port, port);
   } finally {
     ac.abort();
