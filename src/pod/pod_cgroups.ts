@@ -65,3 +65,57 @@ export function podCgroupParent(pod: Pod, options: PodCgroupOptions): string {
   parts.push(`pod${pod.metadata.uid ?? ""}`);
   return systemd ? toSystemd(parts) : toCgroupfs(parts);
 }
+
+/** The cgroup file system as pod cgroup removal needs it. */
+export interface CgroupFs {
+  /** Entry names of a directory (missing → empty). */
+  readDirNames(path: string): Promise<string[]>;
+  /** Removes an empty cgroup directory; rejects with `Deno.errors.NotFound` when absent. */
+  rmdir(path: string): Promise<void>;
+}
+
+/** {@linkcode CgroupFs} on the host. */
+export const denoCgroupFs: CgroupFs = {
+  async readDirNames(path) {
+    const names: string[] = [];
+    try {
+      for await (const e of Deno.readDir(path)) {
+        if (e.isDirectory) names.push(e.name);
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return names;
+  },
+  rmdir: (path) => Deno.remove(path),
+};
+
+/** Where cgroup hierarchies are mounted. */
+export const CGROUP_MOUNT = "/sys/fs/cgroup";
+
+/**
+ * Removes a pod's cgroup directory from every hierarchy once its containers are gone
+ * (upstream `SyncTerminatedPod` destroying the pod container): `<mount>/<controller><parent>`
+ * for cgroup v1 and `<mount><parent>` for v2. Missing directories are fine; the first other
+ * failure (a process still inside, no permission) rejects after trying the rest.
+ */
+export async function removePodCgroup(
+  fs: CgroupFs,
+  cgroupParent: string,
+): Promise<void> {
+  if (!cgroupParent.startsWith("/") || cgroupParent === "/") return;
+  const hierarchies = await fs.readDirNames(CGROUP_MOUNT);
+  const paths = [
+    ...hierarchies.map((h) => `${CGROUP_MOUNT}/${h}${cgroupParent}`),
+    `${CGROUP_MOUNT}${cgroupParent}`,
+  ];
+  let failure: unknown;
+  for (const path of paths) {
+    try {
+      await fs.rmdir(path);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) failure ??= error;
+    }
+  }
+  if (failure !== undefined) throw failure;
+}

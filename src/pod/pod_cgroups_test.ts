@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { podCgroupParent } from "./pod_cgroups.ts";
+import {
+  type CgroupFs,
+  podCgroupParent,
+  removePodCgroup,
+} from "./pod_cgroups.ts";
 import type { Pod, ResourceRequirements } from "./types.ts";
 
 function pod(resources?: ResourceRequirements): Pod {
@@ -48,4 +52,43 @@ Deno.test("podCgroupParent() gives every pod the root without cgroupsPerQOS", ()
     podCgroupParent(pod(), { cgroupsPerQOS: false, cgroupRoot: "/pods" }),
     "/pods",
   );
+});
+
+Deno.test("removePodCgroup() removes the pod's directory from every hierarchy", async () => {
+  const removed: string[] = [];
+  const fs: CgroupFs = {
+    readDirNames: () => Promise.resolve(["cpu", "memory", "unified"]),
+    rmdir(path) {
+      if (path.startsWith("/sys/fs/cgroup/unified/")) {
+        return Promise.reject(new Deno.errors.NotFound(path));
+      }
+      removed.push(path);
+      return Promise.resolve();
+    },
+  };
+  await removePodCgroup(fs, "/kts/kubepods/besteffort/pod1");
+  assert.deepEqual(removed, [
+    "/sys/fs/cgroup/cpu/kts/kubepods/besteffort/pod1",
+    "/sys/fs/cgroup/memory/kts/kubepods/besteffort/pod1",
+    "/sys/fs/cgroup/kts/kubepods/besteffort/pod1",
+  ]);
+  // the root is never removed
+  removed.length = 0;
+  await removePodCgroup(fs, "/");
+  assert.deepEqual(removed, []);
+});
+
+Deno.test("removePodCgroup() tries every hierarchy, then rejects with the first failure", async () => {
+  const tried: string[] = [];
+  const fs: CgroupFs = {
+    readDirNames: () => Promise.resolve(["cpu", "memory"]),
+    rmdir(path) {
+      tried.push(path);
+      return path.includes("/cpu/")
+        ? Promise.reject(new Deno.errors.Busy(path))
+        : Promise.resolve();
+    },
+  };
+  await assert.rejects(removePodCgroup(fs, "/k/pod1"), Deno.errors.Busy);
+  assert.equal(tried.length, 3);
 });

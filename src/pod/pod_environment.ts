@@ -22,7 +22,13 @@ import {
   type HostsFileIo,
 } from "./hosts_file.ts";
 import type { ImageUser } from "./linux_config.ts";
-import type { PodCgroupOptions } from "./pod_cgroups.ts";
+import {
+  type CgroupFs,
+  denoCgroupFs,
+  type PodCgroupOptions,
+  podCgroupParent,
+  removePodCgroup,
+} from "./pod_cgroups.ts";
 import {
   hugepageSizeFromDirName,
   type NodeResources,
@@ -52,6 +58,8 @@ export interface PodEnvironmentDeps {
   readTextFile?: (path: string) => Promise<string>;
   /** Hosts file access (default: the host file system). */
   hostsIo?: HostsFileIo;
+  /** Cgroup file system for removing pod cgroups (default: the host's). */
+  cgroupFs?: CgroupFs;
 }
 
 /** The extra config options for one pod's sandbox and containers. */
@@ -66,6 +74,11 @@ export interface PodEnvironment {
     pod: Pod,
     context: { imageRef: string; podIPs: string[]; signal: AbortSignal },
   ): Promise<Partial<ContainerConfigOptions>>;
+  /**
+   * Removes the terminated pod's cgroup (with `cgroupsPerQOS`); never rejects: a failure is
+   * logged (the first kind of failure once, e.g. no permission under the planned lists).
+   */
+  removePodCgroup(pod: Pod): Promise<void>;
 }
 
 const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
@@ -78,6 +91,8 @@ export function createPodEnvironment(
   const readTextFile = deps.readTextFile ?? Deno.readTextFile;
   const hostsIo = deps.hostsIo ?? denoHostsFileIo;
   const resolvConf = options.resolvConf ?? "/etc/resolv.conf";
+  const cgroupFs = deps.cgroupFs ?? denoCgroupFs;
+  const warned = new Set<string>();
   return {
     async sandboxOptions() {
       let host: DnsConfigShape | undefined;
@@ -110,6 +125,24 @@ export function createPodEnvironment(
         if (path) out.hostsFileHostPath = path;
       }
       return out;
+    },
+    async removePodCgroup(pod) {
+      const cgroups = options.cgroups ?? {};
+      if (cgroups.cgroupsPerQOS === false) return;
+      const parent = podCgroupParent(pod, cgroups);
+      try {
+        await removePodCgroup(cgroupFs, parent);
+      } catch (error) {
+        const kind = error instanceof Error ? error.name : "Error";
+        const fields = {
+          cgroup: parent,
+          err: error instanceof Error ? error.message : String(error),
+        };
+        if (!warned.has(kind)) {
+          warned.add(kind);
+          deps.logger.warn("Failed to remove the pod cgroup", fields);
+        } else deps.logger.v(4).info("Failed to remove the pod cgroup", fields);
+      }
     },
   };
 }

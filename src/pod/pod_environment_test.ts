@@ -126,3 +126,40 @@ Deno.test("readPodEnvironmentOptions() takes the configuration's fields", async 
   assert.equal(options.rootDir, "/r");
   assert.ok((options.node?.memoryCapacity ?? 0) > 0);
 });
+
+Deno.test("createPodEnvironment() removes the pod cgroup and warns once per kind of failure", async () => {
+  const logger = new CaptureLogger();
+  const removed: string[] = [];
+  let fail = false;
+  const env = createPodEnvironment({
+    images: new FakeRuntime(),
+    logger,
+    cgroupFs: {
+      readDirNames: () => Promise.resolve(["memory"]),
+      rmdir(path) {
+        if (fail) return Promise.reject(new Deno.errors.NotCapable("no"));
+        removed.push(path);
+        return Promise.resolve();
+      },
+    },
+  }, { cgroups: { cgroupRoot: "/n" } });
+  await env.removePodCgroup(POD);
+  assert.deepEqual(removed, [
+    "/sys/fs/cgroup/memory/n/kubepods/besteffort/podu-1",
+    "/sys/fs/cgroup/n/kubepods/besteffort/podu-1",
+  ]);
+  fail = true;
+  await env.removePodCgroup(POD);
+  await env.removePodCgroup(POD);
+  const warnings = logger.records.filter((r) => r.severity === "warn");
+  assert.equal(warnings.length, 1);
+  const off = createPodEnvironment({
+    images: new FakeRuntime(),
+    logger,
+    cgroupFs: {
+      readDirNames: () => Promise.reject(new Error("must not look")),
+      rmdir: () => Promise.reject(new Error("must not remove")),
+    },
+  }, { cgroups: { cgroupsPerQOS: false } });
+  await off.removePodCgroup(POD);
+});

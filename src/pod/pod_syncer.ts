@@ -634,6 +634,8 @@ class KubePodSyncer implements RuntimePodSyncer {
         gracePeriodOverride: 0,
       });
     }
+    // upstream SyncTerminatedPod destroys the pod cgroup before the final status
+    await this.#environment?.removePodCgroup(pod);
     const final = terminatePodStatus(this.#computeStatus(pod, status, true), {
       isStatic: isStaticPod(pod),
       initContainers: pod.spec.initContainers?.length ?? 0,

@@ -26,7 +26,7 @@ async function readCgroupFile(path: string): Promise<string | undefined> {
 
 Deno.test({
   name:
-    "containerd: limits reach the container cgroup under its QoS parent; id, /etc/hosts and DNS as configured",
+    "containerd: limits reach the container cgroup under its QoS parent, removed with the pod; id, /etc/hosts and DNS as configured",
   ignore: !endpoint,
   async fn() {
     await using e = await startE2e({
@@ -101,9 +101,13 @@ Deno.test({
     const resolv = await exec(app.id, ["cat", "/etc/resolv.conf"]);
     for (const line of nameservers) assert.ok(resolv.includes(line), resolv);
     await e.remove("limited.yaml");
-    await waitFor("the pod stopped", async () => {
+    // once the pod is terminated its cgroup goes, as upstream SyncTerminatedPod removes it
+    await waitFor("the pod cgroup removed", async () => {
       const cs = running(await e.containers("limited"));
-      return cs.length === 0 ? true : undefined;
-    });
+      const left = await readCgroupFile(
+        `/sys/fs/cgroup/memory${podCgroup}/memory.limit_in_bytes`,
+      );
+      return cs.length === 0 && left === undefined ? true : undefined;
+    }, 30_000);
   },
 });
