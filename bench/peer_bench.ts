@@ -19,7 +19,12 @@
 // deno-lint-ignore-file no-console
 
 import { shortMethod, type TraceEntry } from "../tests/diff/normalize.ts";
-import { type Kind, type Side, startSide } from "../tests/diff/_sides.ts";
+import {
+  type Kind,
+  type Side,
+  startPair,
+  startSide,
+} from "../tests/diff/_sides.ts";
 import { pod } from "../tests/diff/scenarios.ts";
 
 const QUICK = Deno.args.includes("--quick");
@@ -150,19 +155,8 @@ results.push(
 );
 
 // (b) and (c) with both kubelets up.
-await using ours = await startSide({
-  kind: "ours",
-  node: NODE,
-  bin,
-  ...NETWORKS.ours,
-});
-await using upstream = await startSide({
-  kind: "upstream",
-  node: NODE,
-  bin,
-  ...NETWORKS.upstream,
-});
-const sides = { ours, upstream };
+await using sides = await startPair(NODE, bin, NETWORKS);
+const { ours, upstream } = sides;
 const latency: Record<Kind, number[]> = { ours: [], upstream: [] };
 // manifest written → RunPodSandbox sent: the kubelet's own reaction time.
 const reaction: Record<Kind, number[]> = { ours: [], upstream: [] };

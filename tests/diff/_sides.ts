@@ -288,3 +288,38 @@ export async function startSide(options: SideOptions): Promise<Side> {
     },
   };
 }
+
+/** Both kubelets, each on its own network; disposing the pair tears both down. */
+export interface SidePair extends AsyncDisposable {
+  ours: Side;
+  upstream: Side;
+}
+
+/** Starts kubelet.ts and the upstream kubelet for the same node name. */
+export async function startPair(
+  node: string,
+  bin: string,
+  networks: Record<Kind, { bridge: string; subnet: string }>,
+): Promise<SidePair> {
+  const ours = await startSide({ kind: "ours", node, bin, ...networks.ours });
+  let upstream: Side;
+  try {
+    upstream = await startSide({
+      kind: "upstream",
+      node,
+      bin,
+      ...networks.upstream,
+    });
+  } catch (e) {
+    await ours[Symbol.asyncDispose]();
+    throw e;
+  }
+  return {
+    ours,
+    upstream,
+    async [Symbol.asyncDispose]() {
+      await upstream[Symbol.asyncDispose]();
+      await ours[Symbol.asyncDispose]();
+    },
+  };
+}

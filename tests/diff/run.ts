@@ -3,7 +3,7 @@
  */
 import { jsonDiff, lifecycle, type PodTrace, podTraces } from "./normalize.ts";
 import type { Scenario, ScenarioContext } from "./scenarios.ts";
-import { type Side, startSide } from "./_sides.ts";
+import { type Side, startPair } from "./_sides.ts";
 
 export const NODE = "diff-node";
 
@@ -100,18 +100,8 @@ export async function runScenario(
   scenario: Scenario,
   bin: string,
 ): Promise<ScenarioReport> {
-  await using ours = await startSide({
-    kind: "ours",
-    node: NODE,
-    bin,
-    ...NETWORKS.ours,
-  });
-  await using upstream = await startSide({
-    kind: "upstream",
-    node: NODE,
-    bin,
-    ...NETWORKS.upstream,
-  });
+  await using pair = await startPair(NODE, bin, NETWORKS);
+  const { ours, upstream } = pair;
   await Promise.all([
     scenario.run(context(ours)),
     scenario.run(context(upstream)),
