@@ -105,6 +105,10 @@ export async function joinCluster(
   logger.info("Connected to the API server", {
     server: conn.connection.server,
   });
+  const rootDir = flags.rootDir || "/var/lib/kubelet";
+  // Upstream creates --root-dir at start-up (setupDataDirs); node status needs it to
+  // measure the node's ephemeral storage.
+  await Deno.mkdir(rootDir, { recursive: true, mode: 0o750 }).catch(() => {});
   const facts = createNodeFacts({
     runtime: {
       version: async (signal) => {
@@ -126,7 +130,7 @@ export async function joinCluster(
   }, {
     hostname: ctx.nodeName,
     ...(flags.nodeIP ? { nodeIP: flags.nodeIP } : {}),
-    rootDir: flags.rootDir || "/var/lib/kubelet",
+    rootDir,
     maxPods: config.maxPods ?? 110,
     kubeletPort: config.port ?? 10250,
     kubeletVersion: flags.reportedVersion || "v1.34.0",

@@ -113,19 +113,20 @@ function pairFileName(nowMs: number): string {
   return `kubelet-client-${iso.slice(0, 19).replace(/[T:]/g, "-")}.pem`;
 }
 
-/** Stores cert+key as a new pair file and points the current link at it atomically. */
+/**
+ * Stores cert+key as a new dated pair file and as `kubelet-client-current.pem`. Upstream
+ * makes the current name a symlink to the dated file; Deno allows `symlink` only with
+ * unscoped read and write grants, so the current pair is a copy, replaced atomically.
+ */
 async function storePair(
   certDir: string,
   pem: string,
   nowMs: number,
 ): Promise<string> {
-  const name = pairFileName(nowMs);
-  await writeFileAtomic(`${certDir}/${name}`, pem);
-  const link = `${certDir}/${CLIENT_PAIR_CURRENT}`;
-  const tmpLink = `${link}.tmp-${crypto.randomUUID().slice(0, 8)}`;
-  await Deno.symlink(name, tmpLink);
-  await Deno.rename(tmpLink, link);
-  return link;
+  await writeFileAtomic(`${certDir}/${pairFileName(nowMs)}`, pem);
+  const current = `${certDir}/${CLIENT_PAIR_CURRENT}`;
+  await writeFileAtomic(current, pem);
+  return current;
 }
 
 function conditionOf(csr: CertificateSigningRequest, type: string): boolean {

@@ -261,6 +261,7 @@ async function addFlags(
     if (flags.bootstrapKubeconfig) {
       b.add("write", path, "--kubeconfig");
       b.add("write", `${path}.tmp`, "--kubeconfig");
+      b.add("read", `${path}.tmp`, "--kubeconfig"); // rename needs both
     }
   }
   if (flags.kubeconfig || flags.bootstrapKubeconfig) {

@@ -226,6 +226,8 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
   // Node status (API server mode) reads the machine ID and the OS image.
   assert.ok(plan.read.includes("/etc/machine-id"));
   assert.ok(plan.read.includes("/etc/os-release"));
+  // The bootstrapped kubeconfig is written to "<kubeconfig>.tmp", then renamed.
+  assert.ok(plan.read.includes("/etc/kubernetes/kubelet.conf.tmp"));
   assert.deepEqual(plan.net, [
     "0.0.0.0:10250",
     "127.0.0.1:10248",
