@@ -15,6 +15,7 @@ import { systemClock } from "../../src/clock/mod.ts";
 import { joinCluster } from "../../src/join_cluster.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
+import { bundleInto, CHILD_ENV } from "../ship/_helpers.ts";
 import {
   cluster,
   clusterMissing,
@@ -320,15 +321,25 @@ Deno.test({
   },
 });
 
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) {
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text;
+}
+
 Deno.test({
   name:
-    "main.ts with --bootstrap-kubeconfig joins the cluster (simulated runtime) and exits 0 on SIGTERM",
+    "the bundled kubelet under exactly its --dry-run permission lists bootstraps, turns Ready and renews its Lease (simulated runtime)",
   ignore: clusterMissing !== undefined,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
     const node = randomName();
     const dir = await Deno.makeTempDir({ prefix: `${node}-` });
+    const port = 20000 + Math.floor(Math.random() * 10000);
     await Deno.writeTextFile(
       `${dir}/config.yaml`,
       [
@@ -336,50 +347,77 @@ Deno.test({
         "kind: KubeletConfiguration",
         "containerRuntimeEndpoint: sim://default",
         "healthzPort: 0",
+        "address: 127.0.0.1",
+        `port: ${port}`,
         "nodeLeaseDurationSeconds: 4",
         "nodeStatusUpdateFrequency: 1s",
         "",
       ].join("\n"),
     );
+    const args = [
+      "--config",
+      `${dir}/config.yaml`,
+      "--root-dir",
+      `${dir}/root`,
+      "--kubeconfig",
+      `${dir}/kubelet.conf`,
+      "--bootstrap-kubeconfig",
+      cluster.bootstrapKubeconfig,
+      "--cert-dir",
+      `${dir}/pki`,
+      "--hostname-override",
+      node,
+    ];
+    // The grants the kubelet says this configuration needs, and nothing more.
+    const dry = await run(Deno.execPath(), [
+      "run",
+      "-A",
+      `${ROOT}main.ts`,
+      "--dry-run",
+      ...args,
+    ], CHILD_ENV);
+    assert.equal(dry.code, 0, dry.stderr);
+    const grants = dry.stdout.split("\n")
+      .filter((l) => l.startsWith("# deno permission: "))
+      .map((l) => l.slice("# deno permission: ".length));
+    assert.ok(
+      grants.some((g) => g.startsWith("--allow-net=") && g.includes(":16443")),
+    );
+    const bundle = await bundleInto(dir);
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        `${ROOT}main.ts`,
-        "--config",
-        `${dir}/config.yaml`,
-        "--root-dir",
-        `${dir}/root`,
-        "--kubeconfig",
-        `${dir}/kubelet.conf`,
-        "--bootstrap-kubeconfig",
-        cluster.bootstrapKubeconfig,
-        "--cert-dir",
-        `${dir}/pki`,
-        "--hostname-override",
-        node,
-      ],
-      cwd: ROOT,
+      args: ["run", "--no-prompt", ...grants, bundle, ...args],
+      cwd: dir,
+      env: CHILD_ENV,
       stdin: "null",
       stdout: "null",
       stderr: "piped",
     }).spawn();
+    const stderr = readAll(child.stderr);
     let csrNames: string[] = [];
     try {
-      await poll("the Node to turn Ready", async () => {
+      const ready = await poll("the Node to turn Ready", async () => {
         const n = await getJson<NodeJson>("node", node);
         return n && conditionTrue(n, "Ready") ? n : undefined;
       }, 90_000);
-      const lease = await poll(
+      // --root-dir is created at start, so its filesystem is measured.
+      assert.ok(ready.status.capacity["ephemeral-storage"]);
+      assert.equal(ready.status.daemonEndpoints.kubeletEndpoint.Port, port);
+      const first = await poll(
         "the Lease",
         () => getJson<LeaseJson>("lease", "-n", "kube-node-lease", node),
       );
-      assert.equal(lease.spec.holderIdentity, node);
-      const conf = await run("cat", [`${dir}/kubelet.conf`]);
-      assert.match(
-        conf.stdout,
-        /client-certificate: ".*kubelet-client-current\.pem"/,
-      );
+      assert.equal(first.spec.holderIdentity, node);
+      await poll("the Lease renewTime to advance", async () => {
+        const l = await getJson<LeaseJson>(
+          "lease",
+          "-n",
+          "kube-node-lease",
+          node,
+        );
+        return l && l.spec.renewTime > first.spec.renewTime ? l : undefined;
+      }, 10_000);
+      const conf = await Deno.readTextFile(`${dir}/kubelet.conf`);
+      assert.match(conf, /client-certificate: ".*kubelet-client-current\.pem"/);
       csrNames = (await csrsIssuing(
         await Deno.readTextFile(`${dir}/pki/kubelet-client-current.pem`),
       )).map((c) => c.metadata.name);
@@ -387,12 +425,16 @@ Deno.test({
     } finally {
       child.kill("SIGTERM");
       const status = await child.status;
-      const err = new TextDecoder().decode(
-        (await child.stderr.getReader().read()).value ?? new Uint8Array(),
-      );
+      const err = await stderr;
       await cleanup([node], csrNames);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       assert.equal(status.code, 0, err);
+      // Nothing of API server mode ran into a missing grant.
+      const denied = err.split("\n").filter((l) =>
+        /NotCapable|Requires \w+ access/.test(l) &&
+        /api-server|node-status|node-lease|kubeconfig|pki/.test(l)
+      );
+      assert.deepEqual(denied, []);
     }
   },
 });
