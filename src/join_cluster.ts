@@ -54,11 +54,6 @@ export interface JoinClusterContext {
   };
 }
 
-/** Whether the configuration names an API server (else: standalone). */
-export function apiServerConfigured(ctx: JoinClusterContext): boolean {
-  return Boolean(ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig);
-}
-
 function ms(value: string | undefined, fallback: number): number {
   return value ? parseGoDuration(value) : fallback;
 }

@@ -124,7 +124,7 @@ async function cleanup(nodes: string[], csrNames: string[]): Promise<void> {
 
 Deno.test({
   name:
-    "kubelet.ts bootstraps, registers a Ready Node from containerd's status, renews its Lease, and NodeRestriction holds",
+    "kubelet.ts bootstraps, registers a Ready Node from containerd's status, renews its Lease, NodeRestriction holds, and a restart reuses its certificate and Node",
   ignore: clusterMissing !== undefined || CRI_ENDPOINT === "",
   sanitizeResources: false,
   sanitizeOps: false,
@@ -142,11 +142,7 @@ Deno.test({
     let joined: Awaited<ReturnType<typeof joinCluster>> | undefined;
     const logger = new CaptureLogger();
     try {
-      joined = await joinCluster({
-        runtime,
-        clock: systemClock,
-        logger,
-      }, {
+      const joinContext = {
         nodeName: node,
         signal: stop.signal,
         config: {
@@ -168,7 +164,11 @@ Deno.test({
           ...(nodeIP ? { nodeIP } : {}),
           reportedVersion: "v1.34.0+kubelet.ts.test",
         },
-      });
+      };
+      joined = await joinCluster(
+        { runtime, clock: systemClock, logger },
+        joinContext,
+      );
 
       // TLS bootstrap: the CSR made with the bootstrap token was approved and issued, and
       // its certificate is the one stored under --cert-dir.
@@ -303,6 +303,36 @@ Deno.test({
         );
         return true;
       });
+
+      // A restart with the written kubeconfig: its certificate is still valid, so no new
+      // CSR; the existing Node is reconciled (same UID) and its Lease renewed again.
+      await joined.stop();
+      joined = undefined;
+      const before = renewed.at(-1)!;
+      joined = await joinCluster(
+        { runtime, clock: systemClock, logger },
+        joinContext,
+      );
+      assert.ok(
+        logger.messages().includes(
+          "Kubeconfig has a valid client identity; no bootstrap needed",
+        ),
+      );
+      assert.equal((await csrsIssuing(pair)).length, 1);
+      await poll("the Lease to be renewed after the restart", async () => {
+        const l = await getJson<LeaseJson>(
+          "lease",
+          "-n",
+          "kube-node-lease",
+          node,
+        );
+        return l && l.spec.renewTime > before ? l : undefined;
+      }, 10_000);
+      const again = await getJson<NodeJson>("node", node);
+      assert.equal(again?.metadata.uid, ready.metadata.uid);
+      assert.ok(
+        logger.messages().includes("Node was previously registered"),
+      );
     } catch (e) {
       // The kubelet's own log explains most failures.
       const log = logger.records.map((r) =>
