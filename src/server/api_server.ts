@@ -32,7 +32,12 @@ import {
 } from "./api_handler.ts";
 import { joinHostPort, ListenError, serve } from "./serve.ts";
 import { loadServingPair } from "./tls/serving_cert.ts";
-import { serveTls, type TlsLimits } from "./tls_serve.ts";
+import {
+  checkCipherSuites,
+  serveTls,
+  type TlsLimits,
+  tlsMinVersion,
+} from "./tls_serve.ts";
 
 /** The configuration the kubelet API reads (durations already in ms). */
 export interface ApiServerConfig {
@@ -188,27 +193,35 @@ export async function runApiServer(
         }" with authentication.anonymous.enabled and authorization.mode AlwaysAllow: anyone who reaches it could run commands in every container; set authentication.anonymous.enabled to false (--anonymous-auth=false) or authorization.mode to Webhook (--authorization-mode=Webhook)`,
       );
     }
-    const pair = await loadServingPair({
-      tlsCertFile: config.tlsCertFile,
-      tlsPrivateKeyFile: config.tlsPrivateKeyFile,
-      certDir: config.certDir,
-      hostname: options.hostname,
-      nowMs: clock.now(),
-    });
-    const clientCaPem = config.clientCAFile
-      ? await Deno.readTextFile(config.clientCAFile)
-      : undefined;
+    tlsMinVersion(config.tlsMinVersion); // refuse an unknown name before writing anything
+    if (config.tlsCipherSuites?.length) {
+      checkCipherSuites(config.tlsCipherSuites);
+      logger.warn(
+        "tlsCipherSuites is not applied: Deno's TLS offers only its AEAD suites (TLS 1.3, and TLS 1.2 ECDHE with AES-GCM or ChaCha20-Poly1305)",
+        { tlsCipherSuites: config.tlsCipherSuites.join(",") },
+      );
+    }
+    // Authentication first: a configuration that cannot authenticate writes no certificate.
     const auth = await buildApiAuth({
       host,
       reviewClient: options.reviewClient,
     }, config);
-    if (config.tlsCipherSuites?.length) {
-      logger.warn(
-        "tlsCipherSuites is not applied yet; OpenSSL's defaults are used",
-        {
-          tlsCipherSuites: config.tlsCipherSuites.join(","),
-        },
-      );
+    let pair;
+    let clientCaPem;
+    try {
+      pair = await loadServingPair({
+        tlsCertFile: config.tlsCertFile,
+        tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+        certDir: config.certDir,
+        hostname: options.hostname,
+        nowMs: clock.now(),
+      });
+      clientCaPem = config.clientCAFile
+        ? await Deno.readTextFile(config.clientCAFile)
+        : undefined;
+    } catch (error) {
+      auth.close();
+      throw error;
     }
     const handler = createApiHandler(host, {
       auth,

@@ -77,6 +77,56 @@ export function tlsMinVersion(value: string | undefined): MinVersion {
   return version;
 }
 
+/**
+ * Go's cipher suite names (`tls.CipherSuites()` and `tls.InsecureCipherSuites()`), the
+ * values `tlsCipherSuites` accepts upstream.
+ */
+const GO_CIPHER_SUITES = new Set([
+  "TLS_AES_128_GCM_SHA256",
+  "TLS_AES_256_GCM_SHA384",
+  "TLS_CHACHA20_POLY1305_SHA256",
+  "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+  "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+  "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+  "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+  "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+  "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+  "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+  "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+  "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+  "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+  "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+  "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+  "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+  "TLS_RSA_WITH_AES_128_CBC_SHA",
+  "TLS_RSA_WITH_AES_256_CBC_SHA",
+  "TLS_RSA_WITH_AES_128_CBC_SHA256",
+  "TLS_RSA_WITH_AES_128_GCM_SHA256",
+  "TLS_RSA_WITH_AES_256_GCM_SHA384",
+  "TLS_RSA_WITH_RC4_128_SHA",
+  "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+  "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+  "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+  "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+  "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+]);
+
+/**
+ * Checks `tlsCipherSuites` names as upstream does at start. Deno's node:tls (rustls) ignores
+ * the `ciphers` option and always offers only its AEAD suites (TLS 1.3 AES-GCM and
+ * ChaCha20-Poly1305; TLS 1.2 ECDHE with AES-GCM or ChaCha20-Poly1305), so a valid list is
+ * not applied; the caller says so.
+ * @throws {RangeError} naming the first unknown suite.
+ */
+export function checkCipherSuites(names: readonly string[]): void {
+  const unknown = names.find((name) => !GO_CIPHER_SUITES.has(name));
+  if (unknown !== undefined) {
+    throw new RangeError(
+      `Invalid kubelet configuration field "tlsCipherSuites": unknown cipher suite "${unknown}"`,
+    );
+  }
+}
+
 /** The presented chain, leaf first (node's `issuerCertificate` links; self-loops end it). */
 export function peerChain(socket: TLSSocket): Uint8Array[] {
   const chain: Uint8Array[] = [];

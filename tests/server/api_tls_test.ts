@@ -268,3 +268,38 @@ Deno.test("runApiServer() refuses anonymous requests with AlwaysAllow", async ()
     await assert.rejects(Deno.stat(`${dir}/pki`), Deno.errors.NotFound);
   });
 });
+
+Deno.test("runApiServer() checks TLS settings and authentication before writing a certificate", async () => {
+  await withCertDir(async (dir) => {
+    const certDir = `${dir}/pki`;
+    await assert.rejects(
+      startApi({ certDir, ...OPEN_CONFIG, tlsMinVersion: "VersionTLS99" }, {
+        reviewClient: ALLOW_ALL,
+      }),
+      RangeError,
+    );
+    await assert.rejects(
+      startApi({ certDir, ...OPEN_CONFIG, tlsCipherSuites: ["TLS_FAKE"] }, {
+        reviewClient: ALLOW_ALL,
+      }),
+      /unknown cipher suite "TLS_FAKE"/,
+    );
+    // Webhook authorization without a kubeconfig (the standalone default).
+    await assert.rejects(
+      startApi({ certDir, authorizationMode: "Webhook" }),
+      /needs a kubeconfig/,
+    );
+    await assert.rejects(Deno.stat(certDir), Deno.errors.NotFound);
+    // A valid list is accepted but not applied (Deno's TLS ignores it), and says so.
+    await using api = await startApi({
+      certDir,
+      ...OPEN_CONFIG,
+      tlsCipherSuites: ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"],
+    }, { reviewClient: ALLOW_ALL });
+    assert.ok(
+      api.logger.records.some((r) =>
+        r.severity === "warn" && /tlsCipherSuites is not applied/.test(r.msg)
+      ),
+    );
+  });
+});
