@@ -1,8 +1,8 @@
 /**
- * The "act" half of a pod sync (kubelet's `SyncPod`/`SyncTerminatingPod`/`SyncTerminatedPod`):
- * reads the runtime's view of the pod, stores the computed status, executes
- * `computePodActions` in the order of kuberuntime's `SyncPod` (kuberuntime_manager.go) and
- * records per-step results. Per-container failures are {@linkcode SyncResult} values with
+ * The pod lifecycle entry points (kubelet's `SyncPod`/`SyncTerminatingPod`/
+ * `SyncTerminatedPod`): read the runtime's view of the pod, store the computed status, plan
+ * with `computePodActions` and carry the plan out with `executePodActions`, remembering each
+ * step's result for the status. Per-container failures are {@linkcode SyncResult} values with
  * upstream reasons; only infrastructure failures (runtime unreachable, abort) reject.
  *
  * @module
@@ -11,7 +11,6 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ImageService, RuntimeService } from "../runtime/mod.ts";
-import { isNotFound } from "../runtime/mod.ts";
 import {
   computePodStatus,
   type PodStatusManager,
@@ -22,46 +21,28 @@ import {
   containerBackoffKey,
   createContainerBackoff,
 } from "./backoff.ts";
-import {
-  generatePodSandboxConfig,
-  podLogDirectory,
-  type PodSandboxConfigInit,
-} from "./container_config.ts";
+import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
+import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
 import { createImagePuller } from "./image_puller.ts";
 import {
   createPodEnvironment,
   type PodEnvironment,
   type PodEnvironmentOptions,
-  sandboxConfigFailure,
 } from "./pod_environment.ts";
-import {
-  computePodActions,
-  type PodActions,
-  type ProbeResult,
-} from "./pod_actions.ts";
-import {
-  errorText,
-  killContainer,
-  type KillDeps,
-  killPod,
-} from "./pod_kill.ts";
-import { runtimeErrorText } from "./runtime_messages.ts";
+import { computePodActions, type ProbeResult } from "./pod_actions.ts";
+import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import {
-  containerDirectory,
   denoTerminationMessageWriter,
   type TerminationMessageReader,
   type TerminationMessageWriter,
 } from "./termination_message.ts";
 import {
   denoReadDirNames,
-  startContainer,
   type StartContainerDeps,
-  type StartContext,
 } from "./start_container.ts";
 import type {
-  ContainerView,
   Pod,
   PodRuntimeStatus,
   PodStatus,
@@ -169,13 +150,11 @@ class KubePodSyncer implements RuntimePodSyncer {
   #options: PodSyncerOptions;
   #kill: KillDeps;
   #backoff: Backoff;
-  #startDeps: StartContainerDeps;
+  #execDeps: ExecuteDeps;
   /** Last StartContainer failure per pod uid and container name (kubelet's reason cache). */
   #reasons = new Map<string, Map<string, SyncResult>>();
   #lastResults = new Map<string, SyncResult[]>();
   #runtimeName: string | undefined;
-  #mkdir: (path: string) => Promise<void>;
-  #messageWriter: TerminationMessageWriter;
   #environment: PodEnvironment | undefined;
 
   constructor(deps: PodSyncerDeps, options: PodSyncerOptions) {
@@ -199,27 +178,44 @@ class KubePodSyncer implements RuntimePodSyncer {
           : {}),
       },
     );
-    this.#mkdir = deps.mkdir ??
-      ((path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
-    this.#messageWriter = deps.messageWriter ?? denoTerminationMessageWriter;
+    const mkdir = deps.mkdir ??
+      ((path: string) => Deno.mkdir(path, { recursive: true, mode: 0o755 }));
+    const messageWriter = deps.messageWriter ?? denoTerminationMessageWriter;
     this.#environment = options.environment &&
       createPodEnvironment(
         { images: deps.images, logger: deps.logger },
         options.environment,
       );
-    this.#startDeps = {
+    const start: StartContainerDeps = {
       kill: this.#kill,
       runtime: deps.runtime,
       logger: deps.logger,
       backoff: this.#backoff,
       puller,
-      mkdir: this.#mkdir,
+      mkdir,
       readDirNames: deps.readDirNames ?? denoReadDirNames,
       podLogsDir: options.podLogsDir,
       ...(options.rootDir ? { rootDir: options.rootDir } : {}),
-      messageWriter: this.#messageWriter,
+      messageWriter,
       nodeName: options.nodeName,
       hostIPs: options.hostIPs ?? [],
+      ...(this.#environment ? { environment: this.#environment } : {}),
+    };
+    this.#execDeps = {
+      runtime: deps.runtime,
+      logger: deps.logger,
+      kill: this.#kill,
+      start,
+      initContainers: createInitContainerCleaner({
+        runtime: deps.runtime,
+        logger: deps.logger,
+        messageWriter,
+        ...(options.rootDir ? { rootDir: options.rootDir } : {}),
+      }),
+      mkdir,
+      podLogsDir: options.podLogsDir,
+      runtimeHandler: options.runtimeHandler ?? "",
+      ...(options.dns ? { dns: options.dns } : {}),
       ...(this.#environment ? { environment: this.#environment } : {}),
     };
   }
@@ -294,7 +290,13 @@ class KubePodSyncer implements RuntimePodSyncer {
         ? { startupResults: this.#deps.probes.startup }
         : {}),
     });
-    const results = await this.#execute(pod, before, actions, signal, logger);
+    const results = await executePodActions(this.#execDeps, {
+      pod,
+      status: before,
+      actions,
+      signal,
+      logger,
+    });
     this.#lastResults.set(uid, results);
     this.#recordReasons(uid, results);
 
@@ -334,227 +336,6 @@ class KubePodSyncer implements RuntimePodSyncer {
       } else {
         reasons?.delete(r.target);
       }
-    }
-  }
-
-  async #execute(
-    pod: Pod,
-    status: PodRuntimeStatus,
-    actions: PodActions,
-    signal: AbortSignal,
-    logger: Logger,
-  ): Promise<SyncResult[]> {
-    const results: SyncResult[] = [];
-    const failed = () => results.some((r) => r.reason !== undefined);
-    if (actions.createSandbox && actions.sandboxId) {
-      logger.info("Pod sandbox changed, it will be killed and re-created", {
-        sandboxID: actions.sandboxId,
-      });
-    }
-    if (actions.killPod) {
-      logger.v(2).info("Stopping pod", {
-        createSandbox: actions.createSandbox,
-      });
-      results.push(...await killPod(this.#kill, { pod, status }, { signal }));
-      if (failed()) return results;
-      if (actions.createSandbox) {
-        await this.#purgeInitContainers(pod, status, signal);
-      }
-    } else {
-      for (const kill of actions.containersToKill.values()) {
-        const view = status.containers.find((c) => c.id === kill.containerId)!;
-        const r = await killContainer(this.#kill, {
-          pod,
-          view,
-          container: kill.container,
-        }, {
-          reason: kill.reason,
-          message: kill.message,
-          signal,
-        });
-        results.push(r);
-        if (r.reason) return results;
-      }
-    }
-    await this.#pruneInitContainers(pod, status, signal);
-
-    let sandboxId = actions.sandboxId;
-    let podIPs = status.sandboxes[0]
-      ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps]
-      : [];
-    let nodeOptions = {};
-    try {
-      nodeOptions = await this.#environment?.sandboxOptions() ?? {};
-    } catch (error) {
-      signal.throwIfAborted();
-      results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
-      return results;
-    }
-    const sandboxConfig = generatePodSandboxConfig(pod, {
-      podLogsDir: this.#options.podLogsDir,
-      attempt: actions.attempt,
-      ...(this.#options.dns ? { dns: this.#options.dns } : {}),
-      ...nodeOptions,
-    });
-    if (actions.createSandbox) {
-      const created = await this.#createSandbox(pod, sandboxConfig, signal);
-      results.push(created.result);
-      if (!created.id) return results;
-      sandboxId = created.id;
-      podIPs = created.ips;
-    }
-    if (!actions.createSandbox && actions.killPod) return results;
-
-    const ctx: StartContext = {
-      pod,
-      status,
-      sandboxId,
-      sandboxConfig,
-      podIPs: podIPs.filter((ip) => ip),
-      signal,
-    };
-    const inits = pod.spec.initContainers ?? [];
-    for (const index of actions.initContainersToStart) {
-      const container = inits[index]!;
-      const r = await startContainer(this.#startDeps, ctx, {
-        container,
-        type: "init",
-      });
-      results.push(r);
-      if (r.reason && container.restartPolicy !== "Always") return results;
-    }
-    for (const index of actions.containersToStart) {
-      const container = pod.spec.containers[index]!;
-      results.push(
-        await startContainer(this.#startDeps, ctx, {
-          container,
-          type: "container",
-        }),
-      );
-    }
-    return results;
-  }
-
-  async #createSandbox(
-    pod: Pod,
-    config: PodSandboxConfigInit,
-    signal: AbortSignal,
-  ): Promise<{ id: string; ips: string[]; result: SyncResult }> {
-    const name = pod.metadata.name ?? "";
-    try {
-      await this.#mkdir(podLogDirectory(this.#options.podLogsDir, pod));
-      const res = await this.#deps.runtime.runPodSandbox(
-        { config, runtimeHandler: this.#options.runtimeHandler ?? "" },
-        { signal },
-      );
-      let ips: string[] = [];
-      try {
-        const st = await this.#deps.runtime.podSandboxStatus({
-          podSandboxId: res.podSandboxId,
-        }, { signal });
-        const net = st.status?.network;
-        if (net) ips = [net.ip, ...net.additionalIps.map((p) => p.ip)];
-      } catch (error) {
-        signal.throwIfAborted();
-        this.#deps.logger.warn("Failed to read the new pod sandbox status", {
-          pod: name,
-          err: errorText(error),
-        });
-      }
-      return {
-        id: res.podSandboxId,
-        ips,
-        result: { action: "CreatePodSandbox", target: res.podSandboxId },
-      };
-    } catch (error) {
-      signal.throwIfAborted();
-      // upstream createPodSandbox formats the CRI error itself
-      const message = `Failed to create pod sandbox: ${
-        runtimeErrorText(error)
-      }`;
-      this.#deps.logger.error("Failed to create pod sandbox", {
-        pod: name,
-        err: errorText(error),
-      });
-      return {
-        id: "",
-        ips: [],
-        result: {
-          action: "CreatePodSandbox",
-          target: name,
-          reason: "CreatePodSandboxError",
-          message,
-        },
-      };
-    }
-  }
-
-  async #remove(
-    pod: Pod,
-    view: ContainerView,
-    signal: AbortSignal,
-  ): Promise<void> {
-    try {
-      await this.#deps.runtime.removeContainer({ containerId: view.id }, {
-        signal,
-      });
-    } catch (error) {
-      signal.throwIfAborted();
-      if (!isNotFound(error)) {
-        this.#deps.logger.warn("Failed to remove container", {
-          containerID: view.id,
-          err: errorText(error),
-        });
-        return;
-      }
-    }
-    await this.#removeMessageFile(pod, view);
-  }
-
-  /** Deletes the termination-message file of a removed container (only under our root dir). */
-  async #removeMessageFile(pod: Pod, view: ContainerView): Promise<void> {
-    const path = view.terminationMessageHostPath;
-    const rootDir = this.#options.rootDir;
-    const uid = uidOf(pod);
-    if (!path || !rootDir || !uid) return;
-    const dir = containerDirectory(rootDir, uid, view.name);
-    if (path.startsWith(`${dir}/`)) await this.#removePath(path);
-  }
-
-  async #removePath(path: string): Promise<void> {
-    try {
-      await this.#messageWriter.remove(path);
-    } catch (error) {
-      this.#deps.logger.warn("Failed to remove termination message files", {
-        path,
-        err: errorText(error),
-      });
-    }
-  }
-
-  async #purgeInitContainers(
-    pod: Pod,
-    status: PodRuntimeStatus,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
-    for (const c of status.containers) {
-      if (names.has(c.name)) await this.#remove(pod, c, signal);
-    }
-  }
-
-  /** Keeps only the newest exited instance of each init container. */
-  async #pruneInitContainers(
-    pod: Pod,
-    status: PodRuntimeStatus,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
-    const seen = new Set<string>();
-    for (const c of status.containers) {
-      if (!names.has(c.name) || c.state !== "exited") continue;
-      if (seen.has(c.name)) await this.#remove(pod, c, signal);
-      else seen.add(c.name);
     }
   }
 
