@@ -168,6 +168,57 @@ async function waitForCertificate(
 }
 
 /**
+ * Asks for a client certificate with the bootstrap credentials (upstream
+ * `requestNodeCertificate`): reuses the key left by an interrupted attempt, sends the CSR
+ * (an earlier one with the same name is waited for instead), waits for issuance, stores
+ * the pair and removes the temporary key.
+ */
+async function requestClientCertificate(
+  deps: BootstrapDeps,
+  options: BootstrapOptions,
+  bootstrap: Connection,
+): Promise<void> {
+  const { clock, logger } = deps;
+  const keyPath = `${options.certDir}/${CLIENT_KEY_TMP}`;
+  const storedKey = await readIfExists(keyPath);
+  const keys = storedKey
+    ? await importNodeKey(storedKey)
+    : await generateNodeKey();
+  const csr = await makeNodeCsr(options.nodeName, keys);
+  if (!storedKey) await writeFileAtomic(keyPath, csr.keyPem);
+  const name = csrObjectName(csr.publicKeyDer, options.nodeName);
+  const api = deps.csrApiFor(bootstrap);
+  try {
+    try {
+      await api.createCsr({
+        metadata: { name },
+        spec: {
+          request: btoa(csr.csrPem),
+          signerName: KUBELET_CLIENT_SIGNER,
+          usages: KUBELET_CLIENT_USAGES,
+        },
+      }, options.signal ? { signal: options.signal } : {});
+      logger.info("Requested a client certificate", { csr: name });
+    } catch (e) {
+      if (!(e instanceof ApiAlreadyExistsError)) throw e;
+      logger.info("Waiting for the earlier client certificate request", {
+        csr: name,
+      });
+    }
+    const certPem = await waitForCertificate(api, name, deps, options);
+    await storePair(
+      options.certDir,
+      certPem.trimEnd() + "\n" + csr.keyPem,
+      clock.now(),
+    );
+    logger.info("Client certificate issued", { csr: name });
+  } finally {
+    api.close?.();
+  }
+  await Deno.remove(keyPath).catch(() => {});
+}
+
+/**
  * Makes sure `--kubeconfig` holds a usable client identity, bootstrapping one when it does
  * not. Returns true when a new certificate was obtained. Rejects when the request is denied,
  * times out or the signal aborts.
@@ -190,43 +241,7 @@ export async function bootstrapClientCertificate(
   if (existing && certificateValidAt(existing, clock.now())) {
     logger.info("Using the current client certificate pair", { path: current });
   } else {
-    const keyPath = `${options.certDir}/${CLIENT_KEY_TMP}`;
-    const storedKey = await readIfExists(keyPath);
-    const keys = storedKey
-      ? await importNodeKey(storedKey)
-      : await generateNodeKey();
-    const csr = await makeNodeCsr(options.nodeName, keys);
-    if (!storedKey) await writeFileAtomic(keyPath, csr.keyPem);
-    const name = csrObjectName(csr.publicKeyDer, options.nodeName);
-    const api = deps.csrApiFor(bootstrap);
-    try {
-      try {
-        await api.createCsr({
-          metadata: { name },
-          spec: {
-            request: btoa(csr.csrPem),
-            signerName: KUBELET_CLIENT_SIGNER,
-            usages: KUBELET_CLIENT_USAGES,
-          },
-        }, options.signal ? { signal: options.signal } : {});
-        logger.info("Requested a client certificate", { csr: name });
-      } catch (e) {
-        if (!(e instanceof ApiAlreadyExistsError)) throw e;
-        logger.info("Waiting for the earlier client certificate request", {
-          csr: name,
-        });
-      }
-      const certPem = await waitForCertificate(api, name, deps, options);
-      await storePair(
-        options.certDir,
-        certPem.trimEnd() + "\n" + csr.keyPem,
-        clock.now(),
-      );
-      logger.info("Client certificate issued", { csr: name });
-    } finally {
-      api.close?.();
-    }
-    await Deno.remove(keyPath).catch(() => {});
+    await requestClientCertificate(deps, options, bootstrap);
   }
   await writeFileAtomic(
     options.kubeconfigPath,

@@ -165,6 +165,100 @@ function cpuMillis(value: string | undefined): number {
   }
 }
 
+/** The host's identity fields of nodeInfo, read once. */
+async function readHostIdentity(
+  host: HostProbe,
+): Promise<
+  { machineID: string; systemUUID: string; bootID: string; osImage: string }
+> {
+  const read = (path: string) =>
+    host.readTextFile(path).then((t) => t.trim(), () => "");
+  const machineID = await read("/etc/machine-id");
+  return {
+    machineID,
+    // Without a DMI product UUID the upstream kubelet was seen reporting the
+    // machine ID as the system UUID; do the same.
+    systemUUID: (await read("/sys/class/dmi/id/product_uuid")) || machineID,
+    bootID: await read("/proc/sys/kernel/random/boot_id"),
+    osImage: osImage(await read("/etc/os-release")),
+  };
+}
+
+/**
+ * The runtime's version (asked until known) and readiness (asked every round), with
+ * upstream `updateRuntimeUp`'s rule: down after `downAfterMs` without a good answer.
+ */
+class RuntimeReadiness {
+  #deps: { runtime: NodeRuntime; clock: Clock; logger: Logger };
+  #downAfterMs: number;
+  version = "";
+  conditions: RuntimeConditionFact[] | undefined;
+  #lastOk = -Infinity;
+
+  constructor(
+    deps: { runtime: NodeRuntime; clock: Clock; logger: Logger },
+    downAfterMs: number,
+  ) {
+    this.#deps = deps;
+    this.#downAfterMs = downAfterMs;
+  }
+
+  get down(): boolean {
+    return this.conditions !== undefined &&
+      this.#deps.clock.now() - this.#lastOk > this.#downAfterMs;
+  }
+
+  async refresh(signal: AbortSignal): Promise<void> {
+    const { runtime, clock, logger } = this.#deps;
+    if (!this.version) {
+      try {
+        const v = await runtime.version(signal);
+        this.version = `${v.runtimeName}://${
+          normalizeRuntimeVersion(v.runtimeVersion)
+        }`;
+      } catch (e) {
+        logger.v(2).info("Container runtime version not known yet", {
+          err: e instanceof Error ? e.message : String(e),
+        });
+      }
+    }
+    try {
+      this.conditions = await runtime.status(signal);
+      this.#lastOk = clock.now();
+    } catch (e) {
+      logger.error("Container runtime status check failed", {
+        err: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+}
+
+/** What allocatable leaves out: kube- and system-reserved plus the hard eviction threshold. */
+function reservations(
+  options: NodeFactsOptions,
+  memoryBytes: number,
+  storageBytes: number | undefined,
+): NonNullable<NodeFacts["reserved"]> {
+  const reserve = (resource: string, capacity: number, signal: string) =>
+    thresholdBytes(options.kubeReserved?.[resource], capacity) +
+    thresholdBytes(options.systemReserved?.[resource], capacity) +
+    thresholdBytes(options.evictionHard?.[signal], capacity);
+  return {
+    memoryBytes: reserve("memory", memoryBytes, "memory.available"),
+    ...(storageBytes !== undefined
+      ? {
+        ephemeralStorageBytes: reserve(
+          "ephemeral-storage",
+          storageBytes,
+          "nodefs.available",
+        ),
+      }
+      : {}),
+    cpuMillis: cpuMillis(options.kubeReserved?.cpu) +
+      cpuMillis(options.systemReserved?.cpu),
+  };
+}
+
 /** Builds the facts source the node status reporter calls each round. */
 export function createNodeFacts(
   deps: {
@@ -176,51 +270,16 @@ export function createNodeFacts(
   options: NodeFactsOptions,
 ): (signal: AbortSignal) => Promise<NodeFacts> {
   const host = deps.host ?? denoHost;
-  const readOptional = (path: string) =>
-    host.readTextFile(path).then((t) => t.trim(), () => "");
-  let statics:
-    | Promise<
-      { machineID: string; systemUUID: string; bootID: string; osImage: string }
-    >
-    | undefined;
-  let runtimeVersion = "";
-  let conditions: RuntimeConditionFact[] | undefined;
-  let lastRuntimeOk = -Infinity;
+  let identity: ReturnType<typeof readHostIdentity> | undefined;
+  const runtime = new RuntimeReadiness(
+    deps,
+    options.runtimeDownAfterMs ?? 30_000,
+  );
   let loggedAddressErrors = false;
   return async (signal) => {
-    statics ??= (async () => {
-      const machineID = await readOptional("/etc/machine-id");
-      return {
-        machineID,
-        // Without a DMI product UUID the upstream kubelet was seen reporting the
-        // machine ID as the system UUID; do the same.
-        systemUUID: (await readOptional("/sys/class/dmi/id/product_uuid")) ||
-          machineID,
-        bootID: await readOptional("/proc/sys/kernel/random/boot_id"),
-        osImage: osImage(await readOptional("/etc/os-release")),
-      };
-    })();
-    const info = await statics;
-    if (!runtimeVersion) {
-      try {
-        const v = await deps.runtime.version(signal);
-        runtimeVersion = `${v.runtimeName}://${
-          normalizeRuntimeVersion(v.runtimeVersion)
-        }`;
-      } catch (e) {
-        deps.logger.v(2).info("Container runtime version not known yet", {
-          err: e instanceof Error ? e.message : String(e),
-        });
-      }
-    }
-    try {
-      conditions = await deps.runtime.status(signal);
-      lastRuntimeOk = deps.clock.now();
-    } catch (e) {
-      deps.logger.error("Container runtime status check failed", {
-        err: e instanceof Error ? e.message : String(e),
-      });
-    }
+    identity ??= readHostIdentity(host);
+    const info = await identity;
+    await runtime.refresh(signal);
     const addresses = resolveNodeIPs(options.nodeIP, host.networkInterfaces());
     if (addresses.errors.length && !loggedAddressErrors) {
       loggedAddressErrors = true;
@@ -229,39 +288,16 @@ export function createNodeFacts(
       });
     }
     const memoryBytes = host.memoryBytes();
-    let storage: number | undefined;
-    try {
-      storage = await host.filesystemBytes(options.rootDir);
-    } catch {
-      storage = undefined;
-    }
-    const reserve = (resource: string, capacity: number) =>
-      thresholdBytes(options.kubeReserved?.[resource], capacity) +
-      thresholdBytes(options.systemReserved?.[resource], capacity);
-    const facts: NodeFacts = {
+    const storage = await host.filesystemBytes(options.rootDir).catch(() =>
+      undefined
+    );
+    return {
       hostname: options.hostname,
       nodeIPs: addresses.ips,
       cpuCores: host.cpuCores(),
       memoryBytes,
       maxPods: options.maxPods,
-      reserved: {
-        memoryBytes: reserve("memory", memoryBytes) +
-          thresholdBytes(
-            options.evictionHard?.["memory.available"],
-            memoryBytes,
-          ),
-        ...(storage !== undefined
-          ? {
-            ephemeralStorageBytes: reserve("ephemeral-storage", storage) +
-              thresholdBytes(
-                options.evictionHard?.["nodefs.available"],
-                storage,
-              ),
-          }
-          : {}),
-        cpuMillis: cpuMillis(options.kubeReserved?.cpu) +
-          cpuMillis(options.systemReserved?.cpu),
-      },
+      reserved: reservations(options, memoryBytes, storage),
       nodeInfo: {
         ...info,
         kernelVersion: host.kernelVersion(),
@@ -269,14 +305,11 @@ export function createNodeFacts(
         operatingSystem: "linux",
         architecture: goArch(Deno.build.arch),
       },
-      containerRuntimeVersion: runtimeVersion,
+      containerRuntimeVersion: runtime.version,
       kubeletPort: options.kubeletPort,
       ...(storage !== undefined ? { ephemeralStorageBytes: storage } : {}),
-      ...(conditions ? { runtimeConditions: conditions } : {}),
-      runtimeDown: conditions !== undefined &&
-        deps.clock.now() - lastRuntimeOk >
-          (options.runtimeDownAfterMs ?? 30_000),
+      ...(runtime.conditions ? { runtimeConditions: runtime.conditions } : {}),
+      runtimeDown: runtime.down,
     };
-    return facts;
   };
 }
