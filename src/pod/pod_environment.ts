@@ -48,6 +48,11 @@ export interface PodEnvironmentOptions {
   node?: NodeResources;
   /** Kubelet root dir: the managed hosts file goes under `<rootDir>/pods/<uid>/`. */
   rootDir?: string;
+  /**
+   * Whether the kubelet may write under /sys (every Deno permission), needed to remove pod
+   * cgroups; default: asked of Deno ({@linkcode hasEveryPermission}).
+   */
+  hostAccess?: boolean;
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -92,6 +97,7 @@ export function createPodEnvironment(
   const hostsIo = deps.hostsIo ?? denoHostsFileIo;
   const resolvConf = options.resolvConf ?? "/etc/resolv.conf";
   const cgroupFs = deps.cgroupFs ?? denoCgroupFs;
+  const hostAccess = options.hostAccess ?? hasEveryPermission();
   const warned = new Set<string>();
   return {
     async sandboxOptions() {
@@ -128,7 +134,7 @@ export function createPodEnvironment(
     },
     async removePodCgroup(pod) {
       const cgroups = options.cgroups ?? {};
-      if (cgroups.cgroupsPerQOS === false) return;
+      if (cgroups.cgroupsPerQOS === false || !hostAccess) return;
       const parent = podCgroupParent(pod, cgroups);
       try {
         await removePodCgroup(cgroupFs, parent);
@@ -163,23 +169,40 @@ async function imageUser(
 }
 
 /**
+ * True when the process holds every permission, the only way Deno opens files under /sys and
+ * /proc (granting a path there is not enough).
+ */
+export function hasEveryPermission(): boolean {
+  const names = ["read", "write", "net", "env", "sys", "run", "ffi"] as const;
+  return names.every((name) =>
+    Deno.permissions.querySync({ name }).state === "granted"
+  );
+}
+
+/**
  * Machine facts from the host: memory capacity from `Deno.systemMemoryInfo`, the hugepage
  * sizes listed in /sys/kernel/mm/hugepages (in directory order, as upstream reads them) and
- * the swap controller. Deno opens files under /sys and /proc only with every permission
- * granted, so under the kubelet's planned permission lists the sizes and the swap controller
- * stay unknown: then no hugepage limits and no swap settings are sent, and a warning says so
- * once.
+ * the swap controller. Deno opens files under /sys and /proc only with every permission, so
+ * without it (the kubelet's planned permission lists) they are not looked for: no hugepage
+ * limits and no swap settings are sent, and a warning says so once.
  */
 export async function readNodeResources(
   logger: Logger,
+  options: { hostAccess?: boolean } = {},
 ): Promise<NodeResources> {
   let memoryCapacity = 0;
   try {
     memoryCapacity = Deno.systemMemoryInfo().total;
-  } catch (error) {
-    logger.warn("Cannot read the machine's memory capacity", {
-      err: error instanceof Error ? error.message : String(error),
-    });
+  } catch {
+    logger.warn(
+      "Cannot read the machine's memory capacity: Burstable containers get the highest OOM score",
+    );
+  }
+  if (!(options.hostAccess ?? hasEveryPermission())) {
+    logger.warn(
+      "Without every permission the kubelet cannot read /sys: containers get no hugepage limits and no swap settings, and pod cgroups stay after their pods (docs/permissions.md)",
+    );
+    return { memoryCapacity, hugepageSizes: [] };
   }
   const hugepageSizes: string[] = [];
   try {
@@ -284,6 +307,7 @@ export async function readPodEnvironmentOptions(
   config: PodEnvironmentConfig,
   options: { logger: Logger; rootDir?: string },
 ): Promise<PodEnvironmentOptions> {
+  const hostAccess = hasEveryPermission();
   const cgroups: PodCgroupOptions = {};
   if (config.cgroupRoot !== undefined) cgroups.cgroupRoot = config.cgroupRoot;
   if (config.cgroupsPerQOS !== undefined) {
@@ -297,7 +321,8 @@ export async function readPodEnvironmentOptions(
     resolvConf: config.resolvConf ?? "/etc/resolv.conf",
     clusterDNS: config.clusterDNS ?? [],
     clusterDomain: config.clusterDomain ?? "",
-    node: await readNodeResources(options.logger),
+    node: await readNodeResources(options.logger, { hostAccess }),
+    hostAccess,
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { FakeRuntime } from "../runtime/testing.ts";
 import type { HostsFileIo } from "./hosts_file.ts";
 import {
   createPodEnvironment,
+  readNodeResources,
   readPodEnvironmentOptions,
   sandboxConfigFailure,
 } from "./pod_environment.ts";
@@ -142,7 +143,7 @@ Deno.test("createPodEnvironment() removes the pod cgroup and warns once per kind
         return Promise.resolve();
       },
     },
-  }, { cgroups: { cgroupRoot: "/n" } });
+  }, { cgroups: { cgroupRoot: "/n" }, hostAccess: true });
   await env.removePodCgroup(POD);
   assert.deepEqual(removed, [
     "/sys/fs/cgroup/memory/n/kubepods/besteffort/podu-1",
@@ -160,6 +161,29 @@ Deno.test("createPodEnvironment() removes the pod cgroup and warns once per kind
       readDirNames: () => Promise.reject(new Error("must not look")),
       rmdir: () => Promise.reject(new Error("must not remove")),
     },
-  }, { cgroups: { cgroupsPerQOS: false } });
+  }, { cgroups: { cgroupsPerQOS: false }, hostAccess: true });
   await off.removePodCgroup(POD);
+  // without every permission Deno may not write under /sys: nothing is tried
+  const limited = createPodEnvironment({
+    images: new FakeRuntime(),
+    logger,
+    cgroupFs: {
+      readDirNames: () => Promise.reject(new Error("must not look")),
+      rmdir: () => Promise.reject(new Error("must not remove")),
+    },
+  }, { hostAccess: false });
+  await limited.removePodCgroup(POD);
+});
+
+Deno.test("readNodeResources() looks at /sys only with every permission", async () => {
+  const logger = new CaptureLogger();
+  const limited = await readNodeResources(logger, { hostAccess: false });
+  assert.deepEqual(limited.hugepageSizes, []);
+  assert.equal(limited.swapController, undefined);
+  assert.ok(limited.memoryCapacity > 0);
+  assert.equal(logger.records.filter((r) => r.severity === "warn").length, 1);
+  assert.doesNotMatch(
+    logger.records.map((r) => r.msg).join("\n"),
+    /NotCapable|Requires \w+ access/,
+  );
 });
