@@ -11,16 +11,13 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ImageService, RuntimeService } from "../runtime/mod.ts";
-import {
-  computePodStatus,
-  type PodStatusManager,
-  terminatePodStatus,
-} from "../status/mod.ts";
+import type { PodStatusManager } from "../status/mod.ts";
 import {
   type Backoff,
   containerBackoffKey,
   createContainerBackoff,
 } from "./backoff.ts";
+import { computePodStatus } from "./compute_pod_status.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
@@ -33,6 +30,7 @@ import {
 import { computePodActions, type ProbeResult } from "./pod_actions.ts";
 import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
+import { terminatePodStatus } from "./terminate_pod_status.ts";
 import {
   denoTerminationMessageWriter,
   type TerminationMessageReader,

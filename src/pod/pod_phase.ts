@@ -4,12 +4,7 @@
  * @module
  */
 
-import type {
-  Container,
-  ContainerStatus,
-  Pod,
-  PodPhase,
-} from "../pod/types.ts";
+import type { Container, ContainerStatus, Pod, PodPhase } from "./types.ts";
 
 function find(
   statuses: readonly ContainerStatus[],

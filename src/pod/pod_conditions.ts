@@ -5,7 +5,7 @@
  */
 
 import type { Clock } from "../clock/mod.ts";
-import type { PodCondition } from "../pod/types.ts";
+import type { PodCondition } from "./types.ts";
 
 /** RFC 3339 timestamp with second precision, as the API server stores them. */
 export function rfc3339(ms: number): string {

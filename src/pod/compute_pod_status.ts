@@ -17,9 +17,9 @@ import type {
   PodRuntimeStatus,
   PodStatus,
   SyncResult,
-} from "../pod/types.ts";
+} from "./types.ts";
 import { computePodPhase } from "./pod_phase.ts";
-import { mergeConditions, rfc3339 } from "./conditions.ts";
+import { mergeConditions, rfc3339 } from "./pod_conditions.ts";
 
 /** Options of {@linkcode computePodStatus}. */
 export interface ComputePodStatusOptions {

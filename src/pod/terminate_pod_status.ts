@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { ContainerStatus, PodStatus } from "../pod/types.ts";
+import type { ContainerStatus, PodStatus } from "./types.ts";
 
 function finish(s: ContainerStatus): ContainerStatus {
   if (s.state.terminated) return s;

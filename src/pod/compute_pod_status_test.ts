@@ -6,9 +6,9 @@ import type {
   Pod,
   PodRuntimeStatus,
   SandboxView,
-} from "../pod/types.ts";
+} from "./types.ts";
 import { computePodStatus } from "./compute_pod_status.ts";
-import { terminatePodStatus } from "./terminate.ts";
+import { terminatePodStatus } from "./terminate_pod_status.ts";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
