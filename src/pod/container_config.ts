@@ -155,6 +155,24 @@ function portMappings(pod: Pod): MessageInitShape<typeof PortMappingSchema>[] {
   return out;
 }
 
+/**
+ * The pod cgroup for the sandbox, "" without cgroup options. A pod whose quantities do not
+ * parse gets "" too: its containers then fail with `CreateContainerConfigError` naming the
+ * quantity (upstream never gets that far: the API rejects such a pod).
+ */
+function sandboxCgroupParent(
+  pod: Pod,
+  cgroups: PodCgroupOptions | undefined,
+): string {
+  if (!cgroups) return "";
+  try {
+    return podCgroupParent(pod, cgroups);
+  } catch (error) {
+    if (error instanceof RangeError) return "";
+    throw error;
+  }
+}
+
 /** Builds the CRI `PodSandboxConfig` for `pod`. */
 export function generatePodSandboxConfig(
   pod: Pod,
@@ -172,10 +190,7 @@ export function generatePodSandboxConfig(
     portMappings: portMappings(pod),
     labels: { ...(pod.metadata.labels ?? {}), ...podIdentityLabels(pod) },
     annotations: { ...(pod.metadata.annotations ?? {}) },
-    linux: linuxSandboxConfig(
-      pod,
-      options.cgroups ? podCgroupParent(pod, options.cgroups) : "",
-    ),
+    linux: linuxSandboxConfig(pod, sandboxCgroupParent(pod, options.cgroups)),
   };
   if (options.dns) config.dnsConfig = dnsConfigForPod(pod, options.dns);
   return config;

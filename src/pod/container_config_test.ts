@@ -283,3 +283,24 @@ Deno.test("generateContainerConfig() refuses root under runAsNonRoot as upstream
     })
   );
 });
+
+Deno.test("generatePodSandboxConfig() survives a bad quantity; the container config names it", () => {
+  const bad = pod();
+  bad.spec.containers[0]!.resources = { limits: { cpu: "lots" } };
+  const c = generatePodSandboxConfig(bad, {
+    podLogsDir: "/l",
+    attempt: 0,
+    cgroups: {},
+  });
+  assert.equal(c.linux?.cgroupParent, "");
+  assert.deepEqual(c.linux?.resources, {});
+  assert.throws(
+    () =>
+      generateContainerConfig(bad, bad.spec.containers[0]!, {
+        restartCount: 0,
+        imageRef: "nginx",
+        nodeName: "n",
+      }),
+    /Invalid quantity "lots"/,
+  );
+});

@@ -14,6 +14,7 @@ import type {
 } from "../runtime/mod.ts";
 import {
   containerLinuxResources,
+  type LinuxResourcesInit,
   type NodeResources,
   overheadLinuxResources,
   sandboxLinuxResources,
@@ -90,6 +91,21 @@ function profile(
   };
 }
 
+/**
+ * `compute()`, or no resources when a quantity in the pod does not parse: the sandbox still
+ * starts and the container configs report the quantity (`CreateContainerConfigError`).
+ */
+function unlessBadQuantity(
+  compute: () => LinuxResourcesInit,
+): LinuxResourcesInit {
+  try {
+    return compute();
+  } catch (error) {
+    if (error instanceof RangeError) return {};
+    throw error;
+  }
+}
+
 /** Linux part of the sandbox config; `cgroupParent` from `podCgroupParent`. */
 export function linuxSandboxConfig(
   pod: Pod,
@@ -116,8 +132,8 @@ export function linuxSandboxConfig(
     sysctls: Object.fromEntries(
       (psc.sysctls ?? []).map((s) => [s.name, s.value]),
     ),
-    overhead: overheadLinuxResources(pod),
-    resources: sandboxLinuxResources(pod),
+    overhead: unlessBadQuantity(() => overheadLinuxResources(pod)),
+    resources: unlessBadQuantity(() => sandboxLinuxResources(pod)),
   };
 }
 

@@ -135,8 +135,9 @@ export function createPodEnvironment(
     async removePodCgroup(pod) {
       const cgroups = options.cgroups ?? {};
       if (cgroups.cgroupsPerQOS === false || !hostAccess) return;
-      const parent = podCgroupParent(pod, cgroups);
+      let parent = "";
       try {
+        parent = podCgroupParent(pod, cgroups);
         await removePodCgroup(cgroupFs, parent);
       } catch (error) {
         const kind = error instanceof Error ? error.name : "Error";
