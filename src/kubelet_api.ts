@@ -74,6 +74,28 @@ export interface KubeletApiDeps {
   >;
 }
 
+/** CRI container states by number, as the `container_state` label names them. */
+const CONTAINER_STATES = ["created", "running", "exited", "unknown"];
+
+/** Ready sandboxes and containers by state, for `/metrics`. */
+async function runtimeCounts(
+  runtime: KubeletApiDeps["runtime"],
+): Promise<{ runningPods: number; containers: Record<string, number> }> {
+  const [{ items }, { containers }] = await Promise.all([
+    runtime.listPodSandbox({}),
+    runtime.listContainers({}),
+  ]);
+  const counts: Record<string, number> = {};
+  for (const c of containers) {
+    const state = CONTAINER_STATES[c.state] ?? "unknown";
+    counts[state] = (counts[state] ?? 0) + 1;
+  }
+  return {
+    runningPods: items.filter((s) => s.state === 0).length,
+    containers: counts,
+  };
+}
+
 /** CRI `CONTAINER_RUNNING`. */
 const CONTAINER_RUNNING = 1;
 
@@ -206,6 +228,7 @@ export async function runKubeletApi(
       }),
     runningPods: () => listRunningPods(deps.runtime),
     config: () => ctx.config as Record<string, unknown>,
+    runtimeCounts: () => runtimeCounts(deps.runtime),
     logs: {
       podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
       containerLog: (ref, { previous }) =>

@@ -26,6 +26,7 @@ import {
   type ContainerLogsHost,
   containerLogsRoute,
 } from "./routes/container_logs.ts";
+import { type MetricsHost, metricsRoute } from "./routes/metrics.ts";
 import {
   configzRoute,
   type PodsHost,
@@ -36,6 +37,8 @@ import {
 /** What the kubelet API reads from the kubelet. */
 export interface ApiServerHost extends ServerHost, PodsHost {
   nodeName: string;
+  /** The runtime's pods and containers for `/metrics`; omitted → not served. */
+  runtimeCounts?: MetricsHost["runtimeCounts"];
   /** Container logs; omitted → `/containerLogs/` is not served. */
   logs?: Omit<ContainerLogsHost, "clock">;
 }
@@ -88,6 +91,16 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
     methods: READ_METHODS,
     debugging: false,
   });
+  if (host.runtimeCounts) {
+    table.set("/metrics", {
+      route: metricsRoute({
+        nodeName: host.nodeName,
+        runtimeCounts: host.runtimeCounts,
+      }),
+      methods: READ_METHODS,
+      debugging: false,
+    });
+  }
   const running = {
     route: runningPodsRoute(host),
     methods: READ_METHODS,

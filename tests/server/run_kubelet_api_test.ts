@@ -110,8 +110,17 @@ Deno.test("runKubelet() serves /pods, /containerLogs and the read-only port", as
       404,
     );
     assert.equal((await get(`${url}/pods`, { caPem })).status, 401);
+    const metrics = await get(`${url}/metrics`, { caPem, cert: client });
+    assert.match(metrics.body, /^kubelet_node_name\{node="api-node"\} 1$/m);
+    assert.match(metrics.body, /^kubelet_running_pods 1$/m);
+    assert.match(
+      metrics.body,
+      /^kubelet_running_containers\{container_state="running"\} 1$/m,
+    );
     // The read-only port: plain HTTP, no authentication, no logs or configuration.
     const ro = `http://127.0.0.1:${readOnlyPort}`;
+    const roMetrics = await fetch(`${ro}/metrics`);
+    assert.match(await roMetrics.text(), /^kubelet_running_pods 1$/m);
     const roPods = await fetch(`${ro}/pods`);
     assert.equal(JSON.parse(await roPods.text()).items.length, 1);
     for (

@@ -1,0 +1,132 @@
+/**
+ * `GET /metrics`: the kubelet's own metrics in the Prometheus text format (version 0.0.4),
+ * under upstream's names where the figure can be read at scrape time: the node name, running
+ * pods and containers by state (pkg/kubelet/metrics), and the process collector's memory, CPU
+ * and start time. Histograms that need hooks in the pod workers and the CRI client
+ * (`kubelet_pod_start_duration_seconds`, `kubelet_runtime_operations_*`, …) are not here yet.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import type { Route } from "./healthz.ts";
+
+/** The runtime's pods and containers as the gauges count them. */
+export interface RuntimeCounts {
+  /** Pods with a ready sandbox (upstream `kubelet_running_pods`). */
+  runningPods: number;
+  /** Containers by CRI state: `created`, `running`, `exited`, `unknown`. */
+  containers: Readonly<Record<string, number>>;
+}
+
+/** What `/metrics` reads. */
+export interface MetricsHost {
+  nodeName: string;
+  runtimeCounts(): Promise<RuntimeCounts>;
+  /** The process figures (default: Deno's). */
+  process?: () => ProcessFigures;
+}
+
+/** The process collector's figures. */
+export interface ProcessFigures {
+  residentMemoryBytes: number;
+  cpuSeconds: number;
+  startTimeSeconds: number;
+}
+
+const STARTED_MS = Date.now() - performance.now();
+
+function denoProcess(): ProcessFigures {
+  const usage = process.cpuUsage();
+  return {
+    residentMemoryBytes: Deno.memoryUsage().rss,
+    cpuSeconds: (usage.user + usage.system) / 1e6,
+    startTimeSeconds: STARTED_MS / 1000,
+  };
+}
+
+/** A label value as the text format writes it. */
+export function escapeLabel(value: string): string {
+  return value.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll(
+    '"',
+    '\\"',
+  );
+}
+
+function family(
+  name: string,
+  type: "gauge" | "counter",
+  help: string,
+  samples: Array<[string, number]>,
+): string {
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
+  for (const [labels, value] of samples) {
+    lines.push(`${name}${labels} ${value}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The exposition text of the figures. */
+export function metricsText(
+  nodeName: string,
+  counts: RuntimeCounts,
+  process: ProcessFigures,
+): string {
+  const states = ["created", "exited", "running", "unknown"];
+  return [
+    family(
+      "kubelet_node_name",
+      "gauge",
+      "[ALPHA] The node's name; the value is always 1.",
+      [[`{node="${escapeLabel(nodeName)}"}`, 1]],
+    ),
+    family(
+      "kubelet_running_containers",
+      "gauge",
+      "[ALPHA] Number of containers currently running",
+      states.map((
+        s,
+      ) => [`{container_state="${s}"}`, counts.containers[s] ?? 0]),
+    ),
+    family(
+      "kubelet_running_pods",
+      "gauge",
+      "[ALPHA] Number of pods that have a running pod sandbox",
+      [["", counts.runningPods]],
+    ),
+    family(
+      "process_cpu_seconds_total",
+      "counter",
+      "Total user and system CPU time spent in seconds.",
+      [["", process.cpuSeconds]],
+    ),
+    family(
+      "process_resident_memory_bytes",
+      "gauge",
+      "Resident memory size in bytes.",
+      [["", process.residentMemoryBytes]],
+    ),
+    family(
+      "process_start_time_seconds",
+      "gauge",
+      "Start time of the process since unix epoch in seconds.",
+      [["", process.startTimeSeconds]],
+    ),
+  ].join("");
+}
+
+/** `GET /metrics`. */
+export function metricsRoute(host: MetricsHost): Route {
+  return async () => {
+    const counts = await host.runtimeCounts();
+    const text = metricsText(
+      host.nodeName,
+      counts,
+      (host.process ?? denoProcess)(),
+    );
+    return new Response(text, {
+      status: 200,
+      headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+    });
+  };
+}
