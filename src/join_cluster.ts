@@ -31,6 +31,7 @@ export interface JoinClusterContext {
       }[]
       | undefined;
     maxPods?: number | undefined;
+    nodeStatusMaxImages?: number | undefined;
     port?: number | undefined;
     nodeStatusUpdateFrequency?: string | undefined;
     nodeStatusReportFrequency?: string | undefined;
@@ -65,7 +66,7 @@ function ms(value: string | undefined, fallback: number): number {
  */
 export async function joinCluster(
   deps: {
-    runtime: Pick<CriRuntime, "version" | "status">;
+    runtime: Pick<CriRuntime, "version" | "status" | "listImages">;
     clock: Clock;
     logger: Logger;
   },
@@ -110,6 +111,14 @@ export async function joinCluster(
         const v = await runtime.version({ version: "v1" }, { signal });
         return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
       },
+      images: async (signal) => {
+        const list = await runtime.listImages({}, { signal });
+        return list.images.map((i) => ({
+          repoDigests: i.repoDigests,
+          repoTags: i.repoTags,
+          sizeBytes: Number(i.size),
+        }));
+      },
       status: async (signal) => {
         const s = await runtime.status({ verbose: false }, { signal });
         return (s.status?.conditions ?? []).map((c) => ({
@@ -127,6 +136,9 @@ export async function joinCluster(
     ...(flags.nodeIP ? { nodeIP: flags.nodeIP } : {}),
     rootDir,
     maxPods: config.maxPods ?? 110,
+    ...(config.nodeStatusMaxImages !== undefined
+      ? { maxImages: config.nodeStatusMaxImages }
+      : {}),
     kubeletPort: config.port ?? 10250,
     kubeletVersion: flags.reportedVersion || "v1.34.0",
     ...(config.evictionHard ? { evictionHard: config.evictionHard } : {}),

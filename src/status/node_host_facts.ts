@@ -9,11 +9,17 @@ import { statfs } from "node:fs/promises";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { parseQuantity } from "../util/quantity.ts";
-import type { NodeFacts, RuntimeConditionFact } from "./node_status_setters.ts";
+import type {
+  ImageFact,
+  NodeFacts,
+  RuntimeConditionFact,
+} from "./node_status_setters.ts";
 import { goArch } from "./node_registration.ts";
 
 /** The CRI calls node status needs, shaped by their consumer. */
 export interface NodeRuntime {
+  /** CRI `ListImages`; omitted → no images in node status. */
+  images?(signal: AbortSignal): Promise<ImageFact[]>;
   version(
     signal: AbortSignal,
   ): Promise<{ runtimeName: string; runtimeVersion: string }>;
@@ -71,6 +77,8 @@ export interface NodeFactsOptions {
   evictionHard?: Record<string, string>;
   kubeReserved?: Record<string, string>;
   systemReserved?: Record<string, string>;
+  /** `nodeStatusMaxImages` (default 50; -1: all). */
+  maxImages?: number;
   /** Runtime counts as down after this long without a successful Status (default 30 s). */
   runtimeDownAfterMs?: number;
 }
@@ -193,6 +201,7 @@ class RuntimeReadiness {
   #downAfterMs: number;
   version = "";
   conditions: RuntimeConditionFact[] | undefined;
+  images: ImageFact[] | undefined;
   #lastOk = -Infinity;
 
   constructor(
@@ -227,6 +236,15 @@ class RuntimeReadiness {
       this.#lastOk = clock.now();
     } catch (e) {
       logger.error("Container runtime status check failed", {
+        err: e instanceof Error ? e.message : String(e),
+      });
+    }
+    if (!runtime.images) return;
+    try {
+      this.images = await runtime.images(signal);
+    } catch (e) {
+      // Upstream keeps the last list when the image list fails.
+      logger.error("Cannot list the runtime's images for node status", {
         err: e instanceof Error ? e.message : String(e),
       });
     }
@@ -309,6 +327,10 @@ export function createNodeFacts(
       kubeletPort: options.kubeletPort,
       ...(storage !== undefined ? { ephemeralStorageBytes: storage } : {}),
       ...(runtime.conditions ? { runtimeConditions: runtime.conditions } : {}),
+      ...(runtime.images ? { images: runtime.images } : {}),
+      ...(options.maxImages !== undefined
+        ? { maxImages: options.maxImages }
+        : {}),
       runtimeDown: runtime.down,
     };
   };

@@ -51,6 +51,39 @@ export interface NodeFacts {
   runtimeConditions?: RuntimeConditionFact[];
   /** Set when the runtime has not answered `Status` for too long. */
   runtimeDown?: boolean;
+  /** The runtime's images (CRI `ListImages`); undefined → not reported. */
+  images?: ImageFact[];
+  /** `nodeStatusMaxImages` (default 50; -1 lists all). */
+  maxImages?: number;
+}
+
+/** One runtime image as node status reads it. */
+export interface ImageFact {
+  repoDigests: string[];
+  repoTags: string[];
+  sizeBytes: number;
+}
+
+/** Upstream `MaxNamesPerImageInNodeStatus`. */
+export const MAX_NAMES_PER_IMAGE = 5;
+
+/**
+ * Upstream `Images` setter: largest images first, at most `maxImages` of them (-1: all),
+ * each named by its digests then its tags, at most 5 names.
+ */
+export function nodeImages(
+  images: ImageFact[],
+  maxImages = 50,
+): { names: string[]; sizeBytes: number }[] {
+  const sorted = [...images].sort((a, b) => b.sizeBytes - a.sizeBytes);
+  const kept = maxImages > -1 ? sorted.slice(0, maxImages) : sorted;
+  return kept.map((image) => ({
+    names: [...image.repoDigests, ...image.repoTags].slice(
+      0,
+      MAX_NAMES_PER_IMAGE,
+    ),
+    sizeBytes: image.sizeBytes,
+  }));
 }
 
 const KI = 1024;
@@ -236,5 +269,10 @@ export function computeNodeStatus(
       containerRuntimeVersion: facts.containerRuntimeVersion,
       kubeProxyVersion: "",
     },
+    ...(facts.images
+      ? { images: nodeImages(facts.images, facts.maxImages ?? 50) }
+      : previous?.images
+      ? { images: previous.images }
+      : {}),
   };
 }

@@ -3,6 +3,7 @@ import {
   computeNodeStatus,
   formatBinaryQuantity,
   type NodeFacts,
+  nodeImages,
   readinessErrors,
   rfc3339Seconds,
 } from "./node_status_setters.ts";
@@ -149,4 +150,40 @@ Deno.test("readinessErrors() words runtime and network problems as upstream", ()
     readinessErrors(facts(), { cpu: "1", pods: "1" }),
     ["Missing node capacity for resources: memory, ephemeral-storage"],
   );
+});
+
+Deno.test("nodeImages() lists the largest images first, digests then tags, at most 5 names", () => {
+  const images = [
+    { repoDigests: ["small@sha256:1"], repoTags: ["small:1"], sizeBytes: 10 },
+    {
+      repoDigests: ["big@sha256:a", "big@sha256:b"],
+      repoTags: ["big:1", "big:2", "big:3", "big:4"],
+      sizeBytes: 1000,
+    },
+    { repoDigests: [], repoTags: ["mid:1"], sizeBytes: 100 },
+  ];
+  assert.deepEqual(nodeImages(images), [
+    {
+      names: ["big@sha256:a", "big@sha256:b", "big:1", "big:2", "big:3"],
+      sizeBytes: 1000,
+    },
+    { names: ["mid:1"], sizeBytes: 100 },
+    { names: ["small@sha256:1", "small:1"], sizeBytes: 10 },
+  ]);
+  assert.equal(nodeImages(images, 2).length, 2);
+  assert.equal(nodeImages(images, -1).length, 3);
+  assert.equal(nodeImages(images, 0).length, 0);
+});
+
+Deno.test("computeNodeStatus() reports images when the runtime listed them, else keeps the last list", () => {
+  const listed = computeNodeStatus(
+    undefined,
+    facts({
+      images: [{ repoDigests: [], repoTags: ["a:1"], sizeBytes: 5 }],
+    }),
+    0,
+  );
+  assert.deepEqual(listed.images, [{ names: ["a:1"], sizeBytes: 5 }]);
+  assert.deepEqual(computeNodeStatus(listed, facts(), 0).images, listed.images);
+  assert.equal(computeNodeStatus(undefined, facts(), 0).images, undefined);
 });

@@ -37,6 +37,7 @@ interface NodeJson {
     capacity: Record<string, string>;
     allocatable: Record<string, string>;
     daemonEndpoints: { kubeletEndpoint: { Port: number } };
+    images?: { names: string[]; sizeBytes: number }[];
   };
 }
 
@@ -222,6 +223,17 @@ Deno.test({
       assert.ok(ready.status.capacity["ephemeral-storage"]);
       assert.ok(ready.status.allocatable.memory);
       assert.equal(ready.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
+      // containerd's images, largest first, as upstream lists them.
+      const images = ready.status.images ?? [];
+      assert.ok(images.length > 0, "no images in node status");
+      assert.ok(
+        images.every((i, n) =>
+          n === 0 || images[n - 1]!.sizeBytes >= i.sizeBytes
+        ),
+      );
+      assert.ok(
+        images.every((i) => i.names.length >= 1 && i.names.length <= 5),
+      );
       if (nodeIP) {
         assert.deepEqual(ready.status.addresses, [
           { type: "InternalIP", address: nodeIP },
