@@ -9,7 +9,7 @@
  */
 const ROOT = new URL("..", import.meta.url).pathname;
 const IMPORT_REGEXP =
-  /(?:^|\n)\s*(?:import|export)\s(type\s)?[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  /(?:^|\n)\s*(?:import|export)\s(?:type\s)?[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
 function walk(dir: string, out: string[]): string[] {
   for (const entry of Deno.readDirSync(dir)) {
@@ -54,10 +54,7 @@ for (const file of files) {
   const text = Deno.readTextFileSync(file);
   const from = areaOf(file);
   for (const m of text.matchAll(IMPORT_REGEXP)) {
-    // Type-only imports vanish at run time: they may name a `types.ts` and
-    // do not count towards cycles.
-    const typeOnly = m[1] !== undefined;
-    const spec = m[2] ?? m[3] ?? "";
+    const spec = m[1] ?? m[2] ?? "";
     if (!spec.startsWith(".")) continue;
     const target = normalize(file.slice(0, file.lastIndexOf("/")) + "/" + spec);
     const to = areaOf(target);
@@ -68,12 +65,11 @@ for (const file of files) {
     if (base === "testing.ts" && !isTest(file)) {
       problems.push(`${rel}: imports test doubles "${spec}" outside a test`);
     } else if (
-      base !== "mod.ts" && base !== "testing.ts" && from !== undefined &&
-      !(typeOnly && base === "types.ts")
+      base !== "mod.ts" && base !== "testing.ts" && from !== undefined
     ) {
       problems.push(`${rel}: imports "${spec}"; use that area's mod.ts`);
     }
-    if (from && !isTest(file) && !typeOnly) {
+    if (from && !isTest(file)) {
       if (!edges.has(from)) edges.set(from, new Set());
       edges.get(from)!.add(to);
     }

@@ -11,7 +11,6 @@
 
 import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
-import type { PodSyncer } from "./pod/types.ts";
 import {
   CONTAINER_GC_PERIOD_MS,
   type ContainerGc,
@@ -22,6 +21,7 @@ import {
   Pleg,
   PodConfig,
   type PodSource,
+  type PodSyncer,
   PodSyncHandler,
   PodWorkers,
   type ProbeConnect,

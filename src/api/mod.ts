@@ -9,6 +9,8 @@
  * @module
  */
 
+/** The core/v1 pod model: plain JSON shapes of Pod, PodSpec, PodStatus and their parts. */
+export type * from "./core_v1.ts";
 export type {
   ApiCallOptions,
   CertificateSigningRequest,
@@ -22,8 +24,6 @@ export type {
   NodeCondition,
   NodeStatus,
   NodeSystemInfo,
-  ObjectMeta,
-  OwnerReference,
   Taint,
 } from "./types.ts";
 /** Error classes by meaning (404, 409 Conflict, 409 AlreadyExists, any other status). */

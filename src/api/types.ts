@@ -8,28 +8,7 @@
  * @module
  */
 
-/** `metav1.OwnerReference`. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-/** `metav1.ObjectMeta`, the fields the kubelet uses. */
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-}
+import type { ObjectMeta } from "./core_v1.ts";
 
 /** `v1.Taint`. */
 export interface Taint {

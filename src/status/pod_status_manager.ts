@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Pod, PodStatus } from "../pod/types.ts";
+import type { Pod, PodStatus } from "../api/mod.ts";
 import type {
   PodStatusChange,
   PodStatusManager,

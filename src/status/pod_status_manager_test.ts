@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Pod, PodStatus } from "../pod/types.ts";
+import type { Pod, PodStatus } from "../api/mod.ts";
 import { createPodStatusManager, jsonEqual } from "./pod_status_manager.ts";
 import type { PodStatusChange } from "./types.ts";
 

@@ -1,4 +1,4 @@
-import type { Pod, PodStatus } from "../pod/types.ts";
+import type { Pod, PodStatus } from "../api/mod.ts";
 
 /** One cached pod status with a version that increases on every real change. */
 export interface VersionedPodStatus {
