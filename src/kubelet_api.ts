@@ -245,7 +245,8 @@ export async function runKubeletApi(
     },
   };
   try {
-    await runApiServer(host, kubeletApiConfig(ctx), {
+    await runApiServer(host, {
+      config: kubeletApiConfig(ctx),
       signal: ctx.signal,
       hostname: ctx.nodeName,
     });

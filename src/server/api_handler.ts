@@ -196,7 +196,10 @@ async function admit(
     throw new HttpError(401, "Unauthorized");
   }
   const user = result.user;
-  const attributes = requestAttributes(request.method, path, host.nodeName);
+  const attributes = requestAttributes(
+    { method: request.method, path },
+    host.nodeName,
+  );
   const what =
     `user=${user.name}, verb=${attributes.verb}, resource=${attributes.resource}, subresource=${attributes.subresource}`;
   let decision;

@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { Logger } from "../log/mod.ts";
 import type { ReviewClient } from "./auth/review_client.ts";
 import {
   createReviewClient,
@@ -64,6 +65,8 @@ export interface ApiServerConfig {
 
 /** Options of {@linkcode runApiServer}. */
 export interface ApiServerOptions {
+  /** What to serve and how to authenticate and authorize. */
+  config: ApiServerConfig;
   signal: AbortSignal;
   /** Host name for a self-signed certificate. */
   hostname: string;
@@ -177,99 +180,127 @@ async function retrying(
  */
 export async function runApiServer(
   host: ApiServerHost,
-  config: ApiServerConfig,
   options: ApiServerOptions,
 ): Promise<void> {
-  const { logger, clock } = host;
-  const { signal } = options;
+  const { signal, config } = options;
   if (signal.aborted) return;
   const tasks: Promise<void>[] = [];
-  const readOnlyPort = config.readOnlyPort ?? 0;
-  if (config.port > 0) {
-    if (config.anonymousAuth && config.authorizationMode === "AlwaysAllow") {
-      throw new TypeError(
-        `Refusing to serve the kubelet API on "${
-          joinHostPort(config.address, config.port)
-        }" with authentication.anonymous.enabled and authorization.mode AlwaysAllow: anyone who reaches it could run commands in every container; set authentication.anonymous.enabled to false (--anonymous-auth=false) or authorization.mode to Webhook (--authorization-mode=Webhook)`,
-      );
-    }
-    tlsMinVersion(config.tlsMinVersion); // refuse an unknown name before writing anything
-    if (config.tlsCipherSuites?.length) {
-      checkCipherSuites(config.tlsCipherSuites);
-      logger.warn(
-        "tlsCipherSuites is not applied: Deno's TLS offers only its AEAD suites (TLS 1.3, and TLS 1.2 ECDHE with AES-GCM or ChaCha20-Poly1305)",
-        { tlsCipherSuites: config.tlsCipherSuites.join(",") },
-      );
-    }
-    // Authentication first: a configuration that cannot authenticate writes no certificate.
-    const auth = await buildApiAuth({
-      host,
-      reviewClient: options.reviewClient,
-    }, config);
-    let pair;
-    let clientCaPem;
-    try {
-      pair = await loadServingPair({
-        tlsCertFile: config.tlsCertFile,
-        tlsPrivateKeyFile: config.tlsPrivateKeyFile,
-        certDir: config.certDir,
-        hostname: options.hostname,
-        nowMs: clock.now(),
-      });
-      clientCaPem = config.clientCAFile
-        ? await Deno.readTextFile(config.clientCAFile)
-        : undefined;
-    } catch (error) {
-      auth.close();
-      throw error;
-    }
-    const handler = createApiHandler(host, {
-      auth,
-      enableDebuggingHandlers: config.enableDebuggingHandlers ?? true,
-    });
-    tasks.push(
-      retrying(host, signal, "the kubelet API server", () =>
-        serveTls(handler, {
-          hostname: config.address,
-          port: config.port,
-          certPem: pair.certPem,
-          keyPem: pair.keyPem,
-          ...(clientCaPem ? { clientCaPem } : {}),
-          ...(config.tlsMinVersion ? { minVersion: config.tlsMinVersion } : {}),
-          ...(options.limits ? { limits: options.limits } : {}),
-          signal,
-          fields: API_FIELDS,
-          logger,
-          onListen: (addr) => {
-            logger.info("Serving the kubelet API", {
-              address: `https://${joinHostPort(addr.hostname, addr.port)}`,
-              certFile: pair.certFile,
-            });
-            options.onListen?.(addr);
-          },
-        })).finally(() => auth.close()),
-    );
-  }
-  if (readOnlyPort > 0) {
-    const handler = readOnlyHandler(createApiHandler(host));
-    tasks.push(
-      retrying(host, signal, "the read-only kubelet API", () =>
-        serve(handler, {
-          hostname: config.address,
-          port: readOnlyPort,
-          signal,
-          fields: READ_ONLY_FIELDS,
-          logger,
-          onListen: (addr) => {
-            logger.info("Serving the read-only kubelet API", {
-              address: `http://${joinHostPort(addr.hostname, addr.port)}`,
-            });
-            options.onReadOnlyListen?.(addr);
-          },
-        })),
-    );
-  }
+  if (config.port > 0) tasks.push((await startHttps(host, options)).done);
+  if ((config.readOnlyPort ?? 0) > 0) tasks.push(serveReadOnly(host, options));
   await Promise.all(tasks);
+}
+
+/** Refuses settings that must not or cannot be served, before anything is written. */
+function checkSettings(config: ApiServerConfig, logger: Logger): void {
+  if (config.anonymousAuth && config.authorizationMode === "AlwaysAllow") {
+    throw new TypeError(
+      `Refusing to serve the kubelet API on "${
+        joinHostPort(config.address, config.port)
+      }" with authentication.anonymous.enabled and authorization.mode AlwaysAllow: anyone who reaches it could run commands in every container; set authentication.anonymous.enabled to false (--anonymous-auth=false) or authorization.mode to Webhook (--authorization-mode=Webhook)`,
+    );
+  }
+  tlsMinVersion(config.tlsMinVersion);
+  if (config.tlsCipherSuites?.length) {
+    checkCipherSuites(config.tlsCipherSuites);
+    logger.warn(
+      "tlsCipherSuites is not applied: Deno's TLS offers only its AEAD suites (TLS 1.3, and TLS 1.2 ECDHE with AES-GCM or ChaCha20-Poly1305)",
+      { tlsCipherSuites: config.tlsCipherSuites.join(",") },
+    );
+  }
+}
+
+/**
+ * Sets up the HTTPS listener (settings, then authentication, then the serving pair, so a
+ * configuration that cannot authenticate writes no certificate); `done` settles once closed.
+ */
+async function startHttps(
+  host: ApiServerHost,
+  options: ApiServerOptions,
+): Promise<{ done: Promise<void> }> {
+  const { logger, clock } = host;
+  const { signal, config } = options;
+  checkSettings(config, logger);
+  const auth = await buildApiAuth({
+    host,
+    reviewClient: options.reviewClient,
+  }, config);
+  let pair;
+  let clientCaPem;
+  try {
+    pair = await loadServingPair({
+      tlsCertFile: config.tlsCertFile,
+      tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+      certDir: config.certDir,
+      hostname: options.hostname,
+      nowMs: clock.now(),
+    });
+    clientCaPem = config.clientCAFile
+      ? await Deno.readTextFile(config.clientCAFile)
+      : undefined;
+  } catch (error) {
+    auth.close();
+    throw error;
+  }
+  const handler = createApiHandler(host, {
+    auth,
+    enableDebuggingHandlers: config.enableDebuggingHandlers ?? true,
+  });
+  const { certFile } = pair;
+  const done = retrying(
+    host,
+    signal,
+    "the kubelet API server",
+    () =>
+      serveTls(handler, {
+        hostname: config.address,
+        port: config.port,
+        certPem: pair.certPem,
+        keyPem: pair.keyPem,
+        ...(clientCaPem ? { clientCaPem } : {}),
+        ...(config.tlsMinVersion ? { minVersion: config.tlsMinVersion } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+        signal,
+        fields: API_FIELDS,
+        logger,
+        onListen: (addr) => {
+          logger.info("Serving the kubelet API", {
+            address: `https://${joinHostPort(addr.hostname, addr.port)}`,
+            certFile,
+          });
+          options.onListen?.(addr);
+        },
+      }),
+  ).finally(() => auth.close());
+  return { done };
+}
+
+/** The read-only port: plain HTTP, no authentication, read-only routes. */
+function serveReadOnly(
+  host: ApiServerHost,
+  options: ApiServerOptions,
+): Promise<void> {
+  const { logger } = host;
+  const { config, signal } = options;
+  const handler = readOnlyHandler(createApiHandler(host));
+  return retrying(
+    host,
+    signal,
+    "the read-only kubelet API",
+    () =>
+      serve(handler, {
+        hostname: config.address,
+        port: config.readOnlyPort ?? 0,
+        signal,
+        fields: READ_ONLY_FIELDS,
+        logger,
+        onListen: (addr) => {
+          logger.info("Serving the read-only kubelet API", {
+            address: `http://${joinHostPort(addr.hostname, addr.port)}`,
+          });
+          options.onReadOnlyListen?.(addr);
+        },
+      }),
+  );
 }
 
 /** Adapts the API handler to `serve`: the URL's path is all the read-only port can see. */

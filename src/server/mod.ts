@@ -36,7 +36,7 @@ export type { ListenerFields, ServeOptions } from "./serve.ts";
 /** `runHealthzServer(host, options)`: the healthz listener; logs bind failures and retries every 5 s. */
 export { runHealthzServer } from "./healthz_server.ts";
 export type { HealthzServerOptions } from "./healthz_server.ts";
-/** The kubelet API: `runApiServer(host, config, options)` and its parts. */
+/** The kubelet API: `runApiServer(host, options)` and its parts. */
 export { API_RETRY_MS, buildApiAuth, runApiServer } from "./api_server.ts";
 export type { ApiServerConfig, ApiServerOptions } from "./api_server.ts";
 /** `createApiHandler(host, options)`: canonical path → authenticate → authorize → route. */

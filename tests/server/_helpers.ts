@@ -59,18 +59,15 @@ export function freePort(): number {
 
 export async function startApi(
   config: Partial<ApiServerConfig>,
-  options: Partial<ApiServerOptions> = {},
+  options: Partial<Omit<ApiServerOptions, "config">> = {},
 ): Promise<RunningApi> {
   const logger = new CaptureLogger();
   const ac = new AbortController();
   const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
   const done = runApiServer(testHost(logger), {
-    ...BASE_CONFIG,
-    port: freePort(),
-    ...config,
-  }, {
     hostname: "node-a",
     ...options,
+    config: { ...BASE_CONFIG, port: freePort(), ...config },
     signal: ac.signal,
     onListen: resolve,
   });

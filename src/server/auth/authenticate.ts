@@ -95,11 +95,10 @@ export function createAuthenticator(
     if (roots.length && credentials.peerCertificates.length) {
       presented = true;
       try {
-        const user = verifyClientCertificate(
-          credentials.peerCertificates,
+        const user = verifyClientCertificate(credentials.peerCertificates, {
           roots,
-          deps.clock.now(),
-        );
+          nowMs: deps.clock.now(),
+        });
         return { user: withAuthenticatedGroup(user) };
       } catch (error) {
         if (!(error instanceof CertificateError)) throw error;

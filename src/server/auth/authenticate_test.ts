@@ -32,7 +32,7 @@ const OTHER_CA = makeCertificate({
 const ROOTS = parseCertificateBundle(CA.certPem);
 
 function verify(chain: TestPair[], nowMs = Date.now()) {
-  return verifyClientCertificate(chain.map(der), ROOTS, nowMs);
+  return verifyClientCertificate(chain.map(der), { roots: ROOTS, nowMs });
 }
 
 function rejects(chain: TestPair[], pattern: RegExp, nowMs?: number): void {
@@ -124,7 +124,10 @@ Deno.test("verifyClientCertificate() refuses untrusted, expired, early, wrong-us
   const client = makeCertificate({ commonName: "alice", issuer: CA });
   rejects([client], /has expired/, now + 2 * 86_400_000);
   assert.throws(() =>
-    verifyClientCertificate([new Uint8Array([1, 2, 3])], ROOTS, now)
+    verifyClientCertificate([new Uint8Array([1, 2, 3])], {
+      roots: ROOTS,
+      nowMs: now,
+    })
   );
   rejects([], /no client certificate/);
 });

@@ -26,7 +26,7 @@ Deno.test("createWebhookAuthorizer() sends the node attributes as a SubjectAcces
   const authz = createWebhookAuthorizer({ reviewer, clock: new FakeClock() });
   const decision = await authz.authorize(
     USER,
-    requestAttributes("GET", "/stats/summary", "node-a"),
+    requestAttributes({ method: "GET", path: "/stats/summary" }, "node-a"),
   );
   assert.equal(decision.allowed, true);
   assert.deepEqual(reviewer.specs, [{
@@ -51,8 +51,11 @@ Deno.test("createWebhookAuthorizer() caches allowed answers 5 min and denied one
     allowedTtlMs: 300_000,
     deniedTtlMs: 30_000,
   });
-  const pods = requestAttributes("GET", "/pods", "node-a");
-  const exec = requestAttributes("GET", "/exec/ns/p/c", "node-a");
+  const pods = requestAttributes({ method: "GET", path: "/pods" }, "node-a");
+  const exec = requestAttributes(
+    { method: "GET", path: "/exec/ns/p/c" },
+    "node-a",
+  );
   await authz.authorize(USER, pods);
   reviewer.answer = { allowed: false, reason: "no RBAC" };
   assert.deepEqual(await authz.authorize(USER, exec), {
@@ -77,24 +80,33 @@ Deno.test("createWebhookAuthorizer() caches allowed answers 5 min and denied one
 Deno.test("createWebhookAuthorizer() fails closed", async () => {
   const reviewer = new FakeReviewer();
   const authz = createWebhookAuthorizer({ reviewer, clock: new FakeClock() });
-  const pods = requestAttributes("GET", "/pods", "node-a");
+  const pods = requestAttributes({ method: "GET", path: "/pods" }, "node-a");
   reviewer.answer = { allowed: true, denied: true };
   assert.equal((await authz.authorize(USER, pods)).allowed, false);
   reviewer.answer = new Error("connection refused");
   await assert.rejects(
-    authz.authorize(USER, requestAttributes("POST", "/pods", "node-a")),
+    authz.authorize(
+      USER,
+      requestAttributes({ method: "POST", path: "/pods" }, "node-a"),
+    ),
   );
   // A failed review is not remembered as an answer.
   reviewer.answer = { allowed: false };
   assert.equal(
-    (await authz.authorize(USER, requestAttributes("POST", "/pods", "node-a")))
+    (await authz.authorize(
+      USER,
+      requestAttributes({ method: "POST", path: "/pods" }, "node-a"),
+    ))
       .allowed,
     false,
   );
   // No verb (an unknown method) is never sent, never allowed.
   const count = reviewer.specs.length;
   assert.equal(
-    (await authz.authorize(USER, requestAttributes("TRACE", "/pods", "node-a")))
+    (await authz.authorize(
+      USER,
+      requestAttributes({ method: "TRACE", path: "/pods" }, "node-a"),
+    ))
       .allowed,
     false,
   );

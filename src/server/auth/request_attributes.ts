@@ -104,10 +104,10 @@ function badPath(cause?: unknown): HttpError {
  * empty verb, which no authorizer allows.
  */
 export function requestAttributes(
-  method: string,
-  path: string,
+  request: { method: string; path: string },
   nodeName: string,
 ): RequestAttributes {
+  const { method, path } = request;
   let verb = METHOD_VERBS[method.toUpperCase()] ?? "";
   let subresource = "proxy";
   for (const [prefix, name] of SUBRESOURCE_PREFIXES) {

@@ -3,11 +3,10 @@ import { HttpError } from "../http_error.ts";
 import { canonicalPath, requestAttributes } from "./request_attributes.ts";
 
 function attrs(method: string, target: string) {
-  const { verb, subresource } = requestAttributes(
+  const { verb, subresource } = requestAttributes({
     method,
-    canonicalPath(target),
-    "node-a",
-  );
+    path: canonicalPath(target),
+  }, "node-a");
   return `${verb} ${subresource}`;
 }
 
@@ -62,7 +61,10 @@ Deno.test("requestAttributes() asks for create on streaming endpoints whatever t
   // An unknown method has no verb at all, which no authorizer allows.
   assert.equal(attrs("OPTIONS", "/exec/ns/pod/c"), " proxy");
   assert.equal(attrs("TRACE", "/pods"), " proxy");
-  assert.equal(requestAttributes("GET", "/pods", "node-a").name, "node-a");
+  assert.equal(
+    requestAttributes({ method: "GET", path: "/pods" }, "node-a").name,
+    "node-a",
+  );
 });
 
 Deno.test("requestAttributes() cannot be downgraded by a query", () => {

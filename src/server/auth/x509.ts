@@ -130,15 +130,16 @@ function issuedBy(child: X509Certificate, parent: X509Certificate): boolean {
 }
 
 /**
- * Verifies a presented chain (leaf first, DER) against `roots` at `nowMs` and returns its user.
+ * Verifies a presented chain (leaf first, DER) against `options.roots` at `options.nowMs` and
+ * returns its user.
  * @throws {CertificateError} when the chain does not lead to a root, a certificate on it is
  * out of its validity, the leaf may not authenticate clients, or it names no user.
  */
 export function verifyClientCertificate(
   chain: readonly Uint8Array[],
-  roots: readonly X509Certificate[],
-  nowMs: number,
+  options: { roots: readonly X509Certificate[]; nowMs: number },
 ): CertificateUser {
+  const { roots, nowMs } = options;
   const [leafRaw, ...rest] = chain;
   if (!leafRaw) throw new CertificateError("no client certificate");
   let leaf: X509Certificate;

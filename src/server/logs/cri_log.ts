@@ -54,16 +54,16 @@ export function tailStart(lineCount: number, n: number | undefined): number {
 }
 
 /**
- * Formats lines until the byte limit; returns the text and how many limit bytes are left
- * (undefined when unlimited; 0 means stop).
+ * Formats lines until `budget` bytes (undefined: no limit) are written; returns the text and
+ * how many bytes are left (undefined when unlimited; 0 means stop).
  */
 export function formatLines(
   lines: Iterable<string>,
-  filter: LogFilter,
-  budget: number | undefined,
+  options: LogFilter & { budget?: number | undefined },
 ): { text: string; budget: number | undefined } {
+  const filter = options;
   let out = "";
-  let left = budget;
+  let left = options.budget;
   const encoder = new TextEncoder();
   for (const raw of lines) {
     if (left !== undefined && left <= 0) break;

@@ -29,28 +29,28 @@ Deno.test("parseCriLine() reads time, stream, tag and text", () => {
 });
 
 Deno.test("formatLines() joins partial lines, adds timestamps, filters by time and caps bytes", () => {
-  assert.deepEqual(formatLines(LINES, { timestamps: false }, undefined), {
+  assert.deepEqual(formatLines(LINES, { timestamps: false }), {
     text: "one\ntwo\n\nhéllo\n",
     budget: undefined,
   });
   assert.equal(
-    formatLines(LINES.slice(0, 3), { timestamps: true }, undefined).text,
+    formatLines(LINES.slice(0, 3), { timestamps: true }).text,
     "2026-01-01T00:00:01.5Z one\n2026-01-01T00:00:02.123456789Z tw2026-01-01T00:00:02.2Z o\n",
   );
   assert.equal(
     formatLines(LINES, {
       timestamps: false,
       sinceMs: Date.UTC(2026, 0, 1, 0, 0, 3),
-    }, undefined).text,
+    }).text,
     "\nhéllo\n",
   );
-  assert.deepEqual(formatLines(LINES, { timestamps: false }, 6), {
+  assert.deepEqual(formatLines(LINES, { timestamps: false, budget: 6 }), {
     text: "one\ntw",
     budget: 0,
   });
   // The cap counts bytes: "é" is two.
   assert.equal(
-    formatLines(LINES.slice(5), { timestamps: false }, 3).text,
+    formatLines(LINES.slice(5), { timestamps: false, budget: 3 }).text,
     "h\u00e9",
   );
   assert.equal(tailStart(10, 3), 7);

@@ -181,110 +181,180 @@ function completeLines(text: string): { lines: string[]; rest: string } {
   return { lines: text.slice(0, end).split("\n"), rest: text.slice(end + 1) };
 }
 
+/**
+ * One container log file being read: what has been read, the incomplete last line, the
+ * bytes `limitBytes` still allows, and reopening after rotation.
+ */
+class LogReader {
+  #log: OpenedLog;
+  #offset = 0;
+  #rest = "";
+  #decoder = new TextDecoder();
+  readonly #root: string;
+  readonly #target: LogTarget;
+  readonly #filter: LogFilter;
+  budget: number | undefined;
+
+  constructor(
+    log: OpenedLog,
+    options: {
+      root: string;
+      target: LogTarget;
+      filter: LogFilter;
+      budget: number | undefined;
+    },
+  ) {
+    this.#log = log;
+    this.#root = options.root;
+    this.#target = options.target;
+    this.#filter = options.filter;
+    this.budget = options.budget;
+  }
+
+  /** The complete lines appended since the last read, formatted (the last `tail` only). */
+  async readNew(tail?: number): Promise<string> {
+    const { size } = await this.#log.file.stat();
+    if (size <= this.#offset) return "";
+    const bytes = await readRange(this.#log.file, this.#offset, size);
+    this.#offset += bytes.length;
+    const split = completeLines(
+      this.#rest + this.#decoder.decode(bytes, { stream: true }),
+    );
+    this.#rest = split.rest;
+    const lines = split.lines.slice(tailStart(split.lines.length, tail));
+    const formatted = formatLines(lines, {
+      ...this.#filter,
+      budget: this.budget,
+    });
+    this.budget = formatted.budget;
+    return formatted.text;
+  }
+
+  /** True when the path now names another file than the open one (rotation). */
+  async rotated(): Promise<boolean> {
+    try {
+      const info = await Deno.lstat(this.#target.path);
+      return info.ino !== this.#log.ino || info.dev !== this.#log.dev ||
+        info.size < this.#offset;
+    } catch {
+      return false; // between rename and create: keep the old file for now
+    }
+  }
+
+  /** Reads the rest of the old file, then switches to the new one and reads it. */
+  async reopen(): Promise<string> {
+    let text = await this.readNew();
+    this.close();
+    this.#log = await openLogFile(this.#root, this.#target.path);
+    this.#offset = 0;
+    this.#rest = "";
+    text += await this.readNew();
+    return text;
+  }
+
+  close(): void {
+    try {
+      this.#log.file.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * The followed part of a log: polls for appended lines, follows rotation, ends when the
+ * container has stopped (checked while idle) or the byte limit is reached; cancelling stops it.
+ */
+function followStream(
+  host: ContainerLogsHost,
+  reader: LogReader,
+  containerId: string,
+): UnderlyingDefaultSource<Uint8Array> {
+  const encoder = new TextEncoder();
+  const stopper = new AbortController();
+  return {
+    async pull(controller) {
+      let idleMs = 0;
+      try {
+        for (;;) {
+          await host.clock.sleep(FOLLOW_POLL_MS, stopper.signal);
+          let text = await reader.readNew();
+          if (!text && await reader.rotated()) text = await reader.reopen();
+          if (text) {
+            controller.enqueue(encoder.encode(text));
+            if (reader.budget === 0) break;
+            return;
+          }
+          idleMs += FOLLOW_POLL_MS;
+          if (idleMs < FOLLOW_STATE_CHECK_MS) continue;
+          idleMs = 0;
+          if (!(await host.containerRunning(containerId))) {
+            const last = await reader.readNew();
+            if (last) controller.enqueue(encoder.encode(last));
+            break;
+          }
+        }
+      } catch (error) {
+        if (!stopper.signal.aborted) {
+          reader.close();
+          controller.error(error);
+        }
+        return;
+      }
+      reader.close();
+      controller.close();
+    },
+    cancel() {
+      stopper.abort();
+      reader.close();
+    },
+  };
+}
+
+/** The `since` cut-off of the options, in ms since the epoch. */
+function sinceMs(options: PodLogOptions, nowMs: number): number | undefined {
+  if (options.sinceSeconds !== undefined) {
+    return nowMs - options.sinceSeconds * 1000;
+  }
+  return options.sinceTime !== undefined
+    ? Date.parse(options.sinceTime)
+    : undefined;
+}
+
 /** `GET /containerLogs/{ns}/{pod}/{container}`. */
 export function containerLogsRoute(host: ContainerLogsHost): Route {
   return async (_request, url) => {
     const ref = containerRefOf(decodeURIComponent(url.pathname));
     const options = parseLogOptions(url.searchParams);
     const target = await host.containerLog(ref, { previous: options.previous });
-    let log: OpenedLog = await openLogFile(host.podLogsDir, target.path);
-    const filter: LogFilter = { timestamps: options.timestamps };
-    const now = host.clock.now();
-    if (options.sinceSeconds !== undefined) {
-      filter.sinceMs = now - options.sinceSeconds * 1000;
-    } else if (options.sinceTime !== undefined) {
-      filter.sinceMs = Date.parse(options.sinceTime);
+    const log = await openLogFile(host.podLogsDir, target.path);
+    const since = sinceMs(options, host.clock.now());
+    const reader = new LogReader(log, {
+      root: host.podLogsDir,
+      target,
+      filter: {
+        timestamps: options.timestamps,
+        ...(since !== undefined ? { sinceMs: since } : {}),
+      },
+      budget: options.limitBytes,
+    });
+    let first: string;
+    try {
+      first = await reader.readNew(options.tailLines);
+    } catch (error) {
+      reader.close();
+      throw error;
     }
-    let budget = options.limitBytes;
-    const encoder = new TextEncoder();
-    const decoder = new TextDecoder();
-    const stopper = new AbortController();
-    let offset = 0;
-    let rest = "";
-
-    /** Reads what was appended since `offset`; returns the formatted complete lines. */
-    const readNew = async (tail?: number): Promise<string> => {
-      const { size } = await log.file.stat();
-      if (size <= offset) return "";
-      const bytes = await readRange(log.file, offset, size);
-      offset += bytes.length;
-      const split = completeLines(
-        rest + decoder.decode(bytes, { stream: true }),
-      );
-      rest = split.rest;
-      const lines = split.lines.slice(tailStart(split.lines.length, tail));
-      const formatted = formatLines(lines, filter, budget);
-      budget = formatted.budget;
-      return formatted.text;
-    };
-
-    /** True when the file at the path is no longer the one open (rotation). */
-    const rotated = async (): Promise<boolean> => {
-      try {
-        const info = await Deno.lstat(target.path);
-        return info.ino !== log.ino || info.dev !== log.dev ||
-          info.size < offset;
-      } catch {
-        return false; // between rename and create: keep the old file for now
-      }
-    };
-
-    const first = await readNew(options.tailLines);
+    const follow = options.follow && reader.budget !== 0;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        if (first) controller.enqueue(encoder.encode(first));
-        if (!options.follow || budget === 0) {
-          log.file.close();
+        if (first) controller.enqueue(new TextEncoder().encode(first));
+        if (!follow) {
+          reader.close();
           controller.close();
         }
       },
-      async pull(controller) {
-        let idleMs = 0;
-        try {
-          for (;;) {
-            await host.clock.sleep(FOLLOW_POLL_MS, stopper.signal);
-            let text = await readNew();
-            if (!text && await rotated()) {
-              text += await readNew(); // the rest of the old file
-              log.file.close();
-              log = await openLogFile(host.podLogsDir, target.path);
-              offset = 0;
-              rest = "";
-              text += await readNew();
-            }
-            if (text) {
-              controller.enqueue(encoder.encode(text));
-              if (budget === 0) break;
-              return;
-            }
-            idleMs += FOLLOW_POLL_MS;
-            if (idleMs >= FOLLOW_STATE_CHECK_MS) {
-              idleMs = 0;
-              if (!(await host.containerRunning(target.containerId))) {
-                const last = await readNew();
-                if (last) controller.enqueue(encoder.encode(last));
-                break;
-              }
-            }
-          }
-        } catch (error) {
-          if (!stopper.signal.aborted) {
-            log.file.close();
-            controller.error(error);
-          }
-          return;
-        }
-        log.file.close();
-        controller.close();
-      },
-      cancel() {
-        stopper.abort();
-        try {
-          log.file.close();
-        } catch {
-          // already closed
-        }
-      },
+      ...(follow ? followStream(host, reader, target.containerId) : {}),
     }, { highWaterMark: 0 });
     return new Response(body, {
       status: 200,

@@ -68,10 +68,13 @@ function family(
 
 /** The exposition text of the figures. */
 export function metricsText(
-  nodeName: string,
-  counts: RuntimeCounts,
-  process: ProcessFigures,
+  figures: {
+    nodeName: string;
+    counts: RuntimeCounts;
+    process: ProcessFigures;
+  },
 ): string {
+  const { nodeName, counts, process } = figures;
   const states = ["created", "exited", "running", "unknown"];
   return [
     family(
@@ -119,11 +122,11 @@ export function metricsText(
 export function metricsRoute(host: MetricsHost): Route {
   return async () => {
     const counts = await host.runtimeCounts();
-    const text = metricsText(
-      host.nodeName,
+    const text = metricsText({
+      nodeName: host.nodeName,
       counts,
-      (host.process ?? denoProcess)(),
-    );
+      process: (host.process ?? denoProcess)(),
+    });
     return new Response(text, {
       status: 200,
       headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },

@@ -5,15 +5,15 @@ const SAMPLE_REGEXP =
   /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\["\\n])*",?)*\})? -?[0-9.e+]+$/;
 
 Deno.test("metricsText() writes upstream's names in the text exposition format", () => {
-  const text = metricsText(
-    'node-"a"',
-    { runningPods: 2, containers: { running: 3, exited: 1 } },
-    {
+  const text = metricsText({
+    nodeName: 'node-"a"',
+    counts: { runningPods: 2, containers: { running: 3, exited: 1 } },
+    process: {
       residentMemoryBytes: 1024,
       cpuSeconds: 1.5,
       startTimeSeconds: 1700000000.25,
     },
-  );
+  });
   const seen = new Set<string>();
   for (const line of text.trimEnd().split("\n")) {
     const m = /^# (HELP|TYPE) (\S+) (.+)$/.exec(line);
