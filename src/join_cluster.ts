@@ -5,7 +5,11 @@
  * No business logic lives here.
  * @module
  */
-import { connectApiServer } from "./api/mod.ts";
+import {
+  CLIENT_PAIR_CURRENT,
+  ClientCertificateRotator,
+  connectApiServer,
+} from "./api/mod.ts";
 import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
@@ -42,6 +46,7 @@ export interface JoinClusterContext {
     kubeReserved?: Record<string, string> | undefined;
     systemReserved?: Record<string, string> | undefined;
     enableControllerAttachDetach?: boolean | undefined;
+    rotateCertificates?: boolean | undefined;
     providerID?: string | undefined;
   };
   flags: {
@@ -166,9 +171,33 @@ export async function joinCluster(
     leaseDurationSeconds: config.nodeLeaseDurationSeconds || 40,
   });
   agent.start();
+  const certDir = flags.certDir || "/var/lib/kubelet/pki";
+  const stopRotation = new AbortController();
+  let rotation: Promise<void> | undefined;
+  // Rotation needs the identity to live in the --cert-dir pair (what bootstrap writes).
+  if (
+    config.rotateCertificates &&
+    conn.connection.certFile === `${certDir}/${CLIENT_PAIR_CURRENT}` &&
+    conn.connection.certPem
+  ) {
+    const rotator = new ClientCertificateRotator({
+      clock,
+      logger,
+      api: conn.api,
+      onRotated: (pair) =>
+        conn.reconnect({ ...conn.connection, certPem: pair, keyPem: pair }),
+    }, {
+      nodeName: ctx.nodeName,
+      certDir,
+      currentPairPem: conn.connection.certPem,
+    });
+    rotation = rotator.run(stopRotation.signal);
+  }
   return {
     agent,
     async stop() {
+      stopRotation.abort();
+      await rotation;
       await agent.stop();
       conn.close();
     },

@@ -138,8 +138,8 @@ function conditionOf(csr: CertificateSigningRequest, type: string): boolean {
 async function waitForCertificate(
   api: CsrApi,
   name: string,
-  deps: BootstrapDeps,
-  options: BootstrapOptions,
+  deps: { clock: Clock },
+  options: RequestCertificateOptions,
 ): Promise<string> {
   const deadline = deps.clock.now() + (options.timeoutMs ?? 3_600_000);
   const call = options.signal ? { signal: options.signal } : {};
@@ -167,17 +167,30 @@ async function waitForCertificate(
   }
 }
 
+/** Options of {@linkcode requestClientCertificate}. */
+export interface RequestCertificateOptions {
+  nodeName: string;
+  certDir: string;
+  /** How often the request is polled (default 1 s). */
+  pollIntervalMs?: number;
+  /** Give up after this long (default 1 h). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 /**
- * Asks for a client certificate with the bootstrap credentials (upstream
- * `requestNodeCertificate`): reuses the key left by an interrupted attempt, sends the CSR
- * (an earlier one with the same name is waited for instead), waits for issuance, stores
- * the pair and removes the temporary key.
+ * Asks for a node client certificate through `api` (upstream `requestNodeCertificate`):
+ * reuses the key left by an interrupted attempt, sends the CSR (an earlier one with the
+ * same name is waited for instead), waits for issuance, stores the pair under `certDir`
+ * and removes the temporary key. Resolves to the stored pair (certificate then key, PEM).
+ * TLS bootstrap calls it with the bootstrap identity, certificate rotation with the
+ * node's own.
  */
-async function requestClientCertificate(
-  deps: BootstrapDeps,
-  options: BootstrapOptions,
-  bootstrap: Connection,
-): Promise<void> {
+export async function requestClientCertificate(
+  deps: { clock: Clock; logger: Logger },
+  api: CsrApi,
+  options: RequestCertificateOptions,
+): Promise<string> {
   const { clock, logger } = deps;
   const keyPath = `${options.certDir}/${CLIENT_KEY_TMP}`;
   const storedKey = await readIfExists(keyPath);
@@ -187,35 +200,28 @@ async function requestClientCertificate(
   const csr = await makeNodeCsr(options.nodeName, keys);
   if (!storedKey) await writeFileAtomic(keyPath, csr.keyPem);
   const name = csrObjectName(csr.publicKeyDer, options.nodeName);
-  const api = deps.csrApiFor(bootstrap);
   try {
-    try {
-      await api.createCsr({
-        metadata: { name },
-        spec: {
-          request: btoa(csr.csrPem),
-          signerName: KUBELET_CLIENT_SIGNER,
-          usages: KUBELET_CLIENT_USAGES,
-        },
-      }, options.signal ? { signal: options.signal } : {});
-      logger.info("Requested a client certificate", { csr: name });
-    } catch (e) {
-      if (!(e instanceof ApiAlreadyExistsError)) throw e;
-      logger.info("Waiting for the earlier client certificate request", {
-        csr: name,
-      });
-    }
-    const certPem = await waitForCertificate(api, name, deps, options);
-    await storePair(
-      options.certDir,
-      certPem.trimEnd() + "\n" + csr.keyPem,
-      clock.now(),
-    );
-    logger.info("Client certificate issued", { csr: name });
-  } finally {
-    api.close?.();
+    await api.createCsr({
+      metadata: { name },
+      spec: {
+        request: btoa(csr.csrPem),
+        signerName: KUBELET_CLIENT_SIGNER,
+        usages: KUBELET_CLIENT_USAGES,
+      },
+    }, options.signal ? { signal: options.signal } : {});
+    logger.info("Requested a client certificate", { csr: name });
+  } catch (e) {
+    if (!(e instanceof ApiAlreadyExistsError)) throw e;
+    logger.info("Waiting for the earlier client certificate request", {
+      csr: name,
+    });
   }
+  const certPem = await waitForCertificate(api, name, deps, options);
+  const pair = certPem.trimEnd() + "\n" + csr.keyPem;
+  await storePair(options.certDir, pair, clock.now());
+  logger.info("Client certificate issued", { csr: name });
   await Deno.remove(keyPath).catch(() => {});
+  return pair;
 }
 
 /**
@@ -241,7 +247,12 @@ export async function bootstrapClientCertificate(
   if (existing && certificateValidAt(existing, clock.now())) {
     logger.info("Using the current client certificate pair", { path: current });
   } else {
-    await requestClientCertificate(deps, options, bootstrap);
+    const api = deps.csrApiFor(bootstrap);
+    try {
+      await requestClientCertificate(deps, api, options);
+    } finally {
+      api.close?.();
+    }
   }
   await writeFileAtomic(
     options.kubeconfigPath,

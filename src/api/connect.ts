@@ -13,7 +13,10 @@ import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 /** An open API client; `close` releases its HTTP client (safe to call twice). */
 export interface ApiConnection extends Disposable {
   api: KubeApiClient;
+  /** The connection in use (updated by `reconnect`). */
   connection: Connection;
+  /** Sends later requests with `next`'s identity (a rotated certificate). */
+  reconnect(next: Connection): void;
   close(): void;
 }
 
@@ -36,12 +39,17 @@ export function openApiClient(
   options: RestClientOptions = {},
 ): ApiConnection {
   const rest = createRestClient(deps, connection, options);
-  return {
+  const open: ApiConnection = {
     api: new KubeApiClient({ rest }),
     connection,
+    reconnect(next) {
+      rest.reconnect(next);
+      open.connection = next;
+    },
     close: () => rest.close(),
     [Symbol.dispose]: () => rest.close(),
   };
+  return open;
 }
 
 /**

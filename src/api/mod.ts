@@ -43,6 +43,19 @@ export {
   CLIENT_PAIR_CURRENT,
 } from "./bootstrap.ts";
 export type { BootstrapDeps, BootstrapOptions } from "./bootstrap.ts";
+/** Client certificate rotation with the node's own identity (`rotateCertificates`). */
+export {
+  certificateLifetime,
+  ClientCertificateRotator,
+  rotationDeadline,
+} from "./cert_rotation.ts";
+export type {
+  CertificateLifetime,
+  RotatorDeps,
+  RotatorOptions,
+} from "./cert_rotation.ts";
+export { requestClientCertificate } from "./bootstrap.ts";
+export type { RequestCertificateOptions } from "./bootstrap.ts";
 /** Connects (bootstrapping first when configured) and opens the API client. */
 export { connectApiServer, openApiClient } from "./connect.ts";
 export type { ApiConnection, ConnectOptions } from "./connect.ts";

@@ -21,10 +21,15 @@ export interface RestRequest {
   signal?: AbortSignal;
 }
 
-/** Sends requests to one API server as one identity. */
+/** Sends requests to one API server as one identity (replaceable by `reconnect`). */
 export interface RestClient extends Disposable {
   /** The parsed JSON answer; rejects with ApiStatusError on a failure status. */
   request<T>(request: RestRequest): Promise<T>;
+  /**
+   * Sends later requests with `connection`'s identity (a rotated client certificate).
+   * Requests in flight finish on the old HTTP client, which is closed after them.
+   */
+  reconnect(connection: Connection): void;
   /** Releases the HTTP client. Safe to call twice. */
   close(): void;
 }
@@ -49,14 +54,30 @@ export function createRestClient(
   connection: Connection,
   options: RestClientOptions = {},
 ): RestClient {
-  const httpClient = connection.caPem || connection.certPem
-    ? Deno.createHttpClient({
-      ...(connection.caPem ? { caCerts: [connection.caPem] } : {}),
-      ...(connection.certPem && connection.keyPem
-        ? { cert: connection.certPem, key: connection.keyPem }
-        : {}),
-    })
-    : undefined;
+  interface Transport {
+    connection: Connection;
+    http: Deno.HttpClient | undefined;
+    inflight: number;
+    retired: boolean;
+  }
+  const open = (conn: Connection): Transport => ({
+    connection: conn,
+    http: conn.caPem || conn.certPem
+      ? Deno.createHttpClient({
+        ...(conn.caPem ? { caCerts: [conn.caPem] } : {}),
+        ...(conn.certPem && conn.keyPem
+          ? { cert: conn.certPem, key: conn.keyPem }
+          : {}),
+      })
+      : undefined,
+    inflight: 0,
+    retired: false,
+  });
+  const retire = (t: Transport) => {
+    t.retired = true;
+    if (t.inflight === 0) t.http?.close();
+  };
+  let current = open(connection);
   const bucket = new TokenBucket(deps, {
     qps: options.qps ?? 50,
     burst: options.burst ?? 100,
@@ -67,7 +88,7 @@ export function createRestClient(
   const close = () => {
     if (closed) return;
     closed = true;
-    httpClient?.close();
+    retire(current);
   };
   return {
     async request<T>(req: RestRequest): Promise<T> {
@@ -76,8 +97,10 @@ export function createRestClient(
         "Accept": "application/json",
         "User-Agent": options.userAgent ?? "kubelet.ts",
       };
-      if (connection.token) {
-        headers["Authorization"] = `Bearer ${connection.token}`;
+      const transport = current;
+      const conn = transport.connection;
+      if (conn.token) {
+        headers["Authorization"] = `Bearer ${conn.token}`;
       }
       if (req.body !== undefined) {
         headers["Content-Type"] = req.contentType ?? "application/json";
@@ -91,10 +114,20 @@ export function createRestClient(
         headers,
         signal,
         ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-        ...(httpClient ? { client: httpClient } : {}),
+        ...(transport.http ? { client: transport.http } : {}),
       };
-      const res = await doFetch(`${connection.server}${req.path}`, init);
-      const text = await res.text();
+      transport.inflight++;
+      let res: Response;
+      let text: string;
+      try {
+        res = await doFetch(`${conn.server}${req.path}`, init);
+        text = await res.text();
+      } finally {
+        transport.inflight--;
+        if (transport.retired && transport.inflight === 0) {
+          transport.http?.close();
+        }
+      }
       if (!res.ok) {
         let status: { message?: string; reason?: string } = {};
         try {
@@ -113,6 +146,12 @@ export function createRestClient(
         );
       }
       return (text ? JSON.parse(text) : undefined) as T;
+    },
+    reconnect(next: Connection) {
+      if (closed) return;
+      const old = current;
+      current = open(next);
+      retire(old);
     },
     close,
     [Symbol.dispose]: close,

@@ -93,3 +93,22 @@ Deno.test("createRestClient() maps failure answers to error classes by meaning",
     return true;
   });
 });
+
+Deno.test("RestClient.reconnect() sends later requests with the new identity", async () => {
+  const { seen, fetch } = recordingFetch(() => Response.json({ metadata: {} }));
+  using rest = createRestClient({ clock: new FakeClock(0) }, {
+    server: "https://a.example",
+    token: "old",
+  }, { fetch });
+  const api = new KubeApiClient({ rest });
+  await api.getNode("n1");
+  rest.reconnect({ server: "https://b.example", token: "new" });
+  await api.getNode("n1");
+  assert.deepEqual(
+    seen.map((s) => `${s.url} ${s.headers.get("authorization")}`),
+    [
+      "https://a.example/api/v1/nodes/n1 Bearer old",
+      "https://b.example/api/v1/nodes/n1 Bearer new",
+    ],
+  );
+});

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import {
   ApiStatusError,
+  ClientCertificateRotator,
   loadKubeconfig,
   openApiClient,
 } from "../../src/api/mod.ts";
@@ -150,6 +151,7 @@ Deno.test({
           nodeLeaseDurationSeconds: 4, // renew every second
           nodeStatusUpdateFrequency: "1s",
           nodeStatusReportFrequency: "1m",
+          rotateCertificates: true,
           registerWithTaints: [{
             key: "kts.test/dedicated",
             value: "x",
@@ -169,6 +171,11 @@ Deno.test({
       joined = await joinCluster(
         { runtime, clock: systemClock, logger },
         joinContext,
+      );
+
+      // rotateCertificates: the rotator waits for 70-90 % of the new certificate's life.
+      assert.ok(
+        logger.messages().includes("Waiting to rotate the client certificate"),
       );
 
       // TLS bootstrap: the CSR made with the bootstrap token was approved and issued, and
@@ -344,6 +351,46 @@ Deno.test({
       assert.equal(again?.metadata.uid, ready.metadata.uid);
       assert.ok(
         logger.messages().includes("Node was previously registered"),
+      );
+
+      // Certificate rotation with the node's own identity: the renewal CSR, made by
+      // system:node:<node>, is approved and issued, and the new pair works.
+      const rotated: string[] = [];
+      const rotator = new ClientCertificateRotator({
+        clock: systemClock,
+        logger,
+        api: own.api,
+        onRotated: (p) => {
+          rotated.push(p);
+        },
+      }, {
+        nodeName: node,
+        certDir: `${dir}/pki`,
+        currentPairPem: pair,
+        pollIntervalMs: 250,
+      });
+      await rotator.rotate(stop.signal);
+      assert.equal(rotated.length, 1);
+      const renewal = await csrsIssuing(rotated[0]!);
+      csrNames.push(...renewal.map((c) => c.metadata.name));
+      assert.equal(renewal.length, 1);
+      assert.equal(renewal[0]!.spec.username, `system:node:${node}`);
+      assert.equal(
+        await Deno.readTextFile(`${dir}/pki/kubelet-client-current.pem`),
+        rotated[0],
+      );
+      own.reconnect({
+        ...own.connection,
+        certPem: rotated[0]!,
+        keyPem: rotated[0]!,
+      });
+      await own.api.patchNodeStatus(node, {
+        metadata: { labels: { "kts.test/rotated": "yes" } },
+      });
+      assert.equal(
+        (await getJson<NodeJson>("node", node))?.metadata
+          .labels["kts.test/rotated"],
+        "yes",
       );
     } catch (e) {
       // The kubelet's own log explains most failures.
