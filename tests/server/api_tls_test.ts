@@ -303,3 +303,51 @@ Deno.test("runApiServer() checks TLS settings and authentication before writing 
     );
   });
 });
+
+Deno.test("runApiServer() follows an intermediate the client sends with its certificate", async () => {
+  await withCertDir(async (dir) => {
+    const intermediate = makeCertificate({
+      commonName: "intermediate",
+      ca: true,
+      extKeyUsages: [],
+      issuer: CA,
+    });
+    const leaf = makeCertificate({
+      commonName: "via-intermediate",
+      organizations: ["g1"],
+      issuer: intermediate,
+    });
+    const asked: Array<{ user: string; groups: string[] }> = [];
+    await using api = await startApi({
+      certDir: `${dir}/pki`,
+      clientCAFile: `${dir}/ca.crt`,
+      authorizationMode: "Webhook",
+    }, {
+      reviewClient: {
+        ...ALLOW_ALL,
+        reviewAccess: (spec) => {
+          asked.push({ user: spec.user, groups: spec.groups });
+          return Promise.resolve({ allowed: true });
+        },
+      },
+    });
+    const caPem = await Deno.readTextFile(`${dir}/pki/kubelet.crt`);
+    const chain = {
+      certPem: leaf.certPem + intermediate.certPem,
+      keyPem: leaf.keyPem,
+    };
+    assert.equal(
+      (await get(`${api.url}/pods`, { caPem, cert: chain })).status,
+      200,
+    );
+    assert.deepEqual(asked, [{
+      user: "via-intermediate",
+      groups: ["g1", "system:authenticated"],
+    }]);
+    // Without the intermediate the chain does not reach the CA.
+    assert.equal(
+      (await get(`${api.url}/pods`, { caPem, cert: leaf })).status,
+      401,
+    );
+  });
+});
