@@ -12,7 +12,7 @@
 import type { Logger } from "../log/mod.ts";
 import type { ReviewClient } from "./auth/review_client.ts";
 import {
-  createReviewClient,
+  createReloadingReviewClient,
   loadReviewConnection,
 } from "./auth/review_client.ts";
 import {
@@ -110,7 +110,11 @@ export async function buildApiAuth(
         "The kubelet API needs a kubeconfig (--kubeconfig) for authentication.webhook.enabled or authorization.mode Webhook",
       );
     }
-    client = createReviewClient(await loadReviewConnection(config.kubeconfig));
+    const kubeconfig = config.kubeconfig;
+    client = createReloadingReviewClient(
+      await loadReviewConnection(kubeconfig),
+      { clock, load: () => loadReviewConnection(kubeconfig) },
+    );
     owned = true;
   }
   const clientCAs = config.clientCAFile

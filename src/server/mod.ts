@@ -68,6 +68,7 @@ export type { Authorizer } from "./auth/authorize.ts";
 export { canonicalPath, requestAttributes } from "./auth/request_attributes.ts";
 export type { RequestAttributes } from "./auth/request_attributes.ts";
 export {
+  createReloadingReviewClient,
   createReviewClient,
   loadReviewConnection,
 } from "./auth/review_client.ts";

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { Clock } from "../../clock/mod.ts";
 import { dir, isAbs, join } from "../../util/posix_path.ts";
 import { readYaml } from "../../util/yaml.ts";
 import type {
@@ -176,6 +177,67 @@ export function createReviewClient(
     },
     close() {
       client.close();
+    },
+  };
+}
+
+/** Options of {@linkcode createReloadingReviewClient}. */
+export interface ReloadingReviewClientOptions extends ReviewClientOptions {
+  clock: Clock;
+  /** How often the credentials are read again (default 1 min). */
+  refreshMs?: number;
+}
+
+/**
+ * Review calls whose credentials are read again by `load` at most every `refreshMs`: the
+ * kubelet's client certificate is rotated by replacing its file, and calls made with the old
+ * one would fail once it expires. A failed reload keeps the last good credentials.
+ * @param first the credentials already loaded (a bad kubeconfig fails at start, not later).
+ */
+export function createReloadingReviewClient(
+  first: ReviewConnection,
+  options: ReloadingReviewClientOptions & {
+    load: () => Promise<ReviewConnection>;
+  },
+): ReviewClient {
+  const refreshMs = options.refreshMs ?? 60_000;
+  let current = {
+    key: JSON.stringify(first),
+    client: createReviewClient(first, options),
+  };
+  let loadedAt = options.clock.now();
+  let reloading: Promise<void> | undefined;
+  const refresh = async () => {
+    if (options.clock.now() - loadedAt < refreshMs) return;
+    reloading ??= (async () => {
+      try {
+        const connection = await options.load();
+        const key = JSON.stringify(connection);
+        if (key !== current.key) {
+          const old = current.client;
+          current = { key, client: createReviewClient(connection, options) };
+          old.close();
+        }
+      } catch {
+        // keep the last good credentials
+      } finally {
+        loadedAt = options.clock.now();
+        reloading = undefined;
+      }
+    })();
+    await reloading;
+  };
+  return {
+    async reviewToken(token) {
+      await refresh();
+      return await current.client.reviewToken(token);
+    },
+    async reviewAccess(spec) {
+      await refresh();
+      return await current.client.reviewAccess(spec);
+    },
+    close() {
+      current.client.close();
     },
   };
 }
