@@ -106,7 +106,7 @@ export async function executePodActions(
     : [];
   let nodeOptions = {};
   try {
-    nodeOptions = await deps.environment?.sandboxOptions() ?? {};
+    nodeOptions = await deps.environment?.sandboxOptions(pod) ?? {};
   } catch (error) {
     signal.throwIfAborted();
     results.push(sandboxConfigFailure(pod, error, actions.createSandbox));

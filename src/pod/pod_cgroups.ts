@@ -8,7 +8,7 @@
  * @module
  */
 
-import { podQOSClass } from "./pod_resources.ts";
+import { type PodCgroupConfig, podQOSClass } from "./pod_resources.ts";
 import type { Pod } from "./types.ts";
 
 /** The kubelet settings that place pod cgroups. */
@@ -118,4 +118,83 @@ export async function removePodCgroup(
     }
   }
   if (failure !== undefined) throw failure;
+}
+
+/** What creating a pod cgroup needs from the cgroup file system. */
+export interface CgroupWriter {
+  exists(path: string): Promise<boolean>;
+  /** Creates a directory and its missing parents; returns the ones it created, top first. */
+  mkdirs(path: string): Promise<string[]>;
+  writeTextFile(path: string, text: string): Promise<void>;
+}
+
+/** {@linkcode CgroupWriter} on the host. */
+export const denoCgroupWriter: CgroupWriter = {
+  async exists(path) {
+    try {
+      await Deno.stat(path);
+      return true;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return false;
+      throw error;
+    }
+  },
+  async mkdirs(path) {
+    const created: string[] = [];
+    const parts = path.split("/").filter((p) => p !== "");
+    let current = "";
+    for (const part of parts) {
+      current += `/${part}`;
+      try {
+        await Deno.mkdir(current);
+        created.push(current);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      }
+    }
+    return created;
+  },
+  writeTextFile: (path, text) => Deno.writeTextFile(path, text),
+};
+
+/**
+ * Creates the pod's cgroup in the cgroup v1 `cpu` and `memory` hierarchies with its settings
+ * before the sandbox starts (upstream pod container manager `EnsureExists`, cgroupfs driver);
+ * runc creates the other hierarchies' directories itself. A new `besteffort` QoS directory
+ * gets the minimum CPU shares, as upstream's QoS container manager gives it. Does nothing when
+ * the pod's cgroup exists already or the node runs cgroup v2 (`cgroup.controllers` at the
+ * mount root).
+ */
+export async function ensurePodCgroup(
+  fs: CgroupWriter,
+  cgroupParent: string,
+  config: PodCgroupConfig,
+): Promise<void> {
+  if (!cgroupParent.startsWith("/") || cgroupParent === "/") return;
+  if (await fs.exists(`${CGROUP_MOUNT}/cgroup.controllers`)) return;
+  const cpu = `${CGROUP_MOUNT}/cpu${cgroupParent}`;
+  const memory = `${CGROUP_MOUNT}/memory${cgroupParent}`;
+  if (await fs.exists(cpu) && await fs.exists(memory)) return;
+  for (const dir of await fs.mkdirs(cpu)) {
+    if (dir.endsWith("/kubepods/besteffort")) {
+      await fs.writeTextFile(`${dir}/cpu.shares`, "2");
+    }
+  }
+  await fs.writeTextFile(`${cpu}/cpu.shares`, String(config.cpuShares));
+  if (config.cpuPeriod !== undefined) {
+    await fs.writeTextFile(
+      `${cpu}/cpu.cfs_period_us`,
+      String(config.cpuPeriod),
+    );
+  }
+  if (config.cpuQuota !== undefined && config.cpuQuota > 0) {
+    await fs.writeTextFile(`${cpu}/cpu.cfs_quota_us`, String(config.cpuQuota));
+  }
+  await fs.mkdirs(memory);
+  if (config.memoryLimit !== undefined && config.memoryLimit > 0) {
+    await fs.writeTextFile(
+      `${memory}/memory.limit_in_bytes`,
+      String(config.memoryLimit),
+    );
+  }
 }

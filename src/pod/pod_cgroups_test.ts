@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import {
   type CgroupFs,
+  type CgroupWriter,
+  ensurePodCgroup,
   podCgroupParent,
   removePodCgroup,
 } from "./pod_cgroups.ts";
@@ -91,4 +93,70 @@ Deno.test("removePodCgroup() tries every hierarchy, then rejects with the first 
   };
   await assert.rejects(removePodCgroup(fs, "/k/pod1"), Deno.errors.Busy);
   assert.equal(tried.length, 3);
+});
+
+function memoryCgroups(existing: string[] = []): CgroupWriter & {
+  dirs: Set<string>;
+  files: Map<string, string>;
+} {
+  const dirs = new Set(existing);
+  const files = new Map<string, string>();
+  return {
+    dirs,
+    files,
+    exists: (path) => Promise.resolve(dirs.has(path) || files.has(path)),
+    mkdirs(path) {
+      const created: string[] = [];
+      let current = "";
+      for (const part of path.split("/").filter((p) => p)) {
+        current += `/${part}`;
+        if (!dirs.has(current)) {
+          dirs.add(current);
+          created.push(current);
+        }
+      }
+      return Promise.resolve(created);
+    },
+    writeTextFile(path, text) {
+      files.set(path, text);
+      return Promise.resolve();
+    },
+  };
+}
+
+Deno.test("ensurePodCgroup() creates the pod's cpu and memory cgroups with their settings", async () => {
+  const fs = memoryCgroups([
+    "/sys",
+    "/sys/fs",
+    "/sys/fs/cgroup",
+    "/sys/fs/cgroup/cpu",
+    "/sys/fs/cgroup/memory",
+  ]);
+  await ensurePodCgroup(fs, "/n/kubepods/burstable/pod1", {
+    cpuShares: 102,
+    cpuQuota: 20_000,
+    cpuPeriod: 100_000,
+    memoryLimit: 67_108_864,
+  });
+  assert.deepEqual(Object.fromEntries(fs.files), {
+    "/sys/fs/cgroup/cpu/n/kubepods/burstable/pod1/cpu.shares": "102",
+    "/sys/fs/cgroup/cpu/n/kubepods/burstable/pod1/cpu.cfs_period_us": "100000",
+    "/sys/fs/cgroup/cpu/n/kubepods/burstable/pod1/cpu.cfs_quota_us": "20000",
+    "/sys/fs/cgroup/memory/n/kubepods/burstable/pod1/memory.limit_in_bytes":
+      "67108864",
+  });
+  // a new besteffort QoS directory gets the minimum shares; an existing pod cgroup is left
+  const be = memoryCgroups();
+  await ensurePodCgroup(be, "/kubepods/besteffort/pod2", { cpuShares: 2 });
+  assert.equal(
+    be.files.get("/sys/fs/cgroup/cpu/kubepods/besteffort/cpu.shares"),
+    "2",
+  );
+  be.files.clear();
+  await ensurePodCgroup(be, "/kubepods/besteffort/pod2", { cpuShares: 2 });
+  assert.equal(be.files.size, 0);
+  // cgroup v2: nothing here
+  const v2 = memoryCgroups(["/sys/fs/cgroup/cgroup.controllers"]);
+  await ensurePodCgroup(v2, "/kubepods/pod3", { cpuShares: 2 });
+  assert.equal(v2.files.size, 0);
 });

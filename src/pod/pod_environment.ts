@@ -24,7 +24,10 @@ import {
 import type { ImageUser } from "./linux_config.ts";
 import {
   type CgroupFs,
+  type CgroupWriter,
   denoCgroupFs,
+  denoCgroupWriter,
+  ensurePodCgroup,
   type PodCgroupOptions,
   podCgroupParent,
   removePodCgroup,
@@ -32,6 +35,7 @@ import {
 import {
   hugepageSizeFromDirName,
   type NodeResources,
+  podCgroupConfig,
 } from "./pod_resources.ts";
 import type { Pod, SyncResult } from "./types.ts";
 
@@ -65,12 +69,20 @@ export interface PodEnvironmentDeps {
   hostsIo?: HostsFileIo;
   /** Cgroup file system for removing pod cgroups (default: the host's). */
   cgroupFs?: CgroupFs;
+  /** Cgroup file system for creating pod cgroups (default: the host's). */
+  cgroupWriter?: CgroupWriter;
 }
 
 /** The extra config options for one pod's sandbox and containers. */
 export interface PodEnvironment {
-  /** Options for `generatePodSandboxConfig`; rejects when resolv.conf cannot be read. */
-  sandboxOptions(): Promise<{ dns: DnsOptions; cgroups: PodCgroupOptions }>;
+  /**
+   * Options for `generatePodSandboxConfig`; rejects when resolv.conf cannot be read. Given the
+   * pod, first creates its cgroup with its settings when missing (cgroupfs driver, cgroup v1,
+   * every permission); a failure there is logged and runc creates the directories instead.
+   */
+  sandboxOptions(
+    pod?: Pod,
+  ): Promise<{ dns: DnsOptions; cgroups: PodCgroupOptions }>;
   /**
    * Options for `generateContainerConfig`: node facts, the image's user and the hosts file
    * (written here). Rejects when the image status or the hosts file fails.
@@ -97,10 +109,27 @@ export function createPodEnvironment(
   const hostsIo = deps.hostsIo ?? denoHostsFileIo;
   const resolvConf = options.resolvConf ?? "/etc/resolv.conf";
   const cgroupFs = deps.cgroupFs ?? denoCgroupFs;
+  const cgroupWriter = deps.cgroupWriter ?? denoCgroupWriter;
   const hostAccess = options.hostAccess ?? hasEveryPermission();
   const warned = new Set<string>();
   return {
-    async sandboxOptions() {
+    async sandboxOptions(pod) {
+      const cgroups = options.cgroups ?? {};
+      if (
+        pod && hostAccess && cgroups.cgroupsPerQOS !== false &&
+        (cgroups.cgroupDriver ?? "cgroupfs") === "cgroupfs"
+      ) {
+        let parent = "";
+        try {
+          parent = podCgroupParent(pod, cgroups);
+          await ensurePodCgroup(cgroupWriter, parent, podCgroupConfig(pod));
+        } catch (error) {
+          deps.logger.warn("Failed to create the pod cgroup", {
+            cgroup: parent,
+            err: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
       let host: DnsConfigShape | undefined;
       if (resolvConf !== "") {
         host = parseResolvConf(await readTextFile(resolvConf));
@@ -111,7 +140,7 @@ export function createPodEnvironment(
         nodeIPs: options.nodeIPs ?? [],
         ...(host ? { host } : {}),
       };
-      return { dns, cgroups: options.cgroups ?? {} };
+      return { dns, cgroups };
     },
     async containerOptions(pod, context) {
       const out: Partial<ContainerConfigOptions> = {
@@ -201,7 +230,7 @@ export async function readNodeResources(
   }
   if (!(options.hostAccess ?? hasEveryPermission())) {
     logger.warn(
-      "Without every permission the kubelet cannot read /sys: containers get no hugepage limits and no swap settings, and pod cgroups stay after their pods (docs/permissions.md)",
+      "Without every permission the kubelet cannot use /sys: containers get no hugepage limits and no swap settings, pod cgroups get no pod-level limits and stay after their pods (docs/permissions.md)",
     );
     return { memoryCapacity, hugepageSizes: [] };
   }

@@ -343,3 +343,51 @@ export function overheadLinuxResources(pod: Pod): LinuxResourcesInit {
   const cpu = milliOf(o.cpu) ?? 0;
   return linuxResources(cpu, cpu, bytesOf(o.memory));
 }
+
+/** The pod cgroup's settings (upstream `ResourceConfig`); absent fields are left alone. */
+export interface PodCgroupConfig {
+  cpuShares: number;
+  cpuQuota?: number;
+  cpuPeriod?: number;
+  memoryLimit?: number;
+}
+
+function overheadIncluded(
+  totals: MilliList,
+  overhead: ResourceList | undefined,
+  onlyPresent: boolean,
+): void {
+  for (const [name, v] of Object.entries(overhead ?? {})) {
+    if (onlyPresent && !totals.has(name)) continue;
+    totals.set(name, (totals.get(name) ?? 0) + milliValue(v));
+  }
+}
+
+/**
+ * Settings of the pod's own cgroup (upstream `ResourceConfigForPod`, CFS quota on): shares
+ * from the pod's requests (overhead included); a Guaranteed pod also gets its CPU quota and
+ * memory limit, a Burstable one each of them only when every container declares that limit
+ * (or the pod does), a BestEffort one the minimum shares.
+ */
+export function podCgroupConfig(pod: Pod): PodCgroupConfig {
+  const req = podTotals(pod, "requests");
+  overheadIncluded(req, pod.spec.overhead, false);
+  const lim = podTotals(pod, "limits");
+  overheadIncluded(lim, pod.spec.overhead, true);
+  const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+  const declared = (name: "cpu" | "memory") =>
+    !isZero(pod.spec.resources?.limits?.[name]) ||
+    all.every((c) => !isZero(c.resources?.limits?.[name]));
+  const cpuShares = milliCpuToShares(req.get("cpu") ?? 0);
+  const cpuQuota = milliCpuToQuota(lim.get("cpu") ?? 0, CPU_PERIOD_US);
+  const memoryLimit = Math.ceil((lim.get("memory") ?? 0) / 1000);
+  const qos = podQOSClass(pod);
+  if (qos === "BestEffort") return { cpuShares: MIN_SHARES };
+  const out: PodCgroupConfig = { cpuShares };
+  if (qos === "Guaranteed" || declared("cpu")) {
+    out.cpuQuota = cpuQuota;
+    out.cpuPeriod = CPU_PERIOD_US;
+  }
+  if (qos === "Guaranteed" || declared("memory")) out.memoryLimit = memoryLimit;
+  return out;
+}

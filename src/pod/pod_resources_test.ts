@@ -7,6 +7,7 @@ import {
   milliCpuToQuota,
   milliCpuToShares,
   overheadLinuxResources,
+  podCgroupConfig,
   podQOSClass,
   sandboxLinuxResources,
 } from "./pod_resources.ts";
@@ -247,6 +248,38 @@ Deno.test("overheadLinuxResources() is empty without overhead, guaranteed-style 
       cpuPeriod: 100_000n,
       cpuQuota: 25_000n,
       memoryLimitInBytes: 120n * 1024n * 1024n,
+    },
+  );
+});
+
+Deno.test("podCgroupConfig() follows upstream ResourceConfigForPod by QoS class", () => {
+  assert.deepEqual(podCgroupConfig(pod([c("a")])), { cpuShares: 2 });
+  assert.deepEqual(
+    podCgroupConfig(
+      pod([c("a", guaranteed)], { overhead: { cpu: "100m", memory: "10Mi" } }),
+    ),
+    {
+      cpuShares: 1126,
+      cpuQuota: 110_000,
+      cpuPeriod: 100_000,
+      memoryLimit: GiB + 10 * 1024 * 1024,
+    },
+  );
+  // Burstable: a limit only when every container declares it
+  const limited = c("a", {
+    requests: { cpu: "100m" },
+    limits: { cpu: "200m", memory: "64Mi" },
+  });
+  assert.deepEqual(podCgroupConfig(pod([limited])), {
+    cpuShares: 102,
+    cpuQuota: 20_000,
+    cpuPeriod: 100_000,
+    memoryLimit: 64 * 1024 * 1024,
+  });
+  assert.deepEqual(
+    podCgroupConfig(pod([limited, c("b", { requests: { cpu: "100m" } })])),
+    {
+      cpuShares: 204,
     },
   );
 });

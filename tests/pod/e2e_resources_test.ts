@@ -79,6 +79,16 @@ Deno.test({
       ),
       "25000",
     );
+    // the pod cgroup itself, made before the sandbox: shares from the pod's requests; no pod
+    // memory limit, as the second container declares none (upstream ResourceConfigForPod)
+    assert.equal(
+      await readCgroupFile(`/sys/fs/cgroup/cpu${podCgroup}/cpu.shares`),
+      "51",
+    );
+    assert.equal(
+      await readCgroupFile(`/sys/fs/cgroup/cpu${podCgroup}/cpu.cfs_quota_us`),
+      "-1",
+    );
     const exec = async (containerId: string, cmd: string[]) => {
       const res = await e.runtime.execSync({ containerId, cmd, timeout: 10n });
       return new TextDecoder().decode(res.stdout);
