@@ -1,0 +1,29 @@
+/**
+ * Child process of api_planned_permissions_test.ts: serves the kubelet API from the
+ * configuration in argv[0] (JSON) until stdin closes, printing "listening <port>" once bound.
+ */
+import { systemClock } from "../../../src/clock/mod.ts";
+import { createLogger } from "../../../src/log/mod.ts";
+import { runApiServer } from "../../../src/server/mod.ts";
+
+const config = JSON.parse(Deno.args[0] ?? "{}");
+const ac = new AbortController();
+const done = runApiServer({
+  clock: systemClock,
+  logger: createLogger(),
+  syncLoop: { latestLoopEntryTime: () => undefined },
+  resyncIntervalMs: 60_000,
+  nodeName: "node-a",
+  pods: () => [],
+  runningPods: () => Promise.resolve([]),
+  config: () => ({}),
+  runtimeCounts: () => Promise.resolve({ runningPods: 0, containers: {} }),
+}, {
+  config,
+  signal: ac.signal,
+  hostname: "node-a",
+  onListen: (addr) => console.log(`listening ${addr.port}`),
+});
+for await (const _ of Deno.stdin.readable) { /* wait for EOF */ }
+ac.abort();
+await done;
