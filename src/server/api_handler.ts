@@ -28,6 +28,10 @@ import {
 } from "./routes/container_logs.ts";
 import { type MetricsHost, metricsRoute } from "./routes/metrics.ts";
 import {
+  type ResourceMetricsHost,
+  resourceMetricsRoute,
+} from "./routes/resource_metrics.ts";
+import {
   configzRoute,
   type PodsHost,
   podsRoute,
@@ -37,6 +41,8 @@ import {
 /** What the kubelet API reads from the kubelet. */
 export interface ApiServerHost extends ServerHost, PodsHost {
   nodeName: string;
+  /** Container and node figures for `/metrics/resource`; omitted → not served. */
+  resourceStats?: ResourceMetricsHost["resourceStats"];
   /** The runtime's pods and containers for `/metrics`; omitted → not served. */
   runtimeCounts?: MetricsHost["runtimeCounts"];
   /** Container logs; omitted → `/containerLogs/` is not served. */
@@ -97,6 +103,13 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
         nodeName: host.nodeName,
         runtimeCounts: host.runtimeCounts,
       }),
+      methods: READ_METHODS,
+      debugging: false,
+    });
+  }
+  if (host.resourceStats) {
+    table.set("/metrics/resource", {
+      route: resourceMetricsRoute({ resourceStats: host.resourceStats }),
       methods: READ_METHODS,
       debugging: false,
     });

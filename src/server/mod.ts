@@ -49,6 +49,10 @@ export type {
   RequestInfo,
 } from "./api_handler.ts";
 export type { PodsHost, RuntimePod } from "./routes/pods.ts";
+export type {
+  ContainerResourceStats,
+  ResourceStats,
+} from "./routes/resource_metrics.ts";
 /** `/containerLogs/{ns}/{pod}/{container}`: what it reads from the kubelet. */
 export type {
   ContainerLogsHost,

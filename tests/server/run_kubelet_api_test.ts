@@ -119,6 +119,24 @@ Deno.test("runKubelet() serves /pods, /containerLogs and the read-only port", as
     );
     // The read-only port: plain HTTP, no authentication, no logs or configuration.
     const ro = `http://127.0.0.1:${readOnlyPort}`;
+    const resource = await get(`${url}/metrics/resource`, {
+      caPem,
+      cert: client,
+    });
+    assert.match(
+      resource.body,
+      /^container_memory_working_set_bytes\{container="app",namespace="default",pod="web-api-node"\} \d+ \d+$/m,
+    );
+    assert.match(
+      resource.body,
+      /^pod_cpu_usage_seconds_total\{namespace="default",pod="web-api-node"\} [\d.e-]+ \d+$/m,
+    );
+    assert.match(
+      resource.body,
+      /^container_start_time_seconds\{container="app",/m,
+    );
+    assert.match(resource.body, /^node_memory_working_set_bytes \d+ \d+$/m);
+    assert.match(resource.body, /^resource_scrape_error 0$/m);
     const roMetrics = await fetch(`${ro}/metrics`);
     assert.match(await roMetrics.text(), /^kubelet_running_pods 1$/m);
     const roPods = await fetch(`${ro}/pods`);
