@@ -19,6 +19,7 @@ import type {
   SyncResult,
 } from "./types.ts";
 import { computePodPhase } from "./pod_phase.ts";
+import { podQOSClass } from "./pod_resources.ts";
 import { mergeConditions, rfc3339 } from "./pod_conditions.ts";
 
 /** Options of {@linkcode computePodStatus}. */
@@ -175,24 +176,6 @@ function convert(
   });
 }
 
-function qosClass(pod: Pod): string {
-  const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
-  const any = all.some((c) =>
-    Object.keys(c.resources?.requests ?? {}).length +
-        Object.keys(c.resources?.limits ?? {}).length > 0
-  );
-  if (!any) return "BestEffort";
-  const guaranteed = all.every((c) => {
-    const lim = c.resources?.limits ?? {};
-    const req = c.resources?.requests ?? {};
-    return ["cpu", "memory"].every((r) =>
-      lim[r] !== undefined &&
-      (req[r] === undefined || String(req[r]) === String(lim[r]))
-    );
-  });
-  return guaranteed ? "Guaranteed" : "Burstable";
-}
-
 function listMessage(prefix: string, names: string[]): string {
   return `containers with ${prefix} status: [${names.join(" ")}]`;
 }
@@ -327,7 +310,7 @@ export function computePodStatus(
   const status: PodStatus = {
     phase,
     containerStatuses,
-    qosClass: qosClass(pod),
+    qosClass: podQOSClass(pod),
   };
   if ((pod.spec.initContainers ?? []).length > 0) {
     status.initContainerStatuses = initContainerStatuses;

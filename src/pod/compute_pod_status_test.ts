@@ -316,10 +316,14 @@ Deno.test("computePodStatus() keeps lastTransitionTime while a condition holds",
 
 Deno.test("computePodStatus() computes the QoS class", () => {
   const clock = new FakeClock(T0);
+  // requests equal to limits (static pods get them from limits when omitted: applyApiDefaults)
   const g = pod({
     containers: [{
       ...app,
-      resources: { limits: { cpu: "1", memory: "1Gi" } },
+      resources: {
+        limits: { cpu: "1", memory: "1Gi" },
+        requests: { cpu: "1", memory: "1Gi" },
+      },
     }],
   });
   assert.equal(computePodStatus(g, rs([]), { clock }).qosClass, "Guaranteed");

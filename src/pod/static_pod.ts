@@ -284,7 +284,8 @@ function checkContainer(
 
 /**
  * Applies the API server's defaults that the kubelet relies on (restart policy, grace period,
- * DNS policy, pull policy, termination message path/policy). Returns a new object.
+ * DNS policy, pull policy, termination message path/policy, requests from limits). Returns a
+ * new object.
  */
 export function applyApiDefaults(pod: Pod): Pod {
   const out = structuredClone(pod);
@@ -297,6 +298,14 @@ export function applyApiDefaults(pod: Pod): Pod {
     c.terminationMessagePath ??= "/dev/termination-log";
     c.terminationMessagePolicy ??= "File";
     for (const p of c.ports ?? []) p.protocol ??= "TCP";
+    // upstream SetDefaults_Pod: a resource with a limit and no request requests its limit
+    const limits = c.resources?.limits;
+    if (c.resources && limits) {
+      const requests = c.resources.requests ??= {};
+      for (const [name, value] of Object.entries(limits)) {
+        requests[name] ??= value;
+      }
+    }
   };
   spec.containers.forEach(fix);
   spec.initContainers?.forEach(fix);

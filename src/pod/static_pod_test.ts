@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  applyApiDefaults,
   applyStaticPodDefaults,
   CONFIG_HASH_ANNOTATION,
   CONFIG_SOURCE_ANNOTATION,
@@ -263,4 +264,32 @@ Deno.test("applyStaticPodDefaults() gives the same manifest at two file paths tw
     applyStaticPodDefaults(pod, { nodeName: "node-a", source: "http", origin })
       .metadata.uid;
   assert.notEqual(fromUrl("http://h/a"), fromUrl("http://h/b"));
+});
+
+Deno.test("applyApiDefaults() gives a resource with a limit and no request its limit as request", () => {
+  const out = applyApiDefaults({
+    metadata: { name: "p" },
+    spec: {
+      containers: [{
+        name: "app",
+        image: "busybox:1",
+        resources: {
+          limits: { cpu: "1", memory: "1Gi" },
+          requests: { cpu: "500m" },
+        },
+      }],
+      initContainers: [{
+        name: "init",
+        image: "busybox:1",
+        resources: { limits: { memory: "64Mi" } },
+      }],
+    },
+  });
+  assert.deepEqual(out.spec.containers[0]!.resources?.requests, {
+    cpu: "500m",
+    memory: "1Gi",
+  });
+  assert.deepEqual(out.spec.initContainers?.[0]?.resources?.requests, {
+    memory: "64Mi",
+  });
 });
