@@ -301,6 +301,6 @@ Deno.test("generatePodSandboxConfig() survives a bad quantity; the container con
         imageRef: "nginx",
         nodeName: "n",
       }),
-    /Invalid quantity "lots"/,
+    /quantities must match the regular expression/,
   );
 });

@@ -12,7 +12,7 @@ import type {
   LinuxContainerResourcesSchema,
   MessageInitShape,
 } from "../runtime/mod.ts";
-import { milliValue, quantityValue } from "./resource_quantity.ts";
+import { milliValue, quantityValue } from "../util/quantity.ts";
 import type { Container, Pod, ResourceRequirements } from "./types.ts";
 
 /** Plain-object init shape of CRI `LinuxContainerResources`. */

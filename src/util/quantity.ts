@@ -104,3 +104,48 @@ export function isQuantity(text: string): boolean {
 export function compareQuantities(a: Quantity, b: Quantity): number {
   return a.value === b.value ? 0 : a.value < b.value ? -1 : 1;
 }
+
+/** A quantity as `numerator / 10^shift` (shift ≥ 0) in base units, without rounding. */
+function exactQuantity(value: string | number): {
+  numerator: bigint;
+  shift: number;
+} {
+  const text = String(value);
+  parseQuantity(text); // rejects bad text with upstream's wording
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(.*)$/.exec(text)!;
+  const fraction = m[3] ?? "";
+  const suffix = m[4] ?? "";
+  let numerator = BigInt((m[2] ?? "") + fraction || "0");
+  let exponent = -fraction.length;
+  const binary = BINARY[suffix];
+  if (binary !== undefined) numerator *= BigInt(binary);
+  else if (/^[eE]/.test(suffix)) exponent += Number(suffix.slice(1));
+  else exponent += DECIMAL[suffix] ?? 0;
+  if (m[1] === "-") numerator = -numerator;
+  return exponent >= 0
+    ? { numerator: numerator * 10n ** BigInt(exponent), shift: 0 }
+    : { numerator, shift: -exponent };
+}
+
+/** `value` × 10^digits as a whole number, rounded up as resource.Quantity does. */
+function scaledValue(value: string | number, digits: number): number {
+  const { numerator, shift } = exactQuantity(value);
+  const down = shift - digits;
+  if (down <= 0) return Number(numerator * 10n ** BigInt(-down));
+  const divisor = 10n ** BigInt(down);
+  const q = numerator / divisor;
+  return Number(numerator % divisor !== 0n && numerator > 0n ? q + 1n : q);
+}
+
+/**
+ * Upstream `Quantity.MilliValue()`: thousandths of the base unit (millicores), exact and
+ * rounded up, so `0.1` is 100.
+ */
+export function milliValue(value: string | number): number {
+  return scaledValue(value, 3);
+}
+
+/** Upstream `Quantity.Value()`: whole base units (bytes), exact and rounded up. */
+export function quantityValue(value: string | number): number {
+  return scaledValue(value, 0);
+}
