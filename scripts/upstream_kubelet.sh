@@ -75,6 +75,7 @@ cgroupRoot: /$KU_NODE
 failSwapOn: false
 healthzBindAddress: 127.0.0.1
 healthzPort: $KU_HEALTHZ_PORT
+address: 127.0.0.1
 port: $KU_PORT
 readOnlyPort: 0
 resolvConf: /etc/resolv.conf

@@ -135,6 +135,9 @@ async function removeOurCgroups(): Promise<void> {
   }).output();
 }
 
+/** kubelet.ts's API port in a differential run (the upstream side's is 10450). */
+const OUR_API_PORT = 10550;
+
 function ourConfig(root: string): string {
   return [
     "apiVersion: kubelet.config.k8s.io/v1beta1",
@@ -144,6 +147,9 @@ function ourConfig(root: string): string {
     `containerRuntimeEndpoint: unix://${root}/proxy.sock`,
     `podLogsDir: ${root}/pod-logs`,
     "healthzPort: 0",
+    // the kubelet API on loopback, apart from the upstream side's and any real kubelet's
+    "address: 127.0.0.1",
+    `port: ${OUR_API_PORT}`,
     "fileCheckFrequency: 1s",
     "syncFrequency: 10s",
     "authentication:",
@@ -204,6 +210,7 @@ export async function startSide(options: SideOptions): Promise<Side> {
       "--config",
       `${root}/config.yaml`,
       `--root-dir=${root}/kubelet`,
+      `--cert-dir=${root}/pki`,
       `--hostname-override=${options.node}`,
     ], `${root}/kubelet.log`);
   };
