@@ -14,7 +14,7 @@ interface Seen {
 }
 
 function fakeFetch(seen: Seen[], status = 201): typeof fetch {
-  return (async (input: string | URL | Request, init?: RequestInit) => {
+  return ((input: string | URL | Request, init?: RequestInit) => {
     const headers = new Headers(init?.headers);
     const body = JSON.parse(String(init?.body));
     seen.push({
@@ -27,7 +27,7 @@ function fakeFetch(seen: Seen[], status = 201): typeof fetch {
         status: { authenticated: true, user: { username: "u", groups: ["g"] } },
       }
       : { status: { allowed: false, denied: true, reason: "no" } };
-    return new Response(JSON.stringify(answer), { status });
+    return Promise.resolve(new Response(JSON.stringify(answer), { status }));
   }) as typeof fetch;
 }
 

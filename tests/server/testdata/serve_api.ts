@@ -22,6 +22,7 @@ const done = runApiServer({
   config,
   signal: ac.signal,
   hostname: "node-a",
+  // deno-lint-ignore no-console
   onListen: (addr) => console.log(`listening ${addr.port}`),
 });
 for await (const _ of Deno.stdin.readable) { /* wait for EOF */ }
