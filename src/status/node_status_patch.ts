@@ -1,9 +1,11 @@
 /**
  * The node status patch (upstream `component-helpers/node/util.PatchNodeStatus`, which sends a
  * two-way strategic merge patch from the old Node to the new one, spec excluded): changed keys
- * with their new values, removed keys as null, and changed lists replaced whole with a
- * `$patch: replace` element (upstream replaces `addresses` whole the same way, in
- * `fixupPatchForNodeStatusAddresses`, and merges the other lists by key).
+ * with their new values, removed keys as null, and changed lists replaced whole. A list the
+ * API merges by key (`conditions` and `addresses`, by `type`) carries a `$patch: replace`
+ * element to say so (upstream replaces `addresses` whole the same way, in
+ * `fixupPatchForNodeStatusAddresses`); any other list (`images`, `volumesInUse`, …) is atomic
+ * to the API server and is sent as it is: a directive element there would be kept as an item.
  * @module
  */
 import type { NodeStatus } from "../api/mod.ts";
@@ -27,22 +29,28 @@ export function jsonDeepEqual(a: Json, b: Json): boolean {
   return ka.length === kb.length && ka.every((k) => jsonDeepEqual(a[k], b[k]));
 }
 
+/** NodeStatus lists with a patch merge key: the API server merges them item by item. */
+const MERGE_KEYED_LISTS = new Set(["conditions", "addresses"]);
+
 /**
- * The merge patch that turns `from` into `to`, or undefined when they are equal. Lists of
- * objects are replaced whole with a trailing `{"$patch": "replace"}`.
+ * The merge patch that turns `from` into `to`, or undefined when they are equal. `key` is the
+ * field name of `to` in its parent: merge-keyed lists are replaced whole with a trailing
+ * `{"$patch": "replace"}`, other lists are sent as they are.
  */
-export function twoWayPatch(from: Json, to: Json): Json | undefined {
+export function twoWayPatch(
+  from: Json,
+  to: Json,
+  key = "",
+): Json | undefined {
   if (jsonDeepEqual(from, to)) return undefined;
   if (Array.isArray(to)) {
-    return to.some(isObject) || to.length === 0
-      ? [...to, { $patch: "replace" }]
-      : to;
+    return MERGE_KEYED_LISTS.has(key) ? [...to, { $patch: "replace" }] : to;
   }
   if (!isObject(to) || !isObject(from)) return to;
   const patch: Record<string, Json> = {};
   for (const [k, v] of Object.entries(to)) {
     if (v === undefined) continue;
-    const sub = twoWayPatch(from[k], v);
+    const sub = twoWayPatch(from[k], v, k);
     if (sub !== undefined) patch[k] = sub;
   }
   for (const k of Object.keys(from)) {

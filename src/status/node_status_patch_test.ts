@@ -7,6 +7,7 @@ Deno.test("twoWayPatch() sends changed keys, nulls removed keys and replaces cha
     status: {
       capacity: { cpu: "2", memory: "1Gi", "hugepages-2Mi": "0" },
       addresses: [{ type: "InternalIP", address: "192.0.2.1" }],
+      images: [{ names: ["a"], sizeBytes: 2 }],
       nodeInfo: { bootID: "a", kernelVersion: "6" },
     },
   };
@@ -14,14 +15,17 @@ Deno.test("twoWayPatch() sends changed keys, nulls removed keys and replaces cha
     status: {
       capacity: { cpu: "4", memory: "1Gi" },
       addresses: [{ type: "Hostname", address: "n" }],
+      images: [{ names: ["b"], sizeBytes: 3 }, { names: ["a"], sizeBytes: 2 }],
       nodeInfo: { bootID: "a", kernelVersion: "6" },
     },
   };
   const patch = twoWayPatch(from, to);
+  // addresses merge by type on the server: replaced with a directive; images are atomic
   assert.deepEqual(patch, {
     status: {
       capacity: { cpu: "4", "hugepages-2Mi": null },
       addresses: [{ type: "Hostname", address: "n" }, { $patch: "replace" }],
+      images: [{ names: ["b"], sizeBytes: 3 }, { names: ["a"], sizeBytes: 2 }],
     },
   });
   assert.deepEqual(applyMergePatch(from, patch), to);
