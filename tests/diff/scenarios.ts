@@ -277,7 +277,19 @@ export const SCENARIOS: Scenario[] = [
         "edit.yaml",
         pod("edit", [sleeper("app")], { terminationGracePeriodSeconds: 5 }),
       );
-      await ctx.sleep(12_000);
+      // upstream starts the edited pod only at a later sync (~10 s): wait for it either way
+      await ctx.waitFor(
+        "the edited pod started",
+        (p) =>
+          reached(p, key(ctx, "edit"), [
+            "StartContainer app",
+            "StopPodSandbox",
+            "RunPodSandbox#0",
+            "StartContainer app",
+          ]),
+        60_000,
+      );
+      await ctx.sleep(2000);
       await ctx.remove("edit.yaml");
       await ctx.waitFor(
         "the sandbox stopped",
