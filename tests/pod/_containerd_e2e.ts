@@ -269,3 +269,32 @@ export async function startE2e(
     },
   };
 }
+
+const CRI_ENV_SCRIPT = new URL("../../scripts/cri_env.sh", import.meta.url)
+  .pathname;
+
+/**
+ * Runs `scripts/cri_env.sh <command>` with `env` (a private runtime-only instance: its own
+ * KTS_CRI_ROOT, bridge and subnet); returns its stdout.
+ */
+export async function criEnv(
+  command: string,
+  env: Record<string, string>,
+): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args: [CRI_ENV_SCRIPT, command],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  if (!out.success) {
+    throw new Error(
+      `scripts/cri_env.sh ${command} failed (exit ${out.code}): ${
+        decode(out.stderr)
+      }`,
+    );
+  }
+  return decode(out.stdout);
+}

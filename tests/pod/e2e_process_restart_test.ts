@@ -11,34 +11,11 @@ import {
   createCriRuntime,
   type CriRuntime,
 } from "../../src/runtime/mod.ts";
-import { endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
+import { criEnv, endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const CRI_ENV_SCRIPT = `${ROOT}scripts/cri_env.sh`;
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
-
-async function criEnv(
-  command: string,
-  env: Record<string, string>,
-): Promise<string> {
-  const out = await new Deno.Command("bash", {
-    args: [CRI_ENV_SCRIPT, command],
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  if (!out.success) {
-    throw new Error(
-      `scripts/cri_env.sh ${command} failed (exit ${out.code}): ${
-        decode(out.stderr)
-      }`,
-    );
-  }
-  return decode(out.stdout);
-}
 
 /** A kubelet subprocess whose stderr is collected. */
 class KubeletProcess {

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import type { PodStatus } from "../../src/pod/types.ts";
 import { ContainerState } from "../../src/runtime/mod.ts";
 import {
+  criEnv,
   endpoint,
   IMAGE,
   running,
@@ -20,8 +21,6 @@ import {
 } from "./_containerd_e2e.ts";
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
-const CRI_ENV_SCRIPT = new URL("../../scripts/cri_env.sh", import.meta.url)
-  .pathname;
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
 
 interface ContainerSpec {
@@ -260,29 +259,6 @@ Deno.test({
     );
   },
 });
-
-/** Runs `scripts/cri_env.sh <command>` for the private instance; returns its stdout. */
-async function criEnv(
-  command: string,
-  env: Record<string, string>,
-): Promise<string> {
-  const out = await new Deno.Command("bash", {
-    args: [CRI_ENV_SCRIPT, command],
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  if (!out.success) {
-    throw new Error(
-      `scripts/cri_env.sh ${command} failed (exit ${out.code}): ${
-        decode(out.stderr)
-      }`,
-    );
-  }
-  return decode(out.stdout);
-}
 
 Deno.test({
   name:
