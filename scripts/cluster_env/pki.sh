@@ -76,6 +76,25 @@ kc_make_kubeconfigs() {
   kc_kubeconfig "$KC_ROOT/bootstrap.kubeconfig" "    token: $KC_TOKEN_ID.$KC_TOKEN_SECRET"
 }
 
+# kc_group_binding <name> <cluster role> <group>: a ClusterRoleBinding document (with its ---).
+kc_group_binding() {
+  cat <<YAML
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: $1
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: $2
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: Group
+  name: $3
+YAML
+}
+
 # The bootstrap token as kubeadm makes it (a Secret the apiserver's bootstrap-token
 # authenticator reads) and the bindings kubeadm creates so that a joining kubelet may create
 # its client CSR, the CSR is approved automatically, and later renewals are approved too.
@@ -97,45 +116,11 @@ stringData:
   usage-bootstrap-authentication: "true"
   usage-bootstrap-signing: "true"
   auth-extra-groups: "$group"
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: kubeadm:kubelet-bootstrap
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: system:node-bootstrapper
-subjects:
-- apiGroup: rbac.authorization.k8s.io
-  kind: Group
-  name: $group
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: kubeadm:node-autoapprove-bootstrap
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: system:certificates.k8s.io:certificatesigningrequests:nodeclient
-subjects:
-- apiGroup: rbac.authorization.k8s.io
-  kind: Group
-  name: $group
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: kubeadm:node-autoapprove-certificate-rotation
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: system:certificates.k8s.io:certificatesigningrequests:selfnodeclient
-subjects:
-- apiGroup: rbac.authorization.k8s.io
-  kind: Group
-  name: system:nodes
+$(kc_group_binding kubeadm:kubelet-bootstrap system:node-bootstrapper "$group")
+$(kc_group_binding kubeadm:node-autoapprove-bootstrap \
+    system:certificates.k8s.io:certificatesigningrequests:nodeclient "$group")
+$(kc_group_binding kubeadm:node-autoapprove-certificate-rotation \
+    system:certificates.k8s.io:certificatesigningrequests:selfnodeclient system:nodes)
 YAML
   kc_log "bootstrap token $KC_TOKEN_ID and its bindings created"
 }
