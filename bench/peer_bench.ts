@@ -55,14 +55,17 @@ const sleeper = (name: string) =>
     command: ["sh", "-c", "trap 'exit 0' TERM; sleep 36000 & wait"],
   }]);
 
-/** Epoch ms at which each pod's first RunPodSandbox was sent, by `namespace/name`. */
-const sandboxSent = new Map<string, number>();
-
-/** Epoch ms at which each pod's first StartContainer returned, by `namespace/name`. */
-function startedAt(trace: TraceEntry[]): Map<string, number> {
+/**
+ * Epoch ms at which each pod's first StartContainer returned (`out`) and its first
+ * RunPodSandbox was sent (`out.sandboxSent`), by `namespace/name`, in one side's trace.
+ */
+function startedAt(
+  trace: TraceEntry[],
+): Map<string, number> & { sandboxSent: Map<string, number> } {
   const sandboxPod = new Map<string, string>();
   const containerPod = new Map<string, string>();
-  const out = new Map<string, number>();
+  const sandboxSent = new Map<string, number>();
+  const out = Object.assign(new Map<string, number>(), { sandboxSent });
   for (const e of trace) {
     const req = e.request ?? {};
     const res = e.response ?? {};
@@ -95,7 +98,7 @@ async function waitStarted(
   side: Side,
   keys: string[],
   timeoutMs = 300_000,
-): Promise<Map<string, number>> {
+): Promise<ReturnType<typeof startedAt>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const started = startedAt(await side.trace());
@@ -170,7 +173,7 @@ for (let i = 0; i < STARTS; i++) {
     );
     const started = await waitStarted(sides[kind], [key(name)], 60_000);
     latency[kind].push(started.get(key(name))! - t0);
-    reaction[kind].push(sandboxSent.get(key(name))! - t0);
+    reaction[kind].push(started.sandboxSent.get(key(name))! - t0);
   }
 }
 const p = (values: number[], q: number) => Math.round(percentile(values, q));

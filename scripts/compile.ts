@@ -28,6 +28,7 @@ import {
   UsageError,
 } from "./permission_lists.ts";
 import { bundle, bundleArgs, ROOT } from "./bundle.ts";
+import { KUBELET_V8_FLAGS } from "./v8_flags.ts";
 
 /** Linux architectures we ship, with their Rust target triples. */
 export const TARGETS = {
@@ -145,6 +146,7 @@ export function compileArgs(
     "--no-config",
     "--cached-only",
     ...permissionFlags,
+    `--v8-flags=${KUBELET_V8_FLAGS}`,
     "--target",
     TARGETS[arch],
     "--output",

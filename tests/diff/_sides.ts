@@ -3,6 +3,7 @@
  * own runtime-only containerd, with peers/criproxy recording every CRI call in between.
  * Both sides use the same node name, so their static pods have the same names.
  */
+import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 import { parseTrace, type TraceEntry } from "./normalize.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -206,6 +207,7 @@ export async function startSide(options: SideOptions): Promise<Side> {
     kubelet = spawnLogged(Deno.execPath(), [
       "run",
       "-A",
+      `--v8-flags=${KUBELET_V8_FLAGS}`,
       "main.ts",
       "--config",
       `${root}/config.yaml`,

@@ -159,11 +159,12 @@ Deno.test("compileArgs() refuses unscoped dangerous flags", () => {
     permissionFlags: ["--no-prompt", "--allow-sys=hostname"],
     outDir: "/d",
   });
-  assert.deepEqual(args.slice(0, 5), [
+  assert.deepEqual(args.slice(0, 6), [
     "compile",
     "--no-config",
     "--cached-only",
     "--no-prompt",
     "--allow-sys=hostname",
+    "--v8-flags=--max-semi-space-size=1",
   ]);
 });
