@@ -305,6 +305,14 @@ kts_down() {
     kts_log "nothing to do ($KTS_ROOT does not exist)"
     return 0
   }
+  # Kill the containers through containerd while it runs: a container's processes outlive
+  # its killed shim (they would stay behind in their cgroups).
+  if kts_pid_alive "$KTS_ROOT/run/containerd.pid" "$KTS_ROOT/containerd.toml"; then
+    local task
+    for task in $(kts_ctr tasks ls -q 2>/dev/null); do
+      kts_ctr tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true
+    done
+  fi
   kts_stop_pidfile "$KTS_ROOT/run/registry-plain.pid" "$KTS_ROOT/registry/plain/config.yml"
   kts_stop_pidfile "$KTS_ROOT/run/registry-auth.pid" "$KTS_ROOT/registry/auth/config.yml"
   kts_stop_pidfile "$KTS_ROOT/run/containerd.pid" "$KTS_ROOT/containerd.toml"

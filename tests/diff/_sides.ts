@@ -123,11 +123,13 @@ async function waitForSocket(path: string): Promise<void> {
  */
 const OUR_CGROUP_ROOT = "/kts-diff";
 
-/** Removes our (empty) cgroups from every v1 hierarchy, deepest first. */
+/** Kills what is left under our cgroup root and removes its cgroups, deepest first. */
 async function removeOurCgroups(): Promise<void> {
   await new Deno.Command("bash", {
     args: [
       "-c",
+      // anything still running under our cgroup root first, then the empty directories
+      `cat $(find /sys/fs/cgroup/pids${OUR_CGROUP_ROOT} -name tasks 2>/dev/null) 2>/dev/null | xargs -r kill -9 2>/dev/null; sleep 0.5; ` +
       `find /sys/fs/cgroup -depth -type d -path '*${OUR_CGROUP_ROOT}*' -exec rmdir {} \\; 2>/dev/null; true`,
     ],
     stdin: "null",
@@ -285,6 +287,20 @@ export async function startSide(options: SideOptions): Promise<Side> {
       }
       if (options.kind === "ours") {
         if (kubelet) await stopChild(kubelet, "SIGTERM");
+        // Stop and remove the pods while containerd runs: their processes outlive a killed
+        // shim, and a stopped kubelet does not stop them.
+        await new Deno.Command(`${options.bin}/crictl`, {
+          args: [
+            "--runtime-endpoint",
+            `unix://${criRoot}/containerd.sock`,
+            "rmp",
+            "--all",
+            "--force",
+          ],
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).output().catch(() => {});
         await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
         await removeOurCgroups();
       } else {
