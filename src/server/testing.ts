@@ -10,7 +10,6 @@ import {
   createPublicKey,
   generateKeyPairSync,
   type KeyObject,
-  sign,
   X509Certificate,
 } from "node:crypto";
 import {
@@ -23,6 +22,7 @@ import {
   readDer,
   TAG,
 } from "./tls/der.ts";
+import { signedPair } from "./tls/serving_cert.ts";
 
 /** A certificate and its key, PEM. */
 export interface TestPair {
@@ -52,15 +52,6 @@ export const EKU = {
   serverAuth: "1.3.6.1.5.5.7.3.1",
   clientAuth: "1.3.6.1.5.5.7.3.2",
 } as const;
-
-function pem(label: string, bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  const lines = btoa(bin).match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${
-    lines.join("\n")
-  }\n-----END ${label}-----\n`;
-}
 
 function name(commonName: string, organizations: string[]): Uint8Array {
   const rdn = (oid: string, value: string) =>
@@ -145,17 +136,7 @@ export function makeCertificate(options: MakeCertificateOptions): TestPair {
     new Uint8Array(publicKey.export({ type: "spki", format: "der" })),
     der(0xa3, der(TAG.sequence, ...extensions)),
   );
-  const signature = new Uint8Array(sign("sha256", tbs, signer));
-  const certificate = der(
-    TAG.sequence,
-    tbs,
-    algorithm,
-    der(TAG.bitString, new Uint8Array([0]), signature),
-  );
-  return {
-    certPem: pem("CERTIFICATE", certificate),
-    keyPem: String(privateKey.export({ type: "pkcs8", format: "pem" })),
-  };
+  return signedPair(tbs, algorithm, signer, privateKey);
 }
 
 function subjectDer(certPem: string): Uint8Array {

@@ -11,6 +11,7 @@
 import {
   createPrivateKey,
   generateKeyPairSync,
+  type KeyObject,
   sign,
   X509Certificate,
 } from "node:crypto";
@@ -138,7 +139,20 @@ export function generateSelfSignedPair(
       ),
     ),
   );
-  const signature = new Uint8Array(sign("sha256", tbs, privateKey));
+  return signedPair(tbs, algorithm, privateKey, privateKey);
+}
+
+/**
+ * Signs a to-be-signed certificate body with `signer` (SHA-256) and returns the certificate
+ * and `key` (the subject's private key) as PEM.
+ */
+export function signedPair(
+  tbs: Uint8Array,
+  algorithm: Uint8Array,
+  signer: KeyObject,
+  key: KeyObject,
+): { certPem: string; keyPem: string } {
+  const signature = new Uint8Array(sign("sha256", tbs, signer));
   const certificate = der(
     TAG.sequence,
     tbs,
@@ -147,7 +161,7 @@ export function generateSelfSignedPair(
   );
   return {
     certPem: pem("CERTIFICATE", certificate),
-    keyPem: String(privateKey.export({ type: "pkcs8", format: "pem" })),
+    keyPem: String(key.export({ type: "pkcs8", format: "pem" })),
   };
 }
 
