@@ -175,6 +175,14 @@ export interface SecurityProfile {
   localhostProfile?: string;
 }
 
+/** core/v1 SELinuxOptions. */
+export interface SELinuxOptions {
+  user?: string;
+  role?: string;
+  type?: string;
+  level?: string;
+}
+
 /** core/v1 SecurityContext (container level). */
 export interface SecurityContext {
   capabilities?: Capabilities;
@@ -186,6 +194,9 @@ export interface SecurityContext {
   allowPrivilegeEscalation?: boolean;
   seccompProfile?: SecurityProfile;
   appArmorProfile?: SecurityProfile;
+  seLinuxOptions?: SELinuxOptions;
+  /** `Unmasked` sends no masked or read-only /proc paths. */
+  procMount?: "Default" | "Unmasked";
 }
 
 /** core/v1 PodSecurityContext. */
@@ -198,6 +209,8 @@ export interface PodSecurityContext {
   sysctls?: { name: string; value: string }[];
   seccompProfile?: SecurityProfile;
   appArmorProfile?: SecurityProfile;
+  seLinuxOptions?: SELinuxOptions;
+  supplementalGroupsPolicy?: "Merge" | "Strict";
 }
 
 /** core/v1 VolumeMount. */
