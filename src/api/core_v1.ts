@@ -81,6 +81,13 @@ export interface EnvVarSource {
   secretKeyRef?: KeySelector;
 }
 
+/** core/v1 EnvFromSource: every key of a ConfigMap or Secret, with an optional prefix. */
+export interface EnvFromSource {
+  prefix?: string;
+  configMapRef?: { name?: string; optional?: boolean };
+  secretRef?: { name?: string; optional?: boolean };
+}
+
 /** core/v1 EnvVar. */
 export interface EnvVar {
   name: string;
@@ -230,6 +237,7 @@ export interface Container {
   workingDir?: string;
   ports?: ContainerPort[];
   env?: EnvVar[];
+  envFrom?: EnvFromSource[];
   resources?: ResourceRequirements;
   /** Only valid on init containers: `Always` marks a sidecar. */
   restartPolicy?: "Always";
@@ -281,6 +289,9 @@ export interface PodSpec {
   dnsConfig?: PodDNSConfig;
   nodeSelector?: Record<string, string>;
   serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  /** Secrets with registry credentials for this pod's image pulls. */
+  imagePullSecrets?: { name?: string }[];
   nodeName?: string;
   hostNetwork?: boolean;
   hostPID?: boolean;
