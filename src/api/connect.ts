@@ -8,11 +8,14 @@ import type { Logger } from "../log/mod.ts";
 import { bootstrapClientCertificate } from "./bootstrap.ts";
 import { type Connection, loadKubeconfig } from "./kubeconfig.ts";
 import { KubeApiClient } from "./kube_api_client.ts";
+import { type PodApi, RestPodApi } from "./pod_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 
 /** An open API client; `close` releases its HTTP client (safe to call twice). */
 export interface ApiConnection extends Disposable {
   api: KubeApiClient;
+  /** Pod list/watch, status patches and deletes over the same client. */
+  pods: PodApi;
   /** The connection in use (updated by `reconnect`). */
   connection: Connection;
   /** Sends later requests with `next`'s identity (a rotated certificate). */
@@ -41,6 +44,7 @@ export function openApiClient(
   const rest = createRestClient(deps, connection, options);
   const open: ApiConnection = {
     api: new KubeApiClient({ rest }),
+    pods: new RestPodApi({ rest }),
     connection,
     reconnect(next) {
       rest.reconnect(next);

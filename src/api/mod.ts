@@ -61,6 +61,16 @@ export { connectApiServer, openApiClient } from "./connect.ts";
 export type { ApiConnection, ConnectOptions } from "./connect.ts";
 /** The API client over the REST client. */
 export { KubeApiClient, STRATEGIC_MERGE_PATCH } from "./kube_api_client.ts";
+/** Pod list/watch, status patch and delete (`PodApi`). */
+export { RestPodApi } from "./pod_api.ts";
+export type {
+  PodApi,
+  PodDeleteOptions,
+  PodList,
+  PodListOptions,
+  PodWatchEvent,
+  PodWatchOptions,
+} from "./pod_api.ts";
 export { createRestClient } from "./rest_client.ts";
 export type { RestClient, RestClientOptions } from "./rest_client.ts";
 /** The client-side rate limit (`kubeAPIQPS`/`kubeAPIBurst`). */

@@ -26,6 +26,12 @@ export interface RestClient extends Disposable {
   /** The parsed JSON answer; rejects with ApiStatusError on a failure status. */
   request<T>(request: RestRequest): Promise<T>;
   /**
+   * A streaming GET (a watch): yields each newline-delimited JSON object of the answer until
+   * the server ends it or `request.signal` aborts. No per-request timeout applies; the caller
+   * bounds it (e.g. `timeoutSeconds`). Rejects with ApiStatusError on a failure status.
+   */
+  stream(request: Omit<RestRequest, "method" | "body">): AsyncIterable<unknown>;
+  /**
    * Sends later requests with `connection`'s identity (a rotated client certificate).
    * Requests in flight finish on the old HTTP client, which is closed after them.
    */
@@ -90,62 +96,101 @@ export function createRestClient(
     closed = true;
     retire(current);
   };
+  /**
+   * Sends one request on the current transport. `read` consumes a successful body before the
+   * transport may be released (a stream's body is read later, by its consumer).
+   */
+  const send = async (
+    req: RestRequest,
+    signal: AbortSignal | undefined,
+    read: (res: Response) => Promise<string>,
+  ): Promise<{ res: Response; text: string }> => {
+    await bucket.take(req.signal);
+    const headers: Record<string, string> = {
+      "Accept": "application/json",
+      "User-Agent": options.userAgent ?? "kubelet.ts",
+    };
+    const transport = current;
+    const conn = transport.connection;
+    if (conn.token) {
+      headers["Authorization"] = `Bearer ${conn.token}`;
+    }
+    if (req.body !== undefined) {
+      headers["Content-Type"] = req.contentType ?? "application/json";
+    }
+    const init: RequestInit & { client?: Deno.HttpClient } = {
+      method: req.method,
+      headers,
+      ...(signal ? { signal } : {}),
+      ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+      ...(transport.http ? { client: transport.http } : {}),
+    };
+    transport.inflight++;
+    let res: Response;
+    let text: string;
+    try {
+      res = await doFetch(`${conn.server}${req.path}`, init);
+      text = res.ok ? await read(res) : await res.text();
+    } finally {
+      transport.inflight--;
+      if (transport.retired && transport.inflight === 0) {
+        transport.http?.close();
+      }
+    }
+    if (!res.ok) {
+      let status: { message?: string; reason?: string } = {};
+      try {
+        status = JSON.parse(text);
+      } catch {
+        // Not a metav1.Status: keep the raw text as the message.
+      }
+      throw apiStatusError(
+        `${req.method} ${req.path} failed with ${res.status}: ${
+          status.message ?? text.trim()
+        }`,
+        {
+          code: res.status,
+          ...(status.reason ? { reason: status.reason } : {}),
+        },
+      );
+    }
+    return { res, text };
+  };
   return {
     async request<T>(req: RestRequest): Promise<T> {
-      await bucket.take(req.signal);
-      const headers: Record<string, string> = {
-        "Accept": "application/json",
-        "User-Agent": options.userAgent ?? "kubelet.ts",
-      };
-      const transport = current;
-      const conn = transport.connection;
-      if (conn.token) {
-        headers["Authorization"] = `Bearer ${conn.token}`;
-      }
-      if (req.body !== undefined) {
-        headers["Content-Type"] = req.contentType ?? "application/json";
-      }
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = req.signal
         ? AbortSignal.any([req.signal, timeout])
         : timeout;
-      const init: RequestInit & { client?: Deno.HttpClient } = {
-        method: req.method,
-        headers,
-        signal,
-        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-        ...(transport.http ? { client: transport.http } : {}),
-      };
-      transport.inflight++;
-      let res: Response;
-      let text: string;
-      try {
-        res = await doFetch(`${conn.server}${req.path}`, init);
-        text = await res.text();
-      } finally {
-        transport.inflight--;
-        if (transport.retired && transport.inflight === 0) {
-          transport.http?.close();
-        }
-      }
-      if (!res.ok) {
-        let status: { message?: string; reason?: string } = {};
-        try {
-          status = JSON.parse(text);
-        } catch {
-          // Not a metav1.Status: keep the raw text as the message.
-        }
-        throw apiStatusError(
-          `${req.method} ${req.path} failed with ${res.status}: ${
-            status.message ?? text.trim()
-          }`,
-          {
-            code: res.status,
-            ...(status.reason ? { reason: status.reason } : {}),
-          },
-        );
-      }
+      const { text } = await send(req, signal, (r) => r.text());
       return (text ? JSON.parse(text) : undefined) as T;
+    },
+    async *stream(req) {
+      const { res } = await send(
+        { ...req, method: "GET" },
+        req.signal,
+        () => Promise.resolve(""),
+      );
+      if (!res.body) return;
+      const reader = res.body.pipeThrough(new TextDecoderStream())
+        .getReader();
+      let buffered = "";
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffered += value;
+          let nl: number;
+          while ((nl = buffered.indexOf("\n")) >= 0) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (line) yield JSON.parse(line);
+          }
+        }
+        if (buffered.trim()) yield JSON.parse(buffered);
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
     },
     reconnect(next: Connection) {
       if (closed) return;

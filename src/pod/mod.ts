@@ -120,7 +120,11 @@ export {
   parseManifest,
   readStaticPods,
 } from "./static_pod.ts";
-export { createFileSource, createHttpSource } from "./sources/mod.ts";
+export {
+  createApiSource,
+  createFileSource,
+  createHttpSource,
+} from "./sources/mod.ts";
 export type { PodSource } from "./sources/mod.ts";
 export { PodConfig } from "./pod_config.ts";
 export type { PodOperation, PodUpdate } from "./pod_config.ts";

@@ -12,3 +12,5 @@ export type {
 } from "./file_source.ts";
 export { createHttpSource } from "./http_source.ts";
 export type { HttpSourceDeps, HttpSourceOptions } from "./http_source.ts";
+export { createApiSource } from "./api_source.ts";
+export type { ApiSourceDeps, ApiSourceOptions } from "./api_source.ts";
