@@ -1,8 +1,8 @@
 /**
  * Builds the CRI `PodSandboxConfig` and `ContainerConfig` for a pod, following the kubelet's
  * conventions (kuberuntime's labels.go, `generatePodSandboxConfig`, `generateContainerConfig`):
- * labels/annotations, log layout, `$(VAR)` expansion, env with fieldRef, port mappings, namespace
- * options and a minimal Linux security context.
+ * labels/annotations, log layout, `$(VAR)` expansion, env with fieldRef, port mappings and the
+ * Linux part (security contexts, resources).
  *
  * Everything here is pure; bad references in a spec surface as {@linkcode ContainerConfigError}
  * (reported by the syncer as `CreateContainerConfigError`).
@@ -210,6 +210,10 @@ export interface ContainerConfigOptions extends EnvContext {
   node?: NodeResources;
   /** The image's user from `ImageStatus`, for `runAsUser`. */
   imageUser?: ImageUser;
+  /** `seccompDefault`: RuntimeDefault seccomp for containers that name no profile. */
+  seccompDefault?: boolean;
+  /** `<root-dir>/seccomp`, where Localhost seccomp profiles live. */
+  seccompProfileRoot?: string;
 }
 
 const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
@@ -298,6 +302,10 @@ export function generateContainerConfig(
     linux: linuxContainerConfig(pod, container, {
       node: options.node ?? NO_NODE_FACTS,
       ...(options.imageUser ? { imageUser: options.imageUser } : {}),
+      ...(options.seccompDefault ? { seccompDefault: true } : {}),
+      ...(options.seccompProfileRoot
+        ? { seccompProfileRoot: options.seccompProfileRoot }
+        : {}),
     }),
   };
 }

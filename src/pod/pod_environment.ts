@@ -50,8 +50,13 @@ export interface PodEnvironmentOptions {
   nodeIPs?: string[];
   /** Machine facts; see {@linkcode readNodeResources}. */
   node?: NodeResources;
-  /** Kubelet root dir: the managed hosts file goes under `<rootDir>/pods/<uid>/`. */
+  /**
+   * Kubelet root dir: the managed hosts file goes under `<rootDir>/pods/<uid>/`, Localhost
+   * seccomp profiles are read from `<rootDir>/seccomp/`.
+   */
   rootDir?: string;
+  /** `seccompDefault`: RuntimeDefault seccomp for containers that name no profile. */
+  seccompDefault?: boolean;
   /**
    * Whether the kubelet may write under /sys (every Deno permission), needed to remove pod
    * cgroups; default: asked of Deno ({@linkcode hasEveryPermission}).
@@ -144,6 +149,10 @@ export function createPodEnvironment(
     },
     async containerOptions(pod, context) {
       const out: Partial<ContainerConfigOptions> = {
+        ...(options.seccompDefault ? { seccompDefault: true } : {}),
+        ...(options.rootDir
+          ? { seccompProfileRoot: `${options.rootDir}/seccomp` }
+          : {}),
         node: options.node ?? NO_NODE_FACTS,
         imageUser: await imageUser(
           deps.images,
@@ -327,6 +336,7 @@ export interface PodEnvironmentConfig {
   resolvConf?: string | undefined;
   clusterDNS?: string[] | undefined;
   clusterDomain?: string | undefined;
+  seccompDefault?: boolean | undefined;
 }
 
 /**
@@ -353,6 +363,7 @@ export async function readPodEnvironmentOptions(
     clusterDomain: config.clusterDomain ?? "",
     node: await readNodeResources(options.logger, { hostAccess }),
     hostAccess,
+    ...(config.seccompDefault ? { seccompDefault: true } : {}),
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
   };
 }
