@@ -30,19 +30,32 @@ export class TokenBucket {
     this.#last = deps.clock.now();
   }
 
-  /** Milliseconds until a token is free (0 when one is free now); takes it. */
-  reserve(): number {
-    if (this.#qps <= 0) return 0;
+  #refill(): void {
     const now = this.#clock.now();
     this.#tokens = Math.min(
       this.#burst,
       this.#tokens + ((now - this.#last) / 1000) * this.#qps,
     );
     this.#last = now;
+  }
+
+  /** Milliseconds until a token is free (0 when one is free now); takes it. */
+  reserve(): number {
+    if (this.#qps <= 0) return 0;
+    this.#refill();
     this.#tokens -= 1;
     return this.#tokens >= 0
       ? 0
       : Math.ceil((-this.#tokens / this.#qps) * 1000);
+  }
+
+  /** Takes a token if one is free now and says so; never waits (client-go `TryAccept`). */
+  tryTake(): boolean {
+    if (this.#qps <= 0) return true;
+    this.#refill();
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
   }
 
   /** Resolves when the caller may send; rejects when `signal` aborts first. */

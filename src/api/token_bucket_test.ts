@@ -30,3 +30,16 @@ Deno.test("TokenBucket.take() waits on the clock; qps 0 means no limit", async (
   const free = new TokenBucket({ clock }, { qps: 0, burst: 1 });
   for (let i = 0; i < 10; i++) assert.equal(free.reserve(), 0);
 });
+
+Deno.test("TokenBucket.tryTake() never waits and takes nothing when empty", async () => {
+  const clock = new FakeClock(0);
+  const bucket = new TokenBucket({ clock }, { qps: 1 / 300, burst: 2 });
+  assert.equal(bucket.tryTake(), true);
+  assert.equal(bucket.tryTake(), true);
+  assert.equal(bucket.tryTake(), false);
+  await clock.advance(299_000);
+  assert.equal(bucket.tryTake(), false);
+  await clock.advance(1_000);
+  assert.equal(bucket.tryTake(), true);
+  assert.equal(bucket.tryTake(), false);
+});
