@@ -213,6 +213,16 @@ export class FakePodApi implements PodApi {
       pod.status ?? {},
       p.status ?? {},
     ) as PodStatus;
+    // conditions are a list merged by type
+    const patched = (p.status as PodStatus | undefined)?.conditions;
+    if (patched) {
+      next.status.conditions = [
+        ...(pod.status?.conditions ?? []).filter((c) =>
+          !patched.some((n) => n.type === c.type)
+        ),
+        ...patched,
+      ];
+    }
     this.#store(key(namespace, name), next, "MODIFIED");
     return structuredClone(next);
   }

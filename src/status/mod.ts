@@ -2,8 +2,8 @@
  * Status: the versioned pod status cache (the pod status itself is computed beside the pod code,
  * `src/pod/compute_pod_status.ts`, as upstream keeps it in kubelet_pods.go); node registration,
  * node status and the node lease.
- * Pod statuses are not published to an API server yet; a publisher would hook in through
- * `PodStatusManager.onChange`.
+ * `PodStatusSync` publishes the cached pod statuses to the API server (hooked in through
+ * `PodStatusManager.onChange`) and deletes gracefully deleted pods once they terminated.
  *
  * Must not read global time (uses the injected `Clock`) and must not call the runtime.
  *
@@ -28,3 +28,11 @@ export { createNodeFacts } from "./node_host_facts.ts";
 export type { NodeFactsOptions, NodeRuntime } from "./node_host_facts.ts";
 export type { NodeRegistrationOptions } from "./node_registration.ts";
 export { goArch } from "./node_registration.ts";
+/** The API server half of the status manager: status patches and final deletes. */
+export { PodStatusSync } from "./pod_status_sync.ts";
+export type {
+  PodStatusSyncDeps,
+  PodStatusSyncOptions,
+  StatusTarget,
+} from "./pod_status_sync.ts";
+export { podStatusPatch } from "./pod_status_patch.ts";

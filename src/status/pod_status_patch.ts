@@ -1,0 +1,38 @@
+/**
+ * The pod status patch the kubelet sends (upstream `statusutil.PatchPodStatus`): a two-way
+ * merge patch from the API server's status to ours, with the pod UID in `metadata` so the
+ * server rejects it (409) when the pod was recreated under the same name. Conditions are a
+ * list merged by `type`, so sending ours leaves the conditions other components own (the
+ * scheduler's PodScheduled, DisruptionTarget) in place. Fields the kubelet does not compute
+ * (the API server's `qosClass` default, `nominatedNodeName`) are never cleared.
+ * @module
+ */
+import type { PodStatus } from "../api/mod.ts";
+import { jsonEqual } from "./pod_status_manager.ts";
+
+/** Status fields the kubelet clears when its status no longer has them. */
+const CLEARED_BY_KUBELET = new Set(["message", "reason"]);
+
+/** `{metadata: {uid}, status: {...changed fields}}`, or undefined when nothing changed. */
+export function podStatusPatch(
+  uid: string,
+  old: PodStatus | undefined,
+  next: PodStatus,
+): { metadata: { uid: string }; status: Record<string, unknown> } | undefined {
+  const before = (old ?? {}) as Record<string, unknown>;
+  const after = next as Record<string, unknown>;
+  const status: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (key === "conditions") continue;
+    const a = before[key];
+    const b = after[key];
+    if (b === undefined) {
+      if (a !== undefined && CLEARED_BY_KUBELET.has(key)) status[key] = null;
+    } else if (b !== undefined && !jsonEqual(a, b)) status[key] = b;
+  }
+  const changedConditions = (next.conditions ?? []).filter((c) =>
+    !old?.conditions?.some((o) => jsonEqual(o, c))
+  );
+  if (changedConditions.length) status.conditions = changedConditions;
+  return Object.keys(status).length ? { metadata: { uid }, status } : undefined;
+}

@@ -1,0 +1,231 @@
+/**
+ * The API server half of the status manager (upstream `status_manager.go` `syncPod`): writes
+ * the cached statuses of the node's pods to their pod objects, and deletes pods whose graceful
+ * deletion the kubelet has finished.
+ *
+ * - A status change wakes the loop at once; every `syncPeriodMs` (10 s) every pod whose latest
+ *   version was not written yet (a failed write) is tried again, so the latest status is never
+ *   lost.
+ * - Each write GETs the pod, skips it when the UID differs (the pod was recreated), and sends a
+ *   two-way merge patch with the UID precondition only when something changed. A 409 retries
+ *   with a fresh GET.
+ * - Pods from the API server with a deletionTimestamp, once their containers are gone
+ *   (`podTerminated`), get their final status written and are deleted with
+ *   `gracePeriodSeconds: 0` and a UID precondition, so a new pod with the same name survives.
+ * - Static pods' statuses go to their mirror pod (`mirrorPodOf`); mirror pods are never
+ *   deleted here.
+ * @module
+ */
+import {
+  ApiConflictError,
+  ApiNotFoundError,
+  type Pod,
+  type PodApi,
+} from "../api/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { podStatusPatch } from "./pod_status_patch.ts";
+import type { PodStatusManager } from "./types.ts";
+
+const CONFIG_SOURCE = "kubernetes.io/config.source";
+const TERMINATION_POLL_MS = 1_000;
+
+/** Where a pod's status is written. */
+export interface StatusTarget {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** Dependencies of {@linkcode PodStatusSync}. */
+export interface PodStatusSyncDeps {
+  api: Pick<PodApi, "getPod" | "patchPodStatus" | "deletePod">;
+  statuses: Pick<PodStatusManager, "allStatuses" | "onChange">;
+  clock: Clock;
+  logger: Logger;
+  /** The pods currently configured (all sources), for their source and deletion state. */
+  pods: () => Pod[];
+  /** True once no container of the pod can still be running. */
+  podTerminated: (uid: string) => boolean;
+  /** A static pod's mirror pod; undefined while it has none. */
+  mirrorPodOf?: (pod: Pod) => StatusTarget | undefined;
+}
+
+/** Options of {@linkcode PodStatusSync}. */
+export interface PodStatusSyncOptions {
+  /** Full resync period (upstream 10 s). */
+  syncPeriodMs?: number;
+  /** Immediate retries of a write after 409 Conflict (default 3). */
+  conflictRetries?: number;
+}
+
+/** Writes pod statuses to the API server; `run` until the signal aborts. */
+export class PodStatusSync {
+  #deps: PodStatusSyncDeps;
+  #periodMs: number;
+  #retries: number;
+  /** Version of the status last written, by pod UID. */
+  #written = new Map<string, number>();
+  /** UIDs whose pod object was deleted by us. */
+  #deleted = new Set<string>();
+  #dirty = new Set<string>();
+  /** Deleted pods whose containers may still run: checked again every second. */
+  #awaitingTermination = new Set<string>();
+  #wake: (() => void) | undefined;
+
+  constructor(deps: PodStatusSyncDeps, options: PodStatusSyncOptions = {}) {
+    this.#deps = deps;
+    this.#periodMs = options.syncPeriodMs ?? 10_000;
+    this.#retries = options.conflictRetries ?? 3;
+    this.#deps.statuses.onChange((change) => {
+      if (change.kind === "removed") {
+        this.#written.delete(change.uid);
+        this.#deleted.delete(change.uid);
+        return;
+      }
+      this.#dirty.add(change.entry.uid);
+      this.#wake?.();
+    });
+  }
+
+  /** Loops until `signal` aborts: writes on every change and every period. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock } = this.#deps;
+    let nextFull = clock.now();
+    while (!signal.aborted) {
+      const full = clock.now() >= nextFull;
+      if (full) nextFull = clock.now() + this.#periodMs;
+      await this.syncBatch(full, signal);
+      if (signal.aborted || this.#dirty.size) continue;
+      let waitMs = Math.max(0, nextFull - clock.now());
+      if (this.#awaitingTermination.size) {
+        // Termination ends without a status change; look again soon.
+        waitMs = Math.min(waitMs, TERMINATION_POLL_MS);
+        for (const uid of this.#awaitingTermination) this.#dirty.add(uid);
+        this.#awaitingTermination.clear();
+      }
+      const wait = new AbortController();
+      this.#wake = () => wait.abort();
+      await clock.sleep(waitMs, AbortSignal.any([signal, wait.signal]))
+        .catch(() => {});
+      this.#wake = undefined;
+    }
+  }
+
+  /**
+   * One pass: the changed pods, or (`full`) every pod with a cached status. Failures are
+   * logged and left for the next pass.
+   */
+  async syncBatch(full: boolean, signal?: AbortSignal): Promise<void> {
+    const uids = full
+      ? new Set(this.#deps.statuses.allStatuses().map((s) => s.uid))
+      : new Set(this.#dirty);
+    this.#dirty.clear();
+    if (!uids.size) return;
+    const pods = new Map(this.#deps.pods().map((p) => [p.metadata.uid!, p]));
+    const statuses = new Map(
+      this.#deps.statuses.allStatuses().map((s) => [s.uid, s]),
+    );
+    for (const uid of uids) {
+      if (signal?.aborted) return;
+      const pod = pods.get(uid);
+      const entry = statuses.get(uid);
+      if (!pod || !entry) continue;
+      try {
+        await this.#syncPod(pod, entry.version, entry.status, signal);
+      } catch (cause) {
+        if (signal?.aborted) return;
+        this.#deps.logger.error("Failed to update the pod status", {
+          pod: entry.podFullName,
+          err: cause instanceof Error ? cause.message : String(cause),
+        });
+      }
+    }
+  }
+
+  async #syncPod(
+    pod: Pod,
+    version: number,
+    status: NonNullable<Pod["status"]>,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const uid = pod.metadata.uid!;
+    if (this.#deleted.has(uid)) return;
+    const fromApi = pod.metadata.annotations?.[CONFIG_SOURCE] === "api";
+    const target = fromApi
+      ? {
+        namespace: pod.metadata.namespace ?? "default",
+        name: pod.metadata.name ?? "",
+        uid,
+      }
+      : this.#deps.mirrorPodOf?.(pod);
+    if (!target) return;
+    const deleting = fromApi && !!pod.metadata.deletionTimestamp;
+    const deletable = deleting && this.#deps.podTerminated(uid);
+    if (deleting && !deletable) this.#awaitingTermination.add(uid);
+    if (this.#written.get(uid) !== version) {
+      const ok = await this.#writeStatus(target, status, signal);
+      if (!ok) return;
+      this.#written.set(uid, version);
+    }
+    if (deletable) await this.#delete(target, signal);
+  }
+
+  /** Writes the status; false when the pod is gone or was recreated (nothing to write). */
+  async #writeStatus(
+    target: StatusTarget,
+    status: NonNullable<Pod["status"]>,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    const { api, logger } = this.#deps;
+    const options = signal ? { signal } : {};
+    for (let attempt = 0;; attempt++) {
+      const current = await api.getPod(target.namespace, target.name, options);
+      if (!current) return false;
+      if (current.metadata.uid !== target.uid) {
+        logger.v(3).info(
+          "Pod was deleted and then recreated; skipping status update",
+          {
+            pod: `${target.namespace}/${target.name}`,
+            oldUID: target.uid,
+            newUID: current.metadata.uid,
+          },
+        );
+        return false;
+      }
+      const patch = podStatusPatch(target.uid, current.status, status);
+      if (!patch) return true;
+      try {
+        await api.patchPodStatus(target.namespace, target.name, patch, options);
+        logger.v(3).info("Patched pod status", {
+          pod: `${target.namespace}/${target.name}`,
+          phase: status.phase,
+        });
+        return true;
+      } catch (cause) {
+        if (!(cause instanceof ApiConflictError) || attempt >= this.#retries) {
+          throw cause;
+        }
+      }
+    }
+  }
+
+  async #delete(target: StatusTarget, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.#deps.api.deletePod(target.namespace, target.name, {
+        gracePeriodSeconds: 0,
+        uid: target.uid,
+      }, signal ? { signal } : {});
+      this.#deps.logger.info("Pod fully terminated and removed from the API", {
+        pod: `${target.namespace}/${target.name}`,
+      });
+    } catch (cause) {
+      // Gone already, or a different pod now has the name: nothing of ours is left to delete.
+      if (
+        !(cause instanceof ApiNotFoundError) &&
+        !(cause instanceof ApiConflictError)
+      ) throw cause;
+    }
+    this.#deleted.add(target.uid);
+  }
+}

@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import { ApiConflictError, ApiStatusError, type Pod } from "../api/mod.ts";
+import { FakePodApi } from "../api/testing.ts";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { podStatusPatch } from "./pod_status_patch.ts";
+import { createPodStatusManager } from "./pod_status_manager.ts";
+import { PodStatusSync } from "./pod_status_sync.ts";
+
+function setup(source = "api") {
+  const api = new FakePodApi();
+  const stored = api.put({
+    metadata: { name: "web", namespace: "ns" },
+    spec: { nodeName: "n1", containers: [{ name: "c", image: "busybox" }] },
+    status: {
+      phase: "Pending",
+      qosClass: "BestEffort",
+      conditions: [{ type: "PodScheduled", status: "True" }],
+    },
+  });
+  const pod: Pod = {
+    ...stored,
+    metadata: {
+      ...stored.metadata,
+      annotations: { "kubernetes.io/config.source": source },
+    },
+  };
+  const config = { pods: [pod] };
+  const terminated = new Set<string>();
+  const statuses = createPodStatusManager();
+  const sync = new PodStatusSync({
+    api,
+    statuses,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    pods: () => config.pods,
+    podTerminated: (uid) => terminated.has(uid),
+  });
+  return { api, pod, config, terminated, statuses, sync };
+}
+
+const patches = (api: FakePodApi) =>
+  api.calls.filter((c) => c.method === "patchPodStatus");
+
+Deno.test("podStatusPatch() carries the UID, only changed fields, and never clears API-owned ones", () => {
+  assert.equal(
+    podStatusPatch("u", { phase: "Running" }, { phase: "Running" }),
+    undefined,
+  );
+  assert.deepEqual(
+    podStatusPatch("u", {
+      phase: "Pending",
+      qosClass: "BestEffort",
+      reason: "OutOfcpu",
+      conditions: [{ type: "PodScheduled", status: "True" }],
+    }, {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "True" }],
+    }),
+    {
+      metadata: { uid: "u" },
+      status: {
+        phase: "Running",
+        reason: null,
+        conditions: [{ type: "Ready", status: "True" }],
+      },
+    },
+  );
+});
+
+Deno.test("PodStatusSync patches an API pod's status only when it changed, keeping other conditions", async () => {
+  const { api, pod, statuses, sync } = setup();
+  statuses.setPodStatus(pod, {
+    phase: "Running",
+    podIP: "10.0.0.5",
+    conditions: [{ type: "Ready", status: "True" }],
+  });
+  await sync.syncBatch(false);
+  await sync.syncBatch(true); // nothing changed: no second patch
+  assert.equal(patches(api).length, 1);
+  const stored = api.pods.get("ns/web")!;
+  assert.equal(stored.status?.phase, "Running");
+  assert.equal(stored.status?.podIP, "10.0.0.5");
+  assert.equal(stored.status?.qosClass, "BestEffort");
+  assert.deepEqual(stored.status?.conditions?.map((c) => c.type), [
+    "PodScheduled",
+    "Ready",
+  ]);
+  assert.deepEqual(
+    (patches(api)[0]!.body as { metadata: unknown }).metadata,
+    { uid: pod.metadata.uid },
+  );
+});
+
+Deno.test("PodStatusSync retries a 409 with a fresh GET and keeps failed writes for the next pass", async () => {
+  const { api, pod, statuses, sync } = setup();
+  api.injectError(
+    "patchPodStatus",
+    new ApiConflictError("conflict", { code: 409, reason: "Conflict" }),
+  );
+  api.injectError(
+    "patchPodStatus",
+    new ApiConflictError("conflict", { code: 409, reason: "Conflict" }),
+  );
+  statuses.setPodStatus(pod, { phase: "Running" });
+  await sync.syncBatch(false);
+  assert.equal(patches(api).length, 3);
+  assert.equal(api.calls.filter((c) => c.method === "getPod").length, 3);
+  assert.equal(api.pods.get("ns/web")!.status?.phase, "Running");
+
+  // A server error: the latest status is written by the next full pass.
+  api.injectError("patchPodStatus", new ApiStatusError("boom", { code: 500 }));
+  statuses.setPodStatus(pod, { phase: "Succeeded" });
+  await sync.syncBatch(false);
+  assert.equal(api.pods.get("ns/web")!.status?.phase, "Running");
+  await sync.syncBatch(true);
+  assert.equal(api.pods.get("ns/web")!.status?.phase, "Succeeded");
+});
+
+Deno.test("PodStatusSync skips a pod recreated under the same name", async () => {
+  const { api, pod, statuses, sync } = setup();
+  api.remove("ns", "web");
+  api.put({ metadata: { name: "web", namespace: "ns" }, spec: pod.spec });
+  statuses.setPodStatus(pod, { phase: "Running" });
+  await sync.syncBatch(false);
+  assert.equal(patches(api).length, 0);
+});
+
+Deno.test("PodStatusSync deletes a terminated pod with grace 0 and its UID as precondition", async () => {
+  const { api, pod, config, terminated, statuses, sync } = setup();
+  await api.deletePod("ns", "web", {
+    gracePeriodSeconds: 5,
+    uid: pod.metadata.uid!,
+  });
+  const deleting: Pod = {
+    ...pod,
+    metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  };
+  config.pods = [deleting];
+  statuses.setPodStatus(deleting, { phase: "Running" });
+  await sync.syncBatch(false);
+  assert.ok(api.pods.has("ns/web"), "containers may still run: kept");
+  terminated.add(pod.metadata.uid!);
+  statuses.setPodStatus(deleting, { phase: "Failed" });
+  await sync.syncBatch(false);
+  assert.ok(!api.pods.has("ns/web"));
+  const del = api.calls.filter((c) => c.method === "deletePod").at(-1)!;
+  assert.deepEqual(del.body, { gracePeriodSeconds: 0, uid: pod.metadata.uid });
+});
+
+Deno.test("PodStatusSync does not delete a new pod that took the name", async () => {
+  const { api, pod, config, terminated, statuses, sync } = setup();
+  const deleting: Pod = {
+    ...pod,
+    metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  };
+  config.pods = [deleting];
+  terminated.add(pod.metadata.uid!);
+  statuses.setPodStatus(deleting, { phase: "Failed" });
+  api.remove("ns", "web");
+  const fresh = api.put({
+    metadata: { name: "web", namespace: "ns" },
+    spec: pod.spec,
+  });
+  await sync.syncBatch(false);
+  assert.equal(api.pods.get("ns/web")?.metadata.uid, fresh.metadata.uid);
+});
+
+Deno.test("PodStatusSync writes a static pod's status to its mirror pod and never deletes it", async () => {
+  const api = new FakePodApi();
+  const mirror = api.put({
+    metadata: { name: "etcd-n1", namespace: "kube-system" },
+    spec: { nodeName: "n1", containers: [] },
+  });
+  const statics: Pod = {
+    metadata: {
+      name: "etcd-n1",
+      namespace: "kube-system",
+      uid: "static-uid",
+      deletionTimestamp: "2026-01-01T00:00:00Z",
+      annotations: { "kubernetes.io/config.source": "file" },
+    },
+    spec: { containers: [] },
+  };
+  const statuses = createPodStatusManager();
+  const sync = new PodStatusSync({
+    api,
+    statuses,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    pods: () => [statics],
+    podTerminated: () => true,
+    mirrorPodOf: () => ({
+      namespace: "kube-system",
+      name: "etcd-n1",
+      uid: mirror.metadata.uid!,
+    }),
+  });
+  statuses.setPodStatus(statics, { phase: "Running" });
+  await sync.syncBatch(false);
+  assert.equal(api.pods.get("kube-system/etcd-n1")?.status?.phase, "Running");
+  assert.equal(api.calls.filter((c) => c.method === "deletePod").length, 0);
+});
+
+Deno.test("PodStatusSync.run() writes on change without waiting for the period", async () => {
+  const { api, pod, statuses, sync } = setup();
+  const stop = new AbortController();
+  const running = sync.run(stop.signal);
+  statuses.setPodStatus(pod, { phase: "Running" });
+  for (let i = 0; i < 100 && patches(api).length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  assert.equal(api.pods.get("ns/web")!.status?.phase, "Running");
+  stop.abort();
+  await running;
+});
