@@ -156,6 +156,20 @@ export class RestPodApi implements PodApi {
     }
   }
 
+  /**
+   * Creates a pod: the kubelet only creates mirror pods. Rejects with `ApiAlreadyExistsError`
+   * when the name is taken.
+   */
+  createPod(pod: Pod, options?: ApiCallOptions): Promise<Pod> {
+    const namespace = pod.metadata.namespace ?? "default";
+    return this.#rest.request<Pod>({
+      method: "POST",
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+      body: { apiVersion: "v1", kind: "Pod", ...pod },
+      ...signalOf(options),
+    });
+  }
+
   patchPodStatus(
     namespace: string,
     name: string,
