@@ -8,6 +8,7 @@ import type { Logger } from "../log/mod.ts";
 import { bootstrapClientCertificate } from "./bootstrap.ts";
 import { type Connection, loadKubeconfig } from "./kubeconfig.ts";
 import { KubeApiClient } from "./kube_api_client.ts";
+import { type ObjectApi, ObjectClient } from "./object_client.ts";
 import { type PodApi, RestPodApi } from "./pod_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 
@@ -16,6 +17,8 @@ export interface ApiConnection extends Disposable {
   api: KubeApiClient;
   /** Pod list/watch, status patches and deletes over the same client. */
   pods: PodApi;
+  /** The pods' ConfigMaps, Secrets and service account tokens over the same client. */
+  objects: ObjectApi;
   /** The connection in use (updated by `reconnect`). */
   connection: Connection;
   /** Sends later requests with `next`'s identity (a rotated certificate). */
@@ -45,6 +48,7 @@ export function openApiClient(
   const open: ApiConnection = {
     api: new KubeApiClient({ rest }),
     pods: new RestPodApi({ rest }),
+    objects: new ObjectClient({ rest }),
     connection,
     reconnect(next) {
       rest.reconnect(next);

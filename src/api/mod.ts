@@ -71,6 +71,17 @@ export type {
   PodWatchEvent,
   PodWatchOptions,
 } from "./pod_api.ts";
+/** ConfigMaps, Secrets (GET, per-object LIST/WATCH) and TokenRequest (`ObjectApi`). */
+export { ObjectClient } from "./object_client.ts";
+export type {
+  ConfigMap,
+  NamedObject,
+  ObjectApi,
+  ObjectKind,
+  ObjectWatchEvent,
+  Secret,
+  TokenRequest,
+} from "./object_client.ts";
 export { createRestClient } from "./rest_client.ts";
 export type { RestClient, RestClientOptions } from "./rest_client.ts";
 /** The client-side rate limit (`kubeAPIQPS`/`kubeAPIBurst`). */

@@ -14,13 +14,9 @@
  * directly (upstream fails them instead).
  * @module
  */
-import { ApiNotFoundError, ApiStatusError } from "../api/errors.ts";
-import type {
-  NamedObject,
-  ObjectApi,
-  ObjectKind,
-} from "../api/object_client.ts";
-import type { Pod } from "../api/core_v1.ts";
+import { ApiNotFoundError, ApiStatusError } from "../api/mod.ts";
+import type { NamedObject, ObjectApi, ObjectKind } from "../api/mod.ts";
+import type { Pod } from "../api/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { podReferences } from "./pod_references.ts";

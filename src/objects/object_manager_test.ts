@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { ApiNotFoundError, ApiStatusError } from "../api/errors.ts";
-import type { ConfigMap } from "../api/object_client.ts";
-import type { Pod } from "../api/core_v1.ts";
+import { ApiNotFoundError, ApiStatusError } from "../api/mod.ts";
+import type { ConfigMap } from "../api/mod.ts";
+import type { Pod } from "../api/mod.ts";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createPodObjectManager } from "./object_manager.ts";

@@ -4,8 +4,8 @@
  * env and envFrom of every container, and `imagePullSecrets`.
  * @module
  */
-import type { ObjectKind } from "../api/object_client.ts";
-import type { Container, Pod } from "../api/core_v1.ts";
+import type { ObjectKind } from "../api/mod.ts";
+import type { Container, Pod } from "../api/mod.ts";
 
 /** `(kind, name)` pairs a pod uses, names unique per kind. */
 export interface PodReferences {

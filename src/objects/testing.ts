@@ -3,14 +3,14 @@
  * per-object watches fed by `put`/`remove`, 403s for chosen names and a call log.
  * @module
  */
-import { ApiNotFoundError, ApiStatusError } from "../api/errors.ts";
+import { ApiNotFoundError, ApiStatusError } from "../api/mod.ts";
 import type {
   NamedObject,
   ObjectApi,
   ObjectKind,
   ObjectWatchEvent,
   TokenRequest,
-} from "../api/object_client.ts";
+} from "../api/mod.ts";
 
 interface Watcher {
   key: string;

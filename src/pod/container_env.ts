@@ -1,11 +1,17 @@
 /**
  * Container environment: `$(VAR)` expansion (kubelet's forked `expansion` package semantics) and
- * env var resolution with `valueFrom.fieldRef`.
+ * env var resolution with `valueFrom.fieldRef`, ConfigMap and Secret references and `envFrom`
+ * (those in `env_objects.ts`).
  *
  * @module
  */
 
 import type { Container, EnvVar, Pod } from "./types.ts";
+import {
+  envFromVariables,
+  type EnvObjects,
+  keyRefValue,
+} from "./env_objects.ts";
 
 /** A container spec field cannot be turned into CRI config (reported as CreateContainerConfigError). */
 export class ContainerConfigError extends Error {
@@ -66,6 +72,8 @@ export interface EnvContext {
   podIPs?: string[];
   hostIP?: string;
   hostIPs?: string[];
+  /** The container's ConfigMaps and Secrets; absent: no API server (standalone). */
+  objects?: EnvObjects;
 }
 
 const SUBSCRIPT_REGEXP = /^metadata\.(labels|annotations)\['([^']*)'\]$/;
@@ -132,15 +140,14 @@ function resolveOne(
     }
     return value;
   }
-  const ref = from.configMapKeyRef ?? from.secretKeyRef;
-  if (ref) {
-    if (ref.optional) return undefined;
+  const fromObject = keyRefValue(pod, from, ctx.objects);
+  if (fromObject) {
+    if ("value" in fromObject) return fromObject.value;
+    if ("skip" in fromObject) return undefined;
     const kind = from.configMapKeyRef ? "configMapKeyRef" : "secretKeyRef";
     throw new ContainerConfigError(
       `${field}.valueFrom.${kind}`,
-      `cannot resolve "${
-        ref.name ?? ""
-      }/${ref.key}": this kubelet runs without an API server; set "optional: true" or use a literal value`,
+      fromObject.error,
     );
   }
   if (from.resourceFieldRef) {
@@ -162,8 +169,16 @@ export function makeEnvironment(
   container: Container,
   ctx: EnvContext,
 ): { key: string; value: string }[] {
-  const defined = new Map<string, string>();
   const base = containerField(pod, container);
+  // envFrom first; env entries replace its keys and may reference them
+  const fromSources = envFromVariables(pod, container, ctx.objects);
+  if ("error" in fromSources) {
+    throw new ContainerConfigError(
+      `${base}.envFrom[${fromSources.index}]`,
+      fromSources.error,
+    );
+  }
+  const defined = fromSources.vars;
   (container.env ?? []).forEach((envVar, i) => {
     const value = resolveOne(pod, envVar, `${base}.env[${i}]`, ctx, defined);
     if (value !== undefined) defined.set(envVar.name, value);

@@ -107,24 +107,24 @@ Deno.test("makeEnvironment() names the field of an unsupported fieldRef", () => 
   );
 });
 
-Deno.test("makeEnvironment() skips optional configMap refs and rejects required ones", () => {
-  const optional = pod([{
-    name: "X",
-    valueFrom: { configMapKeyRef: { name: "cm", key: "k", optional: true } },
-  }]);
-  assert.deepEqual(
-    makeEnvironment(optional, optional.spec.containers[0]!, { nodeName: "n" }),
-    [],
-  );
-  const required = pod([{
-    name: "X",
-    valueFrom: { secretKeyRef: { name: "s", key: "k" } },
-  }]);
-  assert.throws(
-    () =>
-      makeEnvironment(required, required.spec.containers[0]!, {
-        nodeName: "n",
-      }),
-    /spec\.containers\[0\]\.env\[0\]\.valueFrom\.secretKeyRef/,
-  );
+Deno.test("makeEnvironment() without an API server fails configMap and secret refs, optional or not, as upstream", () => {
+  for (
+    const valueFrom of [
+      { configMapKeyRef: { name: "cm", key: "k", optional: true } },
+      { secretKeyRef: { name: "cm", key: "k" } },
+    ]
+  ) {
+    const p = pod([{ name: "X", valueFrom }]);
+    assert.throws(
+      () => makeEnvironment(p, p.spec.containers[0]!, { nodeName: "n" }),
+      (e) =>
+        e instanceof ContainerConfigError &&
+        e.field.startsWith("spec.containers[0].env[0].valueFrom.") &&
+        e.message.endsWith(
+          `couldn't get ${
+            valueFrom.configMapKeyRef ? "configMap" : "secret"
+          } prod/cm, no kubeClient defined`,
+        ),
+    );
+  }
 });

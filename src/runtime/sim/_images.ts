@@ -7,6 +7,12 @@
 import { createHash } from "node:crypto";
 import { NotFoundError, RuntimeError } from "../errors.ts";
 import type { SimImageBehavior, SimScenario } from "./scenario.ts";
+import {
+  imageRepository,
+  normalizeImageRef,
+} from "../../util/image_reference.ts";
+
+export { normalizeImageRef };
 
 /** The pause image a fresh simulated runtime already has. */
 export const SIM_PAUSE_IMAGE = "registry.k8s.io/pause:3.10";
@@ -33,38 +39,7 @@ function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-/**
- * Normalizes an image reference like containerd/docker: adds the `docker.io`
- * domain, the `library/` path for official images and the `latest` tag.
- */
-export function normalizeImageRef(ref: string): string {
-  let name = ref.trim();
-  let digest = "";
-  const at = name.indexOf("@");
-  if (at >= 0) {
-    digest = name.slice(at);
-    name = name.slice(0, at);
-  }
-  const slash = name.indexOf("/");
-  const first = slash < 0 ? "" : name.slice(0, slash);
-  const hasDomain = first !== "" &&
-    (first.includes(".") || first.includes(":") || first === "localhost");
-  if (!hasDomain) {
-    name = slash < 0 ? `docker.io/library/${name}` : `docker.io/${name}`;
-  }
-  if (digest) return name + digest;
-  const lastPart = name.slice(name.lastIndexOf("/") + 1);
-  return lastPart.includes(":") ? name : `${name}:latest`;
-}
-
-function repoOf(normalized: string): string {
-  const at = normalized.indexOf("@");
-  if (at >= 0) return normalized.slice(0, at);
-  const colon = normalized.lastIndexOf(":");
-  return colon > normalized.lastIndexOf("/")
-    ? normalized.slice(0, colon)
-    : normalized;
-}
+const repoOf = imageRepository;
 
 function hostOf(normalized: string): string {
   return normalized.slice(0, normalized.indexOf("/"));
