@@ -7,6 +7,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { bootstrapClientCertificate } from "./bootstrap.ts";
 import { type Connection, loadKubeconfig } from "./kubeconfig.ts";
+import { RestEventApi } from "./event_api.ts";
 import { KubeApiClient } from "./kube_api_client.ts";
 import { type ObjectApi, ObjectClient } from "./object_client.ts";
 import { type PodApi, RestPodApi } from "./pod_api.ts";
@@ -17,6 +18,8 @@ export interface ApiConnection extends Disposable {
   api: KubeApiClient;
   /** Pod list/watch, status patches and deletes over the same client. */
   pods: PodApi;
+  /** Event writes over the same client. */
+  events: RestEventApi;
   /** The pods' ConfigMaps, Secrets and service account tokens over the same client. */
   objects: ObjectApi;
   /** The connection in use (updated by `reconnect`). */
@@ -48,6 +51,7 @@ export function openApiClient(
   const open: ApiConnection = {
     api: new KubeApiClient({ rest }),
     pods: new RestPodApi({ rest }),
+    events: new RestEventApi({ rest }),
     objects: new ObjectClient({ rest }),
     connection,
     reconnect(next) {

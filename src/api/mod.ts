@@ -82,6 +82,9 @@ export type {
   Secret,
   TokenRequest,
 } from "./object_client.ts";
+/** core/v1 Events: create and count patches (`RestEventApi`). */
+export { RestEventApi } from "./event_api.ts";
+export type { Event, EventType, ObjectReference } from "./event_api.ts";
 export { createRestClient } from "./rest_client.ts";
 export type { RestClient, RestClientOptions } from "./rest_client.ts";
 /** The client-side rate limit (`kubeAPIQPS`/`kubeAPIBurst`). */

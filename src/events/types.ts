@@ -4,44 +4,9 @@
  * implemented by the API client).
  * @module
  */
+import type { Event, EventType, ObjectReference } from "../api/mod.ts";
 
-/** `v1.ObjectReference`: the object an event is about. */
-export interface ObjectReference {
-  kind: string;
-  apiVersion?: string;
-  namespace?: string;
-  name: string;
-  uid?: string;
-  resourceVersion?: string;
-  /** e.g. `spec.containers{app}` for a container of a pod. */
-  fieldPath?: string;
-}
-
-/** `Normal` or `Warning` (the only types client-go accepts). */
-export type EventType = "Normal" | "Warning";
-
-/** `v1.Event` (legacy core/v1 events, as client-go's `record` package writes them). */
-export interface Event {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name: string;
-    namespace: string;
-    resourceVersion?: string;
-    uid?: string;
-  };
-  involvedObject: ObjectReference;
-  reason: string;
-  message: string;
-  source: { component: string; host: string };
-  /** RFC 3339, seconds. */
-  firstTimestamp: string;
-  lastTimestamp: string;
-  count: number;
-  type: EventType;
-  reportingComponent: string;
-  reportingInstance: string;
-}
+export type { Event, EventType, ObjectReference };
 
 /** Where events go (client-go's `EventSink`). */
 export interface EventSink {
