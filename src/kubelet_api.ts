@@ -26,6 +26,7 @@ import {
   runApiServer,
 } from "./server/mod.ts";
 import type { PodStatusManager } from "./status/mod.ts";
+import { createStreamingHost } from "./kubelet_streaming.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 
 /** The configuration and flags the kubelet API reads. */
@@ -75,6 +76,10 @@ export interface KubeletApiDeps {
     | "listContainers"
     | "containerStatus"
     | "listContainerStats"
+    | "exec"
+    | "attach"
+    | "portForward"
+    | "execSync"
   >;
 }
 
@@ -279,6 +284,7 @@ export async function runKubeletApi(
     config: () => ctx.config as Record<string, unknown>,
     runtimeCounts: () => runtimeCounts(deps.runtime),
     resourceStats: () => resourceStats(deps.runtime, deps.clock),
+    streaming: createStreamingHost(deps),
     logs: {
       podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
       containerLog: (ref, { previous }) =>

@@ -29,6 +29,7 @@ export {
   planPermissions,
   STANDARD_LAYOUT,
   standardPlan,
+  STREAMING_SERVER_GRANT,
   sysNamesFor,
 } from "./plan.ts";
 /** API server and credential files named by a kubeconfig. */

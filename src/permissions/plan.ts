@@ -199,6 +199,9 @@ function addEndpoint(b: PlanBuilder, endpoint: string, field: string): void {
   b.add("net", CRI_URL_GRANT, field);
 }
 
+/** The net grant for the runtime's streaming server: every port of the loopback address. */
+export const STREAMING_SERVER_GRANT = "127.0.0.1";
+
 /** The net grant for the CRI client's request URL host. */
 export const CRI_URL_GRANT = "cri.invalid:80";
 
@@ -298,6 +301,17 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   addEndpoint(b, runtime, "containerRuntimeEndpoint");
   if (config.imageServiceEndpoint) {
     addEndpoint(b, config.imageServiceEndpoint, "imageServiceEndpoint");
+  }
+  if (
+    !runtime.startsWith("sim://") && (config.port ?? PLAN_DEFAULTS.port) > 0
+  ) {
+    // exec, attach and port-forward are proxied to the runtime's streaming server, which
+    // containerd binds to 127.0.0.1 on a port it picks at each start (stream_server_port "0")
+    b.add(
+      "net",
+      STREAMING_SERVER_GRANT,
+      "containerRuntimeEndpoint streaming server",
+    );
   }
   if (config.staticPodURL) {
     let url: URL;

@@ -5,6 +5,7 @@ import {
   planPermissions,
   STANDARD_LAYOUT,
   standardPlan,
+  STREAMING_SERVER_GRANT,
 } from "./mod.ts";
 
 const noFile = () => undefined;
@@ -27,6 +28,7 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
   ]);
   assert.deepEqual(plan.net, [
     "0.0.0.0:10250",
+    "127.0.0.1",
     "127.0.0.1:10248",
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
@@ -102,7 +104,19 @@ Deno.test("planPermissions() derives listeners from address and ports", async ()
   const tcp = plan.net.filter((n) =>
     !n.startsWith("unix:") && n !== CRI_URL_GRANT
   );
-  assert.deepEqual(tcp, ["[::]:10255", "[::]:11250"]);
+  assert.deepEqual(tcp, ["127.0.0.1", "[::]:10255", "[::]:11250"]);
+});
+
+Deno.test("planPermissions() grants the loopback streaming server only for a real runtime with the API on", async () => {
+  const net = async (config: Record<string, unknown>) =>
+    (await planPermissions({ config, flags: {} }, { readFile: noFile })).net;
+  assert.ok((await net({})).includes(STREAMING_SERVER_GRANT));
+  assert.ok(
+    !(await net({ containerRuntimeEndpoint: "sim://" })).includes(
+      STREAMING_SERVER_GRANT,
+    ),
+  );
+  assert.ok(!(await net({ port: 0 })).includes(STREAMING_SERVER_GRANT));
 });
 
 Deno.test("planPermissions() resolves config-relative paths against the config file", async () => {
@@ -230,6 +244,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
   assert.ok(plan.read.includes("/etc/kubernetes/kubelet.conf.tmp"));
   assert.deepEqual(plan.net, [
     "0.0.0.0:10250",
+    "127.0.0.1",
     "127.0.0.1:10248",
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",

@@ -32,6 +32,13 @@ import {
   resourceMetricsRoute,
 } from "./routes/resource_metrics.ts";
 import {
+  attachRoute,
+  execRoute,
+  portForwardRoute,
+  runRoute,
+  type StreamingHost,
+} from "./routes/streaming.ts";
+import {
   configzRoute,
   type PodsHost,
   podsRoute,
@@ -47,6 +54,8 @@ export interface ApiServerHost extends ServerHost, PodsHost {
   runtimeCounts?: MetricsHost["runtimeCounts"];
   /** Container logs; omitted → `/containerLogs/` is not served. */
   logs?: Omit<ContainerLogsHost, "clock">;
+  /** Exec, attach, port-forward and run; omitted → not served. */
+  streaming?: StreamingHost;
 }
 
 /** What the transport knows about a request beyond the `Request`. */
@@ -85,6 +94,17 @@ interface RouteEntry {
 }
 
 const READ_METHODS = ["GET", "HEAD"];
+const STREAM_METHODS = ["GET", "POST"];
+
+/** The streaming endpoints: prefix, route, methods (upstream registers `/run` for POST only). */
+const STREAMING_ROUTES: ReadonlyArray<
+  readonly [string, typeof execRoute, readonly string[]]
+> = [
+  ["/exec/", execRoute, STREAM_METHODS],
+  ["/attach/", attachRoute, STREAM_METHODS],
+  ["/portForward/", portForwardRoute, STREAM_METHODS],
+  ["/run/", runRoute, ["POST"]],
+];
 
 function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
   const table = new Map<string, RouteEntry>();
@@ -138,6 +158,15 @@ function prefixTable(host: ApiServerHost): Array<[string, RouteEntry]> {
       methods: READ_METHODS,
       debugging: true,
     }]);
+  }
+  if (host.streaming) {
+    for (const [prefix, route, methods] of STREAMING_ROUTES) {
+      prefixes.push([prefix, {
+        route: route(host.streaming, prefix),
+        methods,
+        debugging: true,
+      }]);
+    }
   }
   return prefixes;
 }

@@ -60,6 +60,13 @@ export type {
   LogTarget,
   PodLogOptions,
 } from "./routes/container_logs.ts";
+/** `/exec`, `/attach`, `/portForward`, `/run`: what they ask of the kubelet. */
+export type {
+  ContainerTarget,
+  PodTarget,
+  StreamingHost,
+  StreamOptions,
+} from "./routes/streaming.ts";
 /** Authentication, authorization and the path → attributes table. */
 export { ANONYMOUS_USER, createAuthenticator } from "./auth/authenticate.ts";
 export type {

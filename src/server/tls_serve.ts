@@ -16,9 +16,12 @@ import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "../log/mod.ts";
 import type { ApiHandler } from "./api_handler.ts";
 import { joinHostPort, type ListenerFields, ListenError } from "./serve.ts";
+import { proxyUpgrade, upgradeTarget, writeRawResponse } from "./upgrade.ts";
+import { textResponse } from "./http_error.ts";
 
 /** Request limits of the HTTPS listener. */
 export interface TlsLimits {
@@ -228,21 +231,61 @@ export async function serveTls(
     keepAliveTimeout: limits.idleTimeoutMs ?? 90_000,
     connectionsCheckingInterval: 1_000,
   }, (req, res) => {
+    handle(req)
+      .then((response) =>
+        writeResponse(
+          upgradeTarget(response)
+            ? textResponse(400, "Upgrade request required\n")
+            : response,
+          res,
+        )
+      )
+      .catch((error) => {
+        failed(error);
+        res.destroy();
+      });
+  });
+  const handle = (req: IncomingMessage) => {
     const socket = req.socket as TLSSocket;
     const info = {
       target: req.url ?? "/",
       peerCertificates: options.clientCaPem ? peerChain(socket) : [],
     };
     const host = joinHostPort(options.hostname, options.port);
-    handler(toRequest(req, host), info)
-      .then((response) => writeResponse(response, res))
-      .catch((error) => {
-        logger.error("HTTP handler failed", {
-          err: error instanceof Error ? error.message : String(error),
+    return handler(toRequest(req, host), info);
+  };
+  const failed = (error: unknown) =>
+    logger.error("HTTP handler failed", {
+      err: error instanceof Error ? error.message : String(error),
+    });
+  // Exec, attach and port-forward: the route answers with the runtime's streaming URL and
+  // the socket is proxied there; any other answer is written raw and the socket closed.
+  server.on(
+    "upgrade",
+    (req: IncomingMessage, socket: Duplex, head: Uint8Array) => {
+      socket.on("error", () => socket.destroy());
+      handle(req)
+        .then((response) => {
+          const target = upgradeTarget(response);
+          if (!target) return writeRawResponse(socket, response);
+          return proxyUpgrade(
+            socket,
+            head,
+            {
+              method: req.method ?? "GET",
+              rawHeaders: req.rawHeaders,
+              remoteAddress: req.socket.remoteAddress,
+            },
+            target,
+            { logger },
+          );
+        })
+        .catch((error) => {
+          failed(error);
+          socket.destroy();
         });
-        res.destroy();
-      });
-  });
+    },
+  );
   server.maxConnections = limits.maxConnections ?? 1024;
   server.on("clientError", (_error: Error, socket: Socket) => {
     socket.destroy();

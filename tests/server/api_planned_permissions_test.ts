@@ -1,7 +1,8 @@
 /**
  * The kubelet API under exactly the grants the permission plan gives its configuration (plus
  * read access to this repository, for the modules): it self-signs into the cert dir, binds,
- * and answers client-certificate requests without any `NotCapable`.
+ * answers client-certificate requests and proxies an exec upgrade to a streaming server on a
+ * random loopback port (as containerd's is) without any `NotCapable`.
  */
 import assert from "node:assert/strict";
 import { planPermissions, toDenoFlags } from "../../src/permissions/mod.ts";
@@ -20,7 +21,7 @@ Deno.test("the kubelet API runs under the planned permissions", async () => {
     address: "127.0.0.1",
     port,
     authentication: { x509: { clientCAFile: `${dir}/ca.crt` } },
-    containerRuntimeEndpoint: "sim://",
+    containerRuntimeEndpoint: `unix://${dir}/cri.sock`,
     podLogsDir: `${dir}/logs`,
     healthzPort: 0,
   };
@@ -41,6 +42,7 @@ Deno.test("the kubelet API runs under the planned permissions", async () => {
     authorizationMode: "AlwaysAllow",
     webhookAuthz: { allowedTtlMs: 300_000, deniedTtlMs: 30_000 },
   };
+  const streaming = fakeStreamingServer();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -48,6 +50,7 @@ Deno.test("the kubelet API runs under the planned permissions", async () => {
       ...flags,
       "tests/server/testdata/serve_api.ts",
       JSON.stringify(config),
+      `http://127.0.0.1:${streaming.port}/exec/token`,
     ],
     cwd: ROOT,
     env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
@@ -77,7 +80,10 @@ Deno.test("the kubelet API runs under the planned permissions", async () => {
       await r.body?.cancel();
       assert.equal(r.status, 200, path);
     }
+    const echoed = await upgradeAndEcho(port, caPem, client, "ping");
+    assert.match(echoed, /^HTTP\/1\.1 101 [^]*\r\n\r\nping$/);
   } finally {
+    streaming.close();
     await child.stdin.close();
     await lines.cancel();
     const { code } = await child.status;
@@ -87,3 +93,66 @@ Deno.test("the kubelet API runs under the planned permissions", async () => {
     assert.equal(code, 0, log);
   }
 });
+
+/** A streaming server on a random loopback port: answers 101, then echoes. */
+function fakeStreamingServer(): { port: number; close(): void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        const buf = new Uint8Array(4096);
+        let head = "";
+        while (!head.includes("\r\n\r\n")) {
+          const n = await conn.read(buf);
+          if (n === null) return;
+          head += new TextDecoder().decode(buf.subarray(0, n));
+        }
+        await conn.write(new TextEncoder().encode(
+          "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n",
+        ));
+        await conn.readable.pipeTo(conn.writable);
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    close: () => listener.close(),
+  };
+}
+
+/** An exec upgrade through the kubelet API; everything read back after sending `data`. */
+async function upgradeAndEcho(
+  port: number,
+  caPem: string,
+  cert: { certPem: string; keyPem: string },
+  data: string,
+): Promise<string> {
+  const conn = await Deno.connectTls({
+    hostname: "127.0.0.1",
+    port,
+    caCerts: [caPem],
+    cert: cert.certPem,
+    key: cert.keyPem,
+  });
+  try {
+    await conn.write(new TextEncoder().encode(
+      "POST /exec/ns/pod/c?command=true&stdout=1 HTTP/1.1\r\nHost: x\r\n" +
+        "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n",
+    ));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    let sent = false;
+    while (!text.endsWith(data)) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+      if (!sent && text.includes("\r\n\r\n")) {
+        sent = true;
+        await conn.write(new TextEncoder().encode(data));
+      }
+    }
+    return text;
+  } finally {
+    conn.close();
+  }
+}

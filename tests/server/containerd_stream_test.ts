@@ -1,0 +1,244 @@
+/**
+ * The streaming endpoints over a real containerd (`KUBELET_TS_CRI_ENDPOINT`,
+ * scripts/cri_env.sh), spoken to directly over TLS with a client certificate: exec with stdin,
+ * stdout, stderr and the exit code (WebSocket `channel.k8s.io`), attach, port-forward to
+ * busybox httpd, run, the SPDY handshake, and the errors before an upgrade. Skips without the
+ * endpoint.
+ */
+import assert from "node:assert/strict";
+import { systemClock } from "../../src/clock/mod.ts";
+import { runKubeletApi } from "../../src/kubelet_api.ts";
+import { makeCertificate } from "../../src/server/testing.ts";
+import {
+  endpoint,
+  IMAGE,
+  running,
+  startE2e,
+  waitFor,
+} from "../pod/_containerd_e2e.ts";
+import { freePort, get } from "./_helpers.ts";
+import {
+  openStream,
+  type StreamTarget,
+  websocketHeaders,
+} from "./_stream_client.ts";
+
+const CHANNEL_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+
+Deno.test({
+  name:
+    "exec, attach, port-forward and run reach containerd's streaming server",
+  ignore: !endpoint,
+  async fn() {
+    await using e = await startE2e();
+    const dir = await Deno.makeTempDir({ prefix: "kts-api-stream-" });
+    const ca = makeCertificate({
+      commonName: "ca",
+      ca: true,
+      extKeyUsages: [],
+    });
+    const client = makeCertificate({ commonName: "admin", issuer: ca });
+    await Deno.writeTextFile(`${dir}/ca.crt`, ca.certPem);
+    const ac = new AbortController();
+    const port = freePort();
+    const api = runKubeletApi({
+      clock: systemClock,
+      logger: e.logger,
+      kubelet: e.kubelet,
+      statuses: { getPodStatus: () => undefined },
+      runtime: e.runtime,
+    }, {
+      config: {
+        address: "127.0.0.1",
+        port,
+        podLogsDir: e.logsDir,
+        authentication: {
+          x509: { clientCAFile: `${dir}/ca.crt` },
+          webhook: { enabled: false },
+        },
+        authorization: { mode: "AlwaysAllow" },
+      },
+      flags: { certDir: `${dir}/pki` },
+      nodeName: e.node,
+      resyncIntervalMs: 60_000,
+      signal: ac.signal,
+    });
+    try {
+      await e.write("web.json", {
+        metadata: { name: "web" },
+        spec: {
+          containers: [{
+            name: "httpd",
+            image: IMAGE,
+            imagePullPolicy: "IfNotPresent",
+            command: [
+              "sh",
+              "-c",
+              "mkdir -p /www && echo served-by-httpd > /www/index.html && exec httpd -f -p 8080 -h /www",
+            ],
+          }, {
+            name: "talker",
+            image: IMAGE,
+            imagePullPolicy: "IfNotPresent",
+            command: [
+              "sh",
+              "-c",
+              "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done",
+            ],
+          }],
+        },
+      });
+      await waitFor(
+        "both containers running",
+        async () =>
+          running(await e.containers("web")).length === 2 ? true : undefined,
+      );
+      await waitFor(
+        "the API listening",
+        () =>
+          e.logger.messages().includes("Serving the kubelet API")
+            ? true
+            : undefined,
+      );
+      const caPem = await Deno.readTextFile(`${dir}/pki/kubelet.crt`);
+      const target: StreamTarget = { port, caPem, cert: client };
+      const pod = `web-${e.node}`;
+
+      // exec: stdin in, stdout and stderr out, exit code in the status.
+      const command = ["sh", "-c", "read x; echo got $x; echo oops >&2; exit 3"]
+        .map((c) => `command=${encodeURIComponent(c)}`).join("&");
+      const exec = await openStream(
+        target,
+        "GET",
+        `/exec/default/${pod}/talker?${command}&stdin=1&stdout=1&stderr=1`,
+        websocketHeaders(CHANNEL_PROTOCOLS),
+      );
+      assert.equal(exec.status, 101, exec.body);
+      assert.ok(
+        CHANNEL_PROTOCOLS.includes(
+          exec.headers.get("sec-websocket-protocol") ?? "",
+        ),
+      );
+      await exec.send(0, "hello\n");
+      await exec.closed;
+      assert.equal(exec.text(1), "got hello\n");
+      assert.equal(exec.text(2), "oops\n");
+      const status = JSON.parse(exec.text(3));
+      assert.equal(status.status, "Failure");
+      assert.deepEqual(status.details.causes, [{
+        reason: "ExitCode",
+        message: "3",
+      }]);
+
+      // attach: the running process's output.
+      const attach = await openStream(
+        target,
+        "GET",
+        `/attach/default/${pod}/talker?stdout=1`,
+        websocketHeaders(CHANNEL_PROTOCOLS),
+      );
+      assert.equal(attach.status, 101, attach.body);
+      await waitFor(
+        "two ticks through attach",
+        () => /tick \d+\ntick \d+\n/.test(attach.text(1)) ? true : undefined,
+        10_000,
+      );
+      attach.close();
+
+      // port-forward: an HTTP GET to httpd on 8080 through the WebSocket channels.
+      const forward = await openStream(
+        target,
+        "GET",
+        `/portForward/default/${pod}?port=8080`,
+        websocketHeaders(["v4.channel.k8s.io"]),
+      );
+      assert.equal(forward.status, 101, forward.body);
+      await waitFor(
+        "the port announced",
+        () => forward.received(0).length >= 2 ? true : undefined,
+        10_000,
+      );
+      await forward.send(
+        0,
+        "GET /index.html HTTP/1.0\r\nHost: localhost\r\n\r\n",
+      );
+      await waitFor(
+        "httpd's answer",
+        () => forward.text(0).includes("served-by-httpd") ? true : undefined,
+        10_000,
+      );
+      assert.match(forward.text(0), /HTTP\/1\.[01] 200 OK/);
+      forward.close();
+
+      // SPDY: the handshake is relayed (the frames are not the kubelet's business).
+      const spdy = await openStream(
+        target,
+        "POST",
+        `/exec/default/${pod}/talker?command=true&stdout=1`,
+        {
+          Connection: "Upgrade",
+          Upgrade: "SPDY/3.1",
+          "X-Stream-Protocol-Version": "v4.channel.k8s.io",
+        },
+      );
+      assert.equal(spdy.status, 101);
+      assert.equal(spdy.headers.get("upgrade"), "SPDY/3.1");
+      assert.equal(
+        spdy.headers.get("x-stream-protocol-version"),
+        "v4.channel.k8s.io",
+      );
+      spdy.close();
+
+      // run: ExecSync's output in the body; a failing command is a 500 naming the exit code.
+      const base = `https://127.0.0.1:${port}`;
+      const run = await get(
+        `${base}/run/default/${pod}/talker?cmd=echo%20ran%20here`,
+        { caPem, cert: client, method: "POST" },
+      );
+      assert.deepEqual(run, { status: 200, body: "ran here\n" });
+      const failing = await get(
+        `${base}/run/default/${pod}/talker?cmd=false`,
+        { caPem, cert: client, method: "POST" },
+      );
+      assert.equal(failing.status, 500);
+      assert.match(failing.body, /command 'false' exited with 1/);
+
+      // Errors before any upgrade: proper statuses with their reason.
+      const plain = await get(
+        `${base}/exec/default/${pod}/talker?command=true&stdout=1`,
+        { caPem, cert: client },
+      );
+      assert.equal(plain.status, 400);
+      assert.match(plain.body, /Upgrade request required/);
+      const noStreams = await openStream(
+        target,
+        "GET",
+        `/exec/default/${pod}/talker?command=true`,
+        websocketHeaders(CHANNEL_PROTOCOLS),
+      );
+      assert.equal(noStreams.status, 400);
+      assert.match(noStreams.body, /at least 1 of stdin, stdout, stderr/);
+      const noPod = await openStream(
+        target,
+        "GET",
+        `/exec/default/nope-${e.node}/talker?command=true&stdout=1`,
+        websocketHeaders(CHANNEL_PROTOCOLS),
+      );
+      assert.equal(noPod.status, 404);
+      assert.match(noPod.body, /pod does not exist/);
+      const noContainer = await openStream(
+        target,
+        "GET",
+        `/exec/default/${pod}/ghost?command=true&stdout=1`,
+        websocketHeaders(CHANNEL_PROTOCOLS),
+      );
+      assert.equal(noContainer.status, 404);
+      assert.match(noContainer.body, /container not found \("ghost"\)/);
+      await e.remove("web.json");
+    } finally {
+      ac.abort();
+      await api;
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
