@@ -20,7 +20,7 @@ import {
   type NodeAgent,
 } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
-import type { Taint } from "./api/mod.ts";
+import type { PodApi, Taint } from "./api/mod.ts";
 
 /** The configuration and flags API server mode reads. */
 export interface JoinClusterContext {
@@ -76,7 +76,7 @@ export async function joinCluster(
     logger: Logger;
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
-): Promise<{ agent: NodeAgent; stop(): Promise<void> }> {
+): Promise<{ agent: NodeAgent; pods: PodApi; stop(): Promise<void> }> {
   const { config, flags } = ctx;
   const { clock, runtime } = deps;
   const logger = deps.logger.with({ component: "api-server" });
@@ -195,6 +195,7 @@ export async function joinCluster(
   }
   return {
     agent,
+    pods: conn.pods,
     async stop() {
       stopRotation.abort();
       await rotation;

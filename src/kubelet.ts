@@ -11,9 +11,11 @@
 
 import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
+import type { Pod, PodApi } from "./api/mod.ts";
 import {
   CONTAINER_GC_PERIOD_MS,
   type ContainerGc,
+  createApiSource,
   createFileSource,
   createHttpSource,
   createProber,
@@ -32,7 +34,11 @@ import {
   SyncLoopMonitor,
 } from "./pod/mod.ts";
 import type { RuntimeService } from "./runtime/mod.ts";
-import type { PodStatusManager } from "./status/mod.ts";
+import {
+  type PodStatusManager,
+  PodStatusSync,
+  type StatusTarget,
+} from "./status/mod.ts";
 
 /** What the prober needs; omitted → no probes run. */
 export interface KubeletProbeDeps {
@@ -46,6 +52,19 @@ export interface KubeletProbeDeps {
   fetch?: typeof fetch;
   /** For TCP probes (default `Deno.connect`). */
   connect?: ProbeConnect;
+}
+
+/** API server mode: the pods bound to the node and their statuses; omitted → standalone. */
+export interface KubeletClusterDeps {
+  pods: PodApi;
+  /** The status cache whose statuses are written to the API server. */
+  statuses: Pick<PodStatusManager, "allStatuses" | "onChange">;
+  /** A static pod's mirror pod (where its status goes); from the mirror pod manager. */
+  mirrorPodOf?: (pod: Pod) => StatusTarget | undefined;
+  /** The node's mirror pods as the API server source sees them. */
+  onMirrorPods?: (pods: Pod[]) => void;
+  /** Status resync period (default 10 s). */
+  statusSyncPeriodMs?: number;
 }
 
 /** Dependencies of {@linkcode createKubelet}. */
@@ -69,6 +88,8 @@ export interface KubeletDeps {
   fetch?: typeof fetch;
   /** Container probes (liveness, readiness, startup). */
   probes?: KubeletProbeDeps;
+  /** API server mode (pod source "api" and the status manager's API half). */
+  cluster?: KubeletClusterDeps;
 }
 
 /** Options of {@linkcode createKubelet} (already parsed; durations in ms). */
@@ -122,6 +143,7 @@ export function createKubelet(
   const sourceNames: string[] = [];
   if (options.staticPodPath) sourceNames.push("file");
   if (options.staticPodURL) sourceNames.push("http");
+  if (deps.cluster) sourceNames.push("api");
   const podConfig = new PodConfig({ clock }, {
     sources: sourceNames,
     onUpdate: (update) => queue.push({ kind: "config", update }),
@@ -187,6 +209,33 @@ export function createKubelet(
       onSnapshot: (pods) => podConfig.set("http", pods),
     }));
   }
+  const cluster = deps.cluster;
+  if (cluster) {
+    sources.push(createApiSource({ api: cluster.pods, clock, logger }, {
+      nodeName: options.nodeName,
+      onSnapshot: (pods) => podConfig.set("api", pods),
+      ...(cluster.onMirrorPods ? { onMirrorPods: cluster.onMirrorPods } : {}),
+    }));
+  }
+  const statusSync = cluster
+    ? new PodStatusSync({
+      api: cluster.pods,
+      statuses: cluster.statuses,
+      clock,
+      logger: logger.with({ component: "status-manager" }),
+      pods: () => podConfig.pods(),
+      // Deleted from the API only once the pod worker finished (or never ran it).
+      podTerminated: (uid) => {
+        const phase = workers.phaseOf(uid);
+        return phase === undefined || phase === "finished";
+      },
+      ...(cluster.mirrorPodOf ? { mirrorPodOf: cluster.mirrorPodOf } : {}),
+    }, {
+      ...(cluster.statusSyncPeriodMs !== undefined
+        ? { syncPeriodMs: cluster.statusSyncPeriodMs }
+        : {}),
+    })
+    : undefined;
 
   const stopper = new AbortController();
   const tasks: Promise<void>[] = [];
@@ -217,6 +266,7 @@ export function createKubelet(
         sources: sourceNames,
       });
       for (const s of sources) tasks.push(s.run(signal));
+      if (statusSync) tasks.push(statusSync.run(signal));
       tasks.push(pleg.run(signal));
       prober?.start(signal);
       tasks.push(

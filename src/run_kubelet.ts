@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { PodApi } from "./api/mod.ts";
 import { systemClock } from "./clock/mod.ts";
 import type { JoinClusterContext } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
@@ -153,7 +154,7 @@ export async function runKubelet(
     return 1;
   }
   // API server mode: join before any pod starts, as upstream bootstraps first.
-  let cluster: { stop(): Promise<void> } | undefined;
+  let cluster: { pods: PodApi; stop(): Promise<void> } | undefined;
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
@@ -224,6 +225,9 @@ export async function runKubelet(
     listRunningPods: () => listRunningPods(runtime),
     containerGc,
     statuses: statusManager,
+    ...(cluster
+      ? { cluster: { pods: cluster.pods, statuses: statusManager } }
+      : {}),
   }, {
     nodeName,
     ...(config.staticPodPath ? { staticPodPath: config.staticPodPath } : {}),
