@@ -5,8 +5,11 @@
 # (peers/crictl), and our recording CRI proxy for the differential tests (peers/criproxy).
 # Nothing here ships: the product has no Go in it.
 #
-#   bash scripts/peers.sh build   build what the cache lacks; prints the bin directory on stdout
-#   bash scripts/peers.sh dir     print the bin directory (exit 1 when it is not complete)
+#   bash scripts/peers.sh build      build what the cache lacks; prints the bin directory on stdout
+#   bash scripts/peers.sh dir        print the bin directory (exit 1 when it is not complete)
+#   bash scripts/peers.sh build-e2e  build upstream's e2e suite (e2e.test), the ginkgo CLI and
+#                                    agnhost (peers/e2e); prints their directory on stdout
+#   bash scripts/peers.sh e2e-dir    print that directory (exit 1 when it is not complete)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -19,15 +22,25 @@ peers="$here/peers"
 . "$peers/versions.env"
 
 cache_root=${KUBELET_TS_PEERS_CACHE:-/var/cache/kubelet-ts/peers}
-sum=$(cat "$peers"/*/go.mod "$peers"/*/go.sum "$peers"/*/*.go | sha256sum | cut -c1-12)
+# The e2e suite has its own key: changing it must not rebuild the peers, nor the reverse.
+mods=(crictl criproxy etcd k8s)
+sum=$(cd "$peers" && cat "${mods[@]/%//go.mod}" "${mods[@]/%//go.sum}" ./criproxy/*.go |
+  sha256sum | cut -c1-12)
 key="k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-crictl-$CRI_TOOLS_VERSION-$sum"
 bin="$cache_root/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd crictl criproxy)
+e2e_sum=$(cat "$peers/e2e/go.mod" "$peers/e2e/go.sum" | sha256sum | cut -c1-12)
+e2e_bin="$cache_root/e2e-$KUBERNETES_VERSION-$e2e_sum/bin"
+e2e_want=(e2e.test ginkgo agnhost)
 
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
   local b
   for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done
+}
+e2e_complete() {
+  local b
+  for b in "${e2e_want[@]}"; do [ -x "$e2e_bin/$b" ] || return 1; done
 }
 
 export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
@@ -45,14 +58,18 @@ k8s_ldflags() {
   printf '%s' "$flags"
 }
 
-build_one() { # name module-dir package [ldflags]
-  local name=$1 dir=$2 pkg=$3 ld=${4:--s -w} t0
-  [ -x "$bin/$name" ] && return 0
+build_one() { # name module-dir package [ldflags] [go subcommand...]
+  local name=$1 dir=$2 pkg=$3 ld=${4:--s -w} t0 out
+  shift $(($# < 4 ? $# : 4))
+  local cmd=("${@:-build}")
+  out=$bin/$name
+  [ "$dir" = e2e ] && out=$e2e_bin/$name
+  [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
-  (cd "$peers/$dir" && go build -trimpath -ldflags "$ld" -o "$bin/$name.tmp" "$pkg")
-  mv "$bin/$name.tmp" "$bin/$name"
-  log "built $name in $(($(date +%s) - t0)) s, $(du -m "$bin/$name" | cut -f1) MiB"
+  (cd "$peers/$dir" && go "${cmd[@]}" -trimpath -ldflags "$ld" -o "$out.tmp" "$pkg")
+  mv "$out.tmp" "$out"
+  log "built $name in $(($(date +%s) - t0)) s, $(du -m "$out" | cut -f1) MiB"
 }
 
 build() {
@@ -78,14 +95,36 @@ build() {
   echo "$bin"
 }
 
+# Upstream's e2e suite is a test binary (go test -c); ginkgo runs it in parallel processes.
+# agnhost, the suite's all-purpose test image, comes from the same module.
+build_e2e() {
+  local t0
+  t0=$(date +%s)
+  mkdir -p "$e2e_bin"
+  if e2e_complete; then
+    log "cached: $e2e_bin"
+  else
+    build_one e2e.test e2e k8s.io/kubernetes/test/e2e "$(k8s_ldflags)" test -c -vet=off
+    build_one ginkgo e2e github.com/onsi/ginkgo/v2/ginkgo
+    build_one agnhost e2e k8s.io/kubernetes/test/images/agnhost
+    log "e2e suite built in $(($(date +%s) - t0)) s, $(du -sm "$e2e_bin" | cut -f1) MiB in $e2e_bin"
+  fi
+  echo "$e2e_bin"
+}
+
 case "${1:-build}" in
 build) build ;;
 dir)
   complete || { log "peers not built: run bash scripts/peers.sh build"; exit 1; }
   echo "$bin"
   ;;
+build-e2e) build_e2e ;;
+e2e-dir)
+  e2e_complete || { log "e2e suite not built: run bash scripts/peers.sh build-e2e"; exit 1; }
+  echo "$e2e_bin"
+  ;;
 *)
-  echo "usage: $0 build|dir" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir" >&2
   exit 2
   ;;
 esac

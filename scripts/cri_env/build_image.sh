@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a one-layer OCI image archive (oci-layout tar) from the host's static busybox.
-# Sourced by scripts/cri_env.sh; defines kts_build_image.
+# Sourced by scripts/cri_env.sh (and scripts/conformance/images.sh); defines kts_build_image,
+# kts_busybox_rootfs and kts_pack_image.
 #
 # Each image's config names the image (env KTS_IMAGE), so every name gets its own image id:
 # containerd's RemoveImage drops every reference of an id, and tests remove pulled images.
@@ -11,32 +12,48 @@
 # kts_build_image <work dir> <image name> <output tar> <entrypoint json> <cmd json>
 kts_build_image() {
   local work=$1 name=$2 out=$3 entrypoint=$4 cmd=$5
-  local busybox=/bin/busybox
+  rm -rf "$work" && mkdir -p "$work"
+  kts_busybox_rootfs "$work/rootfs"
+  kts_pack_image "$work" "$name" "$out" "$entrypoint" "$cmd"
+}
+
+# kts_busybox_rootfs <dir>: /bin/busybox with its applet links, /etc/passwd and /etc/group,
+# /tmp and /var/www/index.html.
+kts_busybox_rootfs() {
+  local rootfs=$1 busybox=/bin/busybox
   [ -x "$busybox" ] || kts_die "$busybox is missing; install the busybox-static package"
-  rm -rf "$work" && mkdir -p "$work/rootfs/bin" "$work/rootfs/etc" "$work/rootfs/tmp" \
-    "$work/rootfs/var/www" "$work/layout/blobs/sha256"
-  cp "$busybox" "$work/rootfs/bin/busybox"
+  mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/var/www"
+  cp "$busybox" "$rootfs/bin/busybox"
   local applet
   for applet in $("$busybox" --list); do
-    [ "$applet" = busybox ] || ln -sf busybox "$work/rootfs/bin/$applet"
+    [ "$applet" = busybox ] || ln -sf busybox "$rootfs/bin/$applet"
   done
-  chmod 1777 "$work/rootfs/tmp"
+  chmod 1777 "$rootfs/tmp"
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
-    >"$work/rootfs/etc/passwd"
-  printf 'root:x:0:\nnogroup:x:65534:\n' >"$work/rootfs/etc/group"
-  printf 'hello from kubelet.ts\n' >"$work/rootfs/var/www/index.html"
+    >"$rootfs/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
+  printf 'hello from kubelet.ts\n' >"$rootfs/var/www/index.html"
+}
 
-  local layer=$work/layer.tar
+# kts_pack_image <work dir> <image name> <output tar> <entrypoint json> <cmd json> [user]:
+# packs <work dir>/rootfs as the image's one layer and removes <work dir>.
+kts_pack_image() {
+  local work=$1 name=$2 out=$3 entrypoint=$4 cmd=$5 user=${6:-}
+  mkdir -p "$work/layout/blobs/sha256"
+  local layer=$work/layer.tar top
+  # shellcheck disable=SC2012
+  top=$(ls -A "$work/rootfs" | sort)
+  # shellcheck disable=SC2086
   tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work/rootfs" \
-    -cf "$layer" bin etc tmp var
+    -cf "$layer" $top
   local layer_digest layer_size
   layer_digest=$(sha256sum "$layer" | cut -d' ' -f1)
   layer_size=$(stat -c %s "$layer")
   mv "$layer" "$work/layout/blobs/sha256/$layer_digest"
 
   local config=$work/config.json
-  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","KTS_IMAGE=%s"],"Entrypoint":%s,"Cmd":%s,"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created_by":"kubelet.ts scripts/cri_env build_image.sh"}]}' \
-    "$name" "$entrypoint" "$cmd" "$layer_digest" >"$config"
+  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","KTS_IMAGE=%s"],"Entrypoint":%s,"Cmd":%s,"WorkingDir":"/"%s},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created_by":"kubelet.ts scripts/cri_env build_image.sh"}]}' \
+    "$name" "$entrypoint" "$cmd" "${user:+,\"User\":\"$user\"}" "$layer_digest" >"$config"
   local config_digest config_size
   config_digest=$(sha256sum "$config" | cut -d' ' -f1)
   config_size=$(stat -c %s "$config")

@@ -1,0 +1,254 @@
+/**
+ * `deno task conformance [--kubelet=upstream|ours|both] [--focus=<regex>] [--skip=<regex>]
+ * [--procs=N] [--timeout=<go duration>] [--out=<dir>]`: upstream's [NodeConformance] e2e
+ * tests (the e2e.test binary of the pinned Kubernetes version, scripts/peers.sh build-e2e)
+ * against a one-node cluster whose node is the chosen kubelet. For each kubelet: a fresh
+ * control plane of its own (scripts/cluster_env.sh under its own root and ports, so no other
+ * node exists), the test images pushed to the local registry (scripts/conformance/images.sh),
+ * the kubelet joined through TLS bootstrap (scripts/conformance/node.ts), then the suite
+ * through the ginkgo CLI. Writes <out>/<kubelet>/junit.xml, the suite's output and the
+ * kubelet's log, and <out>/summary.md (per test; with both kubelets, the tests that pass
+ * with upstream and not with ours). Needs root. docs/conformance.md explains the choices.
+ */
+import { run } from "../tests/cluster/_cluster.ts";
+import { type KubeletKind, startNode } from "./conformance/node.ts";
+import {
+  parseJUnit,
+  renderSummary,
+  type Run,
+  score,
+} from "./conformance/report.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** Test images the suite names that this machine cannot build (docs/conformance.md). */
+export const MISSING_IMAGES = [
+  "e2e-test-images/nginx:",
+  "e2e-test-images/httpd:",
+  "e2e-test-images/ipc-utils:",
+  "e2e-test-images/kitten:",
+  "e2e-test-images/nautilus:",
+  "e2e-test-images/volume/nfs:",
+  "e2e-test-images/perl:",
+];
+
+const CLUSTER = {
+  KTS_CLUSTER_ROOT: "/tmp/kts-conformance/cluster",
+  KTS_CLUSTER_PORT: "16543",
+  KTS_CLUSTER_ETCD_PORT: "23890",
+};
+
+export interface Options {
+  kubelets: KubeletKind[];
+  focus: string;
+  skip: string;
+  procs: number;
+  timeout: string;
+  out: string;
+}
+
+export function parseOptions(args: readonly string[]): Options {
+  const get = (name: string) =>
+    args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const kubelet = get("kubelet") ?? "upstream";
+  const kubelets: KubeletKind[] | undefined = kubelet === "both"
+    ? ["upstream", "ours"]
+    : kubelet === "upstream" || kubelet === "ours"
+    ? [kubelet]
+    : undefined;
+  if (!kubelets) {
+    throw new Error(`--kubelet=${kubelet}: use upstream, ours or both`);
+  }
+  const procs = Number(get("procs") ?? "4");
+  if (!Number.isInteger(procs) || procs < 1) {
+    throw new Error(
+      `--procs=${get("procs")}: use a whole number of at least 1`,
+    );
+  }
+  for (const a of args) {
+    if (!/^--(kubelet|focus|skip|procs|timeout|out)=/.test(a)) {
+      throw new Error(
+        `unknown argument ${a}: use --kubelet=, --focus=, --skip=, --procs=, --timeout=, --out=`,
+      );
+    }
+  }
+  return {
+    kubelets,
+    focus: get("focus") ?? "",
+    skip: get("skip") ?? "",
+    procs,
+    timeout: get("timeout") ?? "3h",
+    out: get("out") ?? "/tmp/kts-conformance/report",
+  };
+}
+
+function log(msg: string): void {
+  // deno-lint-ignore no-console
+  console.error(`conformance: ${msg}`);
+}
+
+async function bash(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
+  const r = await run("bash", [`${ROOT}/${args[0]}`, ...args.slice(1)], env);
+  if (r.code !== 0) {
+    throw new Error(
+      `${args.join(" ")} failed (${r.code}):\n${r.stderr.slice(-3000)}`,
+    );
+  }
+  return r.stdout;
+}
+
+function envLines(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const i = line.indexOf("=");
+    if (i > 0) env[line.slice(0, i)] = line.slice(i + 1);
+  }
+  return env;
+}
+
+async function kubectl(bin: string, kubeconfig: string, ...args: string[]) {
+  return await run(`${bin}/kubectl`, ["--kubeconfig", kubeconfig, ...args]);
+}
+
+/** Waits until the node is Ready and carries no taint (the suite waits for schedulable). */
+async function waitSchedulable(bin: string, kubeconfig: string, node: string) {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const r = await kubectl(bin, kubeconfig, "get", "node", node, "-o", "json");
+    if (r.code === 0) {
+      const n = JSON.parse(r.stdout);
+      const ready = (n.status?.conditions ?? []).some((
+        c: { type: string; status: string },
+      ) => c.type === "Ready" && c.status === "True");
+      if (ready && (n.spec?.taints ?? []).length === 0) return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `node ${node} did not become Ready and untainted within 180 s`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** One kubelet's run; returns its results. */
+async function runFor(
+  kind: KubeletKind,
+  opts: Options,
+  e2eBin: string,
+): Promise<Run> {
+  const out = `${opts.out}/${kind}`;
+  await Deno.remove(out, { recursive: true }).catch(() => {});
+  await Deno.mkdir(out, { recursive: true });
+  log(`${kind}: fresh control plane`);
+  await bash(["scripts/cluster_env.sh", "down"], CLUSTER);
+  const cluster = envLines(
+    await bash(["scripts/cluster_env.sh", "up"], CLUSTER),
+  );
+  const kubeconfig = cluster.KUBELET_TS_KUBECONFIG!;
+  const bin = cluster.KUBELET_TS_K8S_BIN!;
+  log(`${kind}: joining the kubelet`);
+  await using node = await startNode(kind, `/tmp/kts-conformance/${kind}`, {
+    bootstrapKubeconfig: cluster.KUBELET_TS_BOOTSTRAP_KUBECONFIG!,
+    ca: cluster.KUBELET_TS_CLUSTER_CA!,
+  });
+  await waitSchedulable(bin, kubeconfig, node.name);
+  log(
+    `${kind}: node ${node.name} is Ready; running the suite (${opts.procs} processes)`,
+  );
+  const started = Date.now();
+  const ginkgoArgs = [
+    `--procs=${opts.procs}`,
+    `--timeout=${opts.timeout}`,
+    "--label-filter=NodeConformance",
+    ...(opts.focus ? [`--focus=${opts.focus}`] : []),
+    ...(opts.skip ? [`--skip=${opts.skip}`] : []),
+    "--silence-skips",
+    "--no-color",
+    `--output-dir=${out}`,
+    "--junit-report=junit.xml",
+    `${e2eBin}/e2e.test`,
+    "--",
+    `--kubeconfig=${kubeconfig}`,
+    "--provider=skeleton",
+    `--kubectl-path=${bin}/kubectl`,
+    "--allowed-not-ready-nodes=0",
+    "--dump-logs-on-failure=true",
+  ];
+  const suiteLog = `${out}/e2e.log`;
+  const suite = await new Deno.Command("bash", {
+    args: [
+      "-c",
+      'exec "$@" >"$0" 2>&1',
+      suiteLog,
+      `${e2eBin}/ginkgo`,
+      ...ginkgoArgs,
+    ],
+    cwd: out,
+    env: {
+      KUBE_TEST_REPO_LIST: `${ROOT}/scripts/conformance/repo-list.yaml`,
+      PATH: `${bin}:${Deno.env.get("PATH") ?? ""}`,
+    },
+    stdin: "null",
+  }).output();
+  const seconds = (Date.now() - started) / 1000;
+  await Deno.copyFile(node.log, `${out}/kubelet.log`).catch(() => {});
+  const xml = await Deno.readTextFile(`${out}/junit.xml`).catch(() => "");
+  if (xml === "") {
+    throw new Error(
+      `${kind}: the suite wrote no JUnit report (exit ${suite.code}); see ${suiteLog}`,
+    );
+  }
+  const focus = opts.focus ? new RegExp(opts.focus) : undefined;
+  const skip = opts.skip ? new RegExp(opts.skip) : undefined;
+  const results = parseJUnit(
+    xml,
+    (name) =>
+      name.includes("[NodeConformance]") && (!focus || focus.test(name)) &&
+      !(skip?.test(name)),
+    MISSING_IMAGES,
+  );
+  const s = score(results);
+  log(
+    `${kind}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped, ` +
+      `${s.environment} environment failures in ${Math.round(seconds)} s`,
+  );
+  await Deno.writeTextFile(
+    `${out}/results.json`,
+    JSON.stringify({ seconds, results }, null, 1),
+  );
+  return { kubelet: kind, results, seconds };
+}
+
+async function main(): Promise<number> {
+  let opts: Options;
+  try {
+    opts = parseOptions(Deno.args);
+  } catch (e) {
+    log((e as Error).message);
+    return 2;
+  }
+  if (Deno.uid() !== 0) {
+    log("must run as root (containerd and the kubelets need it)");
+    return 2;
+  }
+  log("building or reusing the peers and the e2e suite (scripts/peers.sh)");
+  await bash(["scripts/peers.sh", "build"]);
+  const e2eBin = (await bash(["scripts/peers.sh", "build-e2e"])).trim();
+  await bash(["scripts/cri_env.sh", "up"]);
+  await bash(["scripts/conformance/images.sh", e2eBin]);
+  const runs: Run[] = [];
+  for (const kind of opts.kubelets) {
+    runs.push(await runFor(kind, opts, e2eBin));
+  }
+  await bash(["scripts/cluster_env.sh", "down"], CLUSTER);
+  const summary = renderSummary(runs);
+  await Deno.writeTextFile(`${opts.out}/summary.md`, summary);
+  log(`summary in ${opts.out}/summary.md`);
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main());

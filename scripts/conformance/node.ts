@@ -1,0 +1,238 @@
+/**
+ * The node under test for scripts/conformance.ts: the upstream kubelet
+ * (scripts/upstream_kubelet.sh) or kubelet.ts, each on its own runtime-only containerd,
+ * joined to the conformance control plane through TLS bootstrap.
+ *
+ * The node's address is the gateway of its containerd's CNI bridge, created here before the
+ * kubelet starts: the upstream kubelet refuses a loopback node IP, and the API server must
+ * reach the kubelet's API (exec, logs, port-forward) at the node's InternalIP. The bridge is
+ * this run's own test network, so nothing is served on the machine's real interfaces.
+ */
+import { run } from "../../tests/cluster/_cluster.ts";
+import { KUBELET_V8_FLAGS } from "../v8_flags.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+export type KubeletKind = "ours" | "upstream";
+
+/** Per-kind names, addresses and ports, apart from every other environment's. */
+export const NODES: Record<KubeletKind, {
+  node: string;
+  bridge: string;
+  subnet: string;
+  ip: string;
+  port: number;
+  healthz: number;
+}> = {
+  upstream: {
+    node: "kts-conf-upstream",
+    bridge: "ktsconf-u",
+    subnet: "10.121.0.0/16",
+    ip: "10.121.0.1",
+    port: 10750,
+    healthz: 10748,
+  },
+  ours: {
+    node: "kts-conf-ours",
+    bridge: "ktsconf-o",
+    subnet: "10.122.0.0/16",
+    ip: "10.122.0.1",
+    port: 10760,
+    healthz: 10758,
+  },
+};
+
+export interface ClusterEnv {
+  bootstrapKubeconfig: string;
+  ca: string;
+}
+
+export interface Node extends AsyncDisposable {
+  name: string;
+  /** The kubelet's log file. */
+  log: string;
+}
+
+async function sh(
+  args: string[],
+  env: Record<string, string>,
+): Promise<string> {
+  const r = await run(
+    "bash",
+    args.map((a, i) => i === 0 ? `${ROOT}/${a}` : a),
+    env,
+  );
+  if (r.code !== 0) {
+    throw new Error(
+      `${args.join(" ")} failed (${r.code}):\n${r.stderr.slice(-3000)}`,
+    );
+  }
+  return r.stdout;
+}
+
+async function ip(...args: string[]): Promise<void> {
+  const r = await run("ip", args);
+  if (r.code !== 0) throw new Error(`ip ${args.join(" ")}: ${r.stderr}`);
+}
+
+/** The CNI bridge with the node's address on it, made before the bridge plugin sees it. */
+async function makeBridge(
+  bridge: string,
+  address: string,
+  subnet: string,
+): Promise<void> {
+  const prefix = subnet.split("/")[1];
+  if ((await run("ip", ["link", "show", bridge])).code !== 0) {
+    await ip("link", "add", bridge, "type", "bridge");
+  }
+  const addrs = await run("ip", ["-4", "addr", "show", "dev", bridge]);
+  if (!addrs.stdout.includes(`inet ${address}/`)) {
+    await ip("addr", "add", `${address}/${prefix}`, "dev", bridge);
+  }
+  await ip("link", "set", bridge, "up");
+}
+
+/** kubelet.ts's configuration: the same knobs the upstream side gets from its script. */
+function ourConfig(root: string, criSock: string, cluster: ClusterEnv): string {
+  const n = NODES.ours;
+  return [
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration",
+    `containerRuntimeEndpoint: unix://${criSock}`,
+    `staticPodPath: ${root}/manifests`,
+    "cgroupDriver: cgroupfs",
+    `cgroupRoot: /${n.node}`,
+    "failSwapOn: false",
+    "healthzBindAddress: 127.0.0.1",
+    `healthzPort: ${n.healthz}`,
+    `address: ${n.ip}`,
+    `port: ${n.port}`,
+    "readOnlyPort: 0",
+    `podLogsDir: ${root}/pod-logs`,
+    "resolvConf: /etc/resolv.conf",
+    "syncFrequency: 10s",
+    "authentication:",
+    "  anonymous:",
+    "    enabled: false",
+    "  webhook:",
+    "    enabled: true",
+    "  x509:",
+    `    clientCAFile: ${cluster.ca}`,
+    "authorization:",
+    "  mode: Webhook",
+    "",
+  ].join("\n");
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+    return (await r.text()).trim() === "ok";
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the chosen kubelet under `root` and joins it; dispose to tear it all down. */
+export async function startNode(
+  kind: KubeletKind,
+  root: string,
+  cluster: ClusterEnv,
+): Promise<Node> {
+  const n = NODES[kind];
+  await Deno.mkdir(root, { recursive: true });
+  await makeBridge(n.bridge, n.ip, n.subnet);
+  if (kind === "upstream") {
+    const env = {
+      KTS_UPSTREAM_ROOT: root,
+      KTS_UPSTREAM_NODE: n.node,
+      KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG: cluster.bootstrapKubeconfig,
+      KUBELET_TS_CLUSTER_CA: cluster.ca,
+      KTS_UPSTREAM_BRIDGE: n.bridge,
+      KTS_UPSTREAM_SUBNET: n.subnet,
+      KTS_UPSTREAM_HEALTHZ_PORT: String(n.healthz),
+      KTS_UPSTREAM_PORT: String(n.port),
+      KTS_UPSTREAM_ARGS: `--node-ip=${n.ip} --address=${n.ip}`,
+    };
+    await sh(["scripts/upstream_kubelet.sh", "up"], env);
+    return {
+      name: n.node,
+      log: `${root}/kubelet.log`,
+      async [Symbol.asyncDispose]() {
+        await sh(["scripts/upstream_kubelet.sh", "down"], env).catch(() => {});
+      },
+    };
+  }
+  const criRoot = `${root}/cri`;
+  const criEnv = {
+    KTS_CRI_ROOT: criRoot,
+    KTS_CRI_RUNTIME_ONLY: "1",
+    KTS_CRI_BRIDGE: n.bridge,
+    KTS_CRI_SUBNET: n.subnet,
+  };
+  await sh(["scripts/cri_env.sh", "up"], criEnv);
+  await Deno.mkdir(`${root}/manifests`, { recursive: true });
+  await Deno.mkdir(`${root}/pod-logs`, { recursive: true });
+  for (const h of Deno.readDirSync("/sys/fs/cgroup")) {
+    if (h.isDirectory) {
+      await Deno.mkdir(`/sys/fs/cgroup/${h.name}/${n.node}`, {
+        recursive: true,
+      })
+        .catch(() => {});
+    }
+  }
+  await Deno.writeTextFile(
+    `${root}/config.yaml`,
+    ourConfig(root, `${criRoot}/containerd.sock`, cluster),
+  );
+  const log = `${root}/kubelet.log`;
+  // The shell only redirects both streams into the log, then becomes the kubelet.
+  const child = new Deno.Command("bash", {
+    args: [
+      "-c",
+      'exec "$@" >>"$0" 2>&1',
+      log,
+      Deno.execPath(),
+      "run",
+      "-A",
+      `--v8-flags=${KUBELET_V8_FLAGS}`,
+      "main.ts",
+      "--config",
+      `${root}/config.yaml`,
+      `--root-dir=${root}/root`,
+      `--cert-dir=${root}/pki`,
+      `--bootstrap-kubeconfig=${cluster.bootstrapKubeconfig}`,
+      `--kubeconfig=${root}/kubelet.kubeconfig`,
+      `--hostname-override=${n.node}`,
+      `--node-ip=${n.ip}`,
+      "--v=2",
+    ],
+    cwd: ROOT,
+    stdin: "null",
+  }).spawn();
+  const deadline = Date.now() + 90_000;
+  while (!(await healthy(n.healthz))) {
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(
+        `kubelet.ts did not answer its healthz within 90 s (log ${log})`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return {
+    name: n.node,
+    log,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      await child.status;
+      // Its pods go with its containerd (cri_env down kills every task it has).
+      await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
+      await run("ip", ["link", "delete", n.bridge]);
+    },
+  };
+}
