@@ -19,6 +19,18 @@ import {
 } from "./backoff.ts";
 import type { Container, Pod, PullPolicy } from "./types.ts";
 import { runtimeErrorText } from "./runtime_messages.ts";
+import type { Secret } from "../api/mod.ts";
+import {
+  lookupCredentials,
+  makeKeyring,
+  type RegistryCredential,
+} from "./pull_credentials.ts";
+
+/** Reads a pod's `imagePullSecrets` (see `pullSecretsFor`). */
+export type PullSecretSource = (
+  pod: Pod,
+  signal?: AbortSignal,
+) => Promise<Secret[]>;
 
 /** Outcome of {@linkcode ImagePuller.ensureImage}. */
 export type EnsureImageResult =
@@ -101,6 +113,7 @@ class RuntimeImagePuller implements ImagePuller {
   #logger: Logger;
   #backoff: Backoff;
   #limit: Semaphore | undefined;
+  #pullSecrets: PullSecretSource | undefined;
 
   constructor(
     deps: {
@@ -108,6 +121,7 @@ class RuntimeImagePuller implements ImagePuller {
       clock: Clock;
       logger: Logger;
       backoff?: Backoff;
+      pullSecrets?: PullSecretSource;
     },
     options: ImagePullerOptions,
   ) {
@@ -115,6 +129,7 @@ class RuntimeImagePuller implements ImagePuller {
     this.#clock = deps.clock;
     this.#logger = deps.logger;
     this.#backoff = deps.backoff ?? createImageBackoff({ clock: deps.clock });
+    this.#pullSecrets = deps.pullSecrets;
     const max = options.serializeImagePulls
       ? 1
       : options.maxParallelImagePulls ?? 0;
@@ -127,6 +142,40 @@ class RuntimeImagePuller implements ImagePuller {
       signal ? { signal } : {},
     );
     return res.image?.id ?? "";
+  }
+
+  /**
+   * Pulls anonymously without credentials, else with each credential in turn until one works
+   * (upstream `PullImage`); rejects with every attempt's error, as upstream's aggregate.
+   */
+  async #pullWith(
+    image: string,
+    sandboxConfig: PullImageRequestInit["sandboxConfig"],
+    credentials: RegistryCredential[],
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const call = signal ? { signal } : {};
+    const request = (auth?: RegistryCredential): PullImageRequestInit => ({
+      image: { image },
+      ...(sandboxConfig ? { sandboxConfig } : {}),
+      ...(auth ? { auth } : {}),
+    });
+    if (credentials.length === 0) {
+      return (await this.#images.pullImage(request(), call)).imageRef;
+    }
+    const errors: string[] = [];
+    for (const auth of credentials) {
+      try {
+        return (await this.#images.pullImage(request(auth), call)).imageRef;
+      } catch (error) {
+        signal?.throwIfAborted();
+        errors.push(runtimeErrorText(error));
+      }
+    }
+    const unique = [...new Set(errors)];
+    throw new Error(
+      unique.length === 1 ? unique[0] : `[${unique.join(", ")}]`,
+    );
   }
 
   async ensureImage(
@@ -178,13 +227,17 @@ class RuntimeImagePuller implements ImagePuller {
     const release = this.#limit ? await this.#limit.acquire(signal) : undefined;
     try {
       this.#logger.info("Pulling image", { image, pod: pod.metadata.name });
-      const request: PullImageRequestInit = { image: { image } };
-      if (options.sandboxConfig) request.sandboxConfig = options.sandboxConfig;
-      const res = await this.#images.pullImage(
-        request,
-        signal ? { signal } : {},
+      const credentials = lookupCredentials(
+        makeKeyring(await this.#pullSecrets?.(pod, signal) ?? []),
+        image,
       );
-      const imageRef = res.imageRef || (await this.#imageRef(image, signal)) ||
+      const pulled = await this.#pullWith(
+        image,
+        options.sandboxConfig,
+        credentials,
+        signal,
+      );
+      const imageRef = pulled || (await this.#imageRef(image, signal)) ||
         image;
       this.#logger.info("Successfully pulled image", { image, imageRef });
       return { ok: true, imageRef };
@@ -213,6 +266,8 @@ export function createImagePuller(
     clock: Clock;
     logger: Logger;
     backoff?: Backoff;
+    /** The pod's pull secrets; absent: every pull is anonymous. */
+    pullSecrets?: PullSecretSource;
   },
   options: ImagePullerOptions,
 ): ImagePuller {

@@ -22,6 +22,8 @@ import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
 import { createImagePuller } from "./image_puller.ts";
+import { pullSecretsFor } from "./pull_credentials.ts";
+import type { ObjectGetter } from "../objects/mod.ts";
 import {
   createPodEnvironment,
   type PodEnvironment,
@@ -71,6 +73,11 @@ export interface PodSyncerDeps {
   messageReader?: TerminationMessageReader;
   /** Creates/removes termination-message files (default: the host file system). */
   messageWriter?: TerminationMessageWriter;
+  /**
+   * The pods' ConfigMaps and Secrets (env, `imagePullSecrets`); absent: standalone, where env
+   * references to them fail as upstream's do without a kubeClient.
+   */
+  objects?: ObjectGetter;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
@@ -167,8 +174,19 @@ class KubePodSyncer implements RuntimePodSyncer {
         DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
     };
     this.#backoff = createContainerBackoff({ clock: deps.clock });
+    const objects = deps.objects;
     const puller = createImagePuller(
-      { images: deps.images, clock: deps.clock, logger: deps.logger },
+      {
+        images: deps.images,
+        clock: deps.clock,
+        logger: deps.logger,
+        ...(objects
+          ? {
+            pullSecrets: (pod: Pod, signal?: AbortSignal) =>
+              pullSecretsFor({ objects, logger: deps.logger }, pod, signal),
+          }
+          : {}),
+      },
       {
         serializeImagePulls: options.serializeImagePulls,
         ...(options.maxParallelImagePulls !== undefined
@@ -198,6 +216,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       nodeName: options.nodeName,
       hostIPs: options.hostIPs ?? [],
       ...(this.#environment ? { environment: this.#environment } : {}),
+      ...(objects ? { objects } : {}),
     };
     this.#execDeps = {
       runtime: deps.runtime,

@@ -18,6 +18,8 @@ import {
   type PodSandboxConfigInit,
 } from "./container_config.ts";
 import type { ImagePuller } from "./image_puller.ts";
+import { fetchEnvObjects } from "./env_objects.ts";
+import type { ObjectGetter } from "../objects/mod.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
 import type { PodEnvironment } from "./pod_environment.ts";
 import {
@@ -57,6 +59,8 @@ export interface StartContainerDeps {
   hostIPs: string[];
   /** Node facts, image user and hosts file for the config; absent → none of them. */
   environment?: PodEnvironment;
+  /** The pod's ConfigMaps and Secrets for env; absent → standalone. */
+  objects?: ObjectGetter;
 }
 
 /** The sandbox the container joins, and the runtime view the decision was made on. */
@@ -193,8 +197,11 @@ export async function startContainer(
       podIPs: ctx.podIPs,
       signal,
     });
+    const objects = deps.objects &&
+      await fetchEnvObjects(deps.objects, pod, container, signal);
     config = generateContainerConfig(pod, container, {
       ...extra,
+      ...(objects ? { objects } : {}),
       restartCount,
       imageRef: image.imageRef,
       ...(messageFile ? { terminationMessageHostPath: messageFile } : {}),
