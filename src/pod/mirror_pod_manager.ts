@@ -54,8 +54,18 @@ export interface MirrorPodDeps {
 /** Options of {@linkcode MirrorPodManager}. */
 export interface MirrorPodOptions {
   nodeName: string;
-  /** Time between passes (default 10 s). */
+  /**
+   * Time between passes (default 1 s). A pass with nothing to do makes no API call while a
+   * watch reports the mirror pods; without one, mirror pods are listed every 10 s.
+   */
   periodMs?: number;
+}
+
+/** How often mirror pods are listed when no watch reports them. */
+const LIST_PERIOD_MS = 10_000;
+
+function fullName(pod: Pod): string {
+  return `${pod.metadata.namespace ?? "default"}/${pod.metadata.name ?? ""}`;
 }
 
 function errText(e: unknown): string {
@@ -68,10 +78,12 @@ export class MirrorPodManager {
   #options: MirrorPodOptions;
   #wake: (() => void) | undefined;
   #pending = false;
-  /** Mirror pods as the API pod source reported them last; undefined → LIST. */
-  #observed: Pod[] | undefined;
-  /** The mirror pods of the last pass or report, by namespace/name. */
-  #known = new Map<string, Pod>();
+  /** The node's mirror pods as last reported, listed or written, by namespace/name. */
+  #mirrors = new Map<string, Pod>();
+  /** When the view was last refreshed by a report or a LIST. */
+  #freshAt = -Infinity;
+  /** Whether the API pod source reports mirror pods (then no LIST is needed). */
+  #observing = false;
 
   constructor(deps: MirrorPodDeps, options: MirrorPodOptions) {
     this.#deps = deps;
@@ -86,8 +98,8 @@ export class MirrorPodManager {
 
   /** The node's mirror pods changed (the API pod source's `onMirrorPods`). */
   observeMirrorPods(mirrors: Pod[]): void {
-    this.#observed = mirrors;
-    this.#remember(mirrors);
+    this.#observing = true;
+    this.#replace(mirrors);
     this.trigger();
   }
 
@@ -100,7 +112,7 @@ export class MirrorPodManager {
   ): { namespace: string; name: string; uid: string } | undefined {
     const namespace = pod.metadata.namespace ?? "default";
     const name = pod.metadata.name ?? "";
-    const mirror = this.#known.get(`${namespace}/${name}`);
+    const mirror = this.#mirrors.get(`${namespace}/${name}`);
     const hash = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
     if (
       !mirror?.metadata.uid || mirror.metadata.deletionTimestamp ||
@@ -109,13 +121,9 @@ export class MirrorPodManager {
     return { namespace, name, uid: mirror.metadata.uid };
   }
 
-  #remember(mirrors: Pod[]): void {
-    this.#known = new Map(
-      mirrors.map((m) => [
-        `${m.metadata.namespace ?? "default"}/${m.metadata.name ?? ""}`,
-        m,
-      ]),
-    );
+  #replace(mirrors: Pod[]): void {
+    this.#mirrors = new Map(mirrors.map((m) => [fullName(m), m]));
+    this.#freshAt = this.#deps.clock.now();
   }
 
   /** One pass; returns what it planned (tests), undefined before the Node is known. */
@@ -124,19 +132,26 @@ export class MirrorPodManager {
     const uid = this.#deps.nodeUid();
     if (!uid) return undefined;
     const opts = signal ? { signal } : {};
-    const mirrors = this.#observed ?? (await api.listPods(
-      { fieldSelector: `spec.nodeName=${this.#options.nodeName}` },
-      opts,
-    )).items.filter(isMirrorPod);
-    if (!this.#observed) this.#remember(mirrors);
+    // Without reports from a watch, LIST at most every LIST_PERIOD_MS.
+    if (
+      !this.#observing &&
+      this.#deps.clock.now() - this.#freshAt >= LIST_PERIOD_MS
+    ) {
+      const list = await api.listPods(
+        { fieldSelector: `spec.nodeName=${this.#options.nodeName}` },
+        opts,
+      );
+      this.#replace(list.items.filter(isMirrorPod));
+    }
     const plan = planMirrorPods(
       this.#deps.pods().filter(isStaticPod),
-      mirrors,
+      [...this.#mirrors.values()],
       { name: this.#options.nodeName, uid },
     );
     for (const d of plan.delete) {
+      const name = `${d.namespace}/${d.name}`;
       logger.v(2).info("Deleting a mirror pod", {
-        pod: `${d.namespace}/${d.name}`,
+        pod: name,
         podUID: d.uid,
         reason: d.reason,
       });
@@ -149,17 +164,18 @@ export class MirrorPodManager {
         // Gone already, or replaced (UID precondition): nothing left to delete.
         if (!(e instanceof ApiStatusError && [404, 409].includes(e.code))) {
           logger.error("Failed deleting a mirror pod", {
-            pod: `${d.namespace}/${d.name}`,
+            pod: name,
             err: errText(e),
           });
+          continue;
         }
       }
+      this.#mirrors.delete(name);
     }
     for (const pod of plan.create) {
-      const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
+      const name = fullName(pod);
       try {
-        const stored = await api.createPod(pod, opts);
-        this.#known.set(name, stored);
+        this.#mirrors.set(name, await api.createPod(pod, opts));
         logger.info("Created a mirror pod", { pod: name });
       } catch (e) {
         if (signal?.aborted) throw e;
@@ -177,7 +193,7 @@ export class MirrorPodManager {
   /** Passes every `periodMs` and on `trigger()` until `signal` aborts; never throws. */
   async run(signal: AbortSignal): Promise<void> {
     const { clock, logger } = this.#deps;
-    const period = this.#options.periodMs ?? 10_000;
+    const period = this.#options.periodMs ?? 1_000;
     while (!signal.aborted) {
       this.#pending = false;
       let wait = period;

@@ -9,7 +9,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { NodeLeaseController } from "./lease_controller.ts";
 import type { NodeRegistrationOptions } from "./node_registration.ts";
-import { NodeStatusReporter } from "./node_status.ts";
+import { type NodeStatusDeps, NodeStatusReporter } from "./node_status.ts";
 import type { NodeFacts } from "./node_status_setters.ts";
 
 /** Dependencies of {@linkcode createNodeAgent}. */
@@ -18,6 +18,8 @@ export interface NodeAgentDeps {
   clock: Clock;
   logger: Logger;
   facts(signal: AbortSignal): Promise<NodeFacts>;
+  /** Node events of status changes; omitted → none. */
+  recordEvent?: NodeStatusDeps["recordEvent"];
 }
 
 /** Options of {@linkcode createNodeAgent} (durations in ms). */
@@ -50,6 +52,7 @@ export function createNodeAgent(
     clock,
     logger: logger.with({ component: "node-status" }),
     facts: deps.facts,
+    ...(deps.recordEvent ? { recordEvent: deps.recordEvent } : {}),
   }, {
     registration: options.registration,
     ...(options.registerNode !== undefined

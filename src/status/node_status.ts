@@ -20,6 +20,11 @@ import {
 } from "./node_registration.ts";
 import { nodeStatusChanged, twoWayPatch } from "./node_status_patch.ts";
 import { computeNodeStatus, type NodeFacts } from "./node_status_setters.ts";
+import {
+  nodeStatusEventMessage,
+  nodeStatusEventReasons,
+} from "./node_status_events.ts";
+import type { NodeStatus } from "../api/mod.ts";
 import { ApiAlreadyExistsError } from "../api/mod.ts";
 
 /** Dependencies of {@linkcode NodeStatusReporter}. */
@@ -29,6 +34,12 @@ export interface NodeStatusDeps {
   logger: Logger;
   /** Gathers host and runtime facts for one status computation. */
   facts(signal: AbortSignal): Promise<NodeFacts>;
+  /** Records a node event (`NodeReady`, `NodeHasSufficientMemory`, ...); omitted → none. */
+  recordEvent?: (
+    type: "Normal" | "Warning",
+    reason: string,
+    message: string,
+  ) => void;
 }
 
 /** Options of {@linkcode NodeStatusReporter}. */
@@ -76,6 +87,15 @@ export class NodeStatusReporter {
     return this.#registered;
   }
 
+  /** Records the events of a status computation, as the upstream setters do while computing. */
+  #recordTransitions(previous: NodeStatus | undefined, next: NodeStatus) {
+    const record = this.#deps.recordEvent;
+    if (!record) return;
+    for (const reason of nodeStatusEventReasons(previous, next)) {
+      record("Normal", reason, nodeStatusEventMessage(this.#name, reason));
+    }
+  }
+
   /** One registration attempt; true when the Node exists with our metadata. */
   async register(signal: AbortSignal): Promise<boolean> {
     const { api, clock, logger } = this.#deps;
@@ -85,6 +105,7 @@ export class NodeStatusReporter {
       await this.#deps.facts(signal),
       clock.now(),
     );
+    this.#recordTransitions(undefined, initial.status);
     try {
       this.#node = await api.createNode(initial, { signal });
       logger.info("Successfully registered node", { node: this.#name });
@@ -150,6 +171,7 @@ export class NodeStatusReporter {
     const facts = await this.#deps.facts(signal);
     const now = clock.now();
     const status = computeNodeStatus(original.status, facts, now);
+    this.#recordTransitions(original.status, status);
     const due =
       now - this.#lastReport >= (this.#options.reportFrequencyMs ?? 300_000);
     if (!nodeStatusChanged(original.status, status) && !due) return false;

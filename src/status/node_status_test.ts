@@ -36,11 +36,14 @@ function setup(options: { reportFrequencyMs?: number } = {}) {
   const api = new FakeApiServer();
   const clock = new FakeClock();
   const current = { facts: makeFacts() };
+  const events: string[] = [];
   const reporter = new NodeStatusReporter({
     api,
     clock,
     logger: new CaptureLogger(),
     facts: () => Promise.resolve(structuredClone(current.facts)),
+    recordEvent: (type, reason, message) =>
+      events.push(`${type} ${reason}: ${message}`),
   }, {
     registration: {
       nodeName: "node-a",
@@ -51,7 +54,7 @@ function setup(options: { reportFrequencyMs?: number } = {}) {
     updateFrequencyMs: 10_000,
     reportFrequencyMs: options.reportFrequencyMs ?? 300_000,
   });
-  return { api, clock, current, reporter };
+  return { api, clock, current, reporter, events };
 }
 
 const patches = (api: FakeApiServer) =>
@@ -143,6 +146,28 @@ Deno.test("NodeStatusReporter.run() backs off registration from 100 ms and keeps
   await clock.advance(10_000);
   assert.equal(patches(api).length, 7);
   assert.equal(api.nodes.get("node-a")!.status?.capacity?.cpu, "4");
+  stop.abort();
+  await running;
+});
+
+Deno.test("NodeStatusReporter records node events as the status setters compute transitions", async () => {
+  const { clock, current, reporter, events } = setup();
+  current.facts.runtimeConditions![1]!.status = false;
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  assert.deepEqual(events, [
+    "Normal NodeHasSufficientMemory: Node node-a status is now: NodeHasSufficientMemory",
+    "Normal NodeHasNoDiskPressure: Node node-a status is now: NodeHasNoDiskPressure",
+    "Normal NodeHasSufficientPID: Node node-a status is now: NodeHasSufficientPID",
+  ]);
+  current.facts.runtimeConditions![1]!.status = true;
+  await clock.advance(10_000);
+  assert.equal(
+    events.at(-1),
+    "Normal NodeReady: Node node-a status is now: NodeReady",
+  );
+  assert.equal(events.length, 4);
   stop.abort();
   await running;
 });
