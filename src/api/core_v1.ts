@@ -226,6 +226,9 @@ export interface VolumeMount {
   mountPath: string;
   readOnly?: boolean;
   subPath?: string;
+  /** Like subPath, with `$(VAR)` references to the container's env. */
+  subPathExpr?: string;
+  mountPropagation?: "None" | "HostToContainer" | "Bidirectional";
 }
 
 /** core/v1 Container (also used for init containers). */
@@ -271,7 +274,7 @@ export interface Toleration {
   tolerationSeconds?: number;
 }
 
-/** core/v1 Volume (only the name is interpreted by this kubelet so far). */
+/** core/v1 Volume: its name and one source (read by src/volume). */
 export interface Volume {
   name: string;
   [source: string]: unknown;

@@ -210,6 +210,8 @@ export interface ContainerConfigOptions extends EnvContext {
   node?: NodeResources;
   /** The image's user from `ImageStatus`, for `runAsUser`. */
   imageUser?: ImageUser;
+  /** The container's volume mounts, resolved by the volume manager (first, as upstream). */
+  volumeMounts?: MessageInitShape<typeof MountSchema>[];
   /** `seccompDefault`: RuntimeDefault seccomp for containers that name no profile. */
   seccompDefault?: boolean;
   /** `<root-dir>/seccomp`, where Localhost seccomp profiles live. */
@@ -261,7 +263,9 @@ export function generateContainerConfig(
 ): ContainerConfigInit {
   const env = makeEnvironment(pod, container, options);
   const lookup = new Map(env.map((e) => [e.key, e.value]));
-  const mounts: MessageInitShape<typeof MountSchema>[] = [];
+  const mounts: MessageInitShape<typeof MountSchema>[] = [
+    ...(options.volumeMounts ?? []),
+  ];
   // upstream makeMounts: volume mounts, then /etc/hosts unless a volume is mounted there
   if (
     options.hostsFileHostPath &&

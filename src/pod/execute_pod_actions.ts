@@ -134,6 +134,7 @@ export async function executePodActions(
     sandboxConfig,
     podIPs: podIPs.filter((ip) => ip),
     signal,
+    started: new Set(),
   };
   const inits = pod.spec.initContainers ?? [];
   for (const index of actions.initContainersToStart) {

@@ -22,6 +22,7 @@ import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
 import { createImagePuller } from "./image_puller.ts";
+import { createVolumeManager, type VolumeManager } from "../volume/mod.ts";
 import { pullSecretsFor } from "./pull_credentials.ts";
 import type { ObjectGetter } from "../objects/mod.ts";
 import {
@@ -110,6 +111,11 @@ export interface PodSyncerOptions {
   environment?: PodEnvironmentOptions;
   /** CRI runtime handler (RuntimeClass); default "". */
   runtimeHandler?: string;
+  /**
+   * tmpfs directory for `medium: Memory` emptyDirs (default `/run/kubelet.ts/memory`); volumes
+   * are set up only with a `rootDir`.
+   */
+  memoryVolumeDir?: string;
 }
 
 /** A {@linkcode PodSyncer} with read access to what it last did (for status and tests). */
@@ -161,6 +167,7 @@ class KubePodSyncer implements RuntimePodSyncer {
   #lastResults = new Map<string, SyncResult[]>();
   #runtimeName: string | undefined;
   #environment: PodEnvironment | undefined;
+  #volumes: VolumeManager | undefined;
 
   constructor(deps: PodSyncerDeps, options: PodSyncerOptions) {
     this.#deps = deps;
@@ -202,6 +209,14 @@ class KubePodSyncer implements RuntimePodSyncer {
         { images: deps.images, logger: deps.logger },
         options.environment,
       );
+    this.#volumes = options.rootDir
+      ? createVolumeManager({ logger: deps.logger }, {
+        rootDir: options.rootDir,
+        ...(options.memoryVolumeDir
+          ? { memoryDir: options.memoryVolumeDir }
+          : {}),
+      })
+      : undefined;
     const start: StartContainerDeps = {
       kill: this.#kill,
       runtime: deps.runtime,
@@ -216,6 +231,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       nodeName: options.nodeName,
       hostIPs: options.hostIPs ?? [],
       ...(this.#environment ? { environment: this.#environment } : {}),
+      ...(this.#volumes ? { volumes: this.#volumes } : {}),
       ...(objects ? { objects } : {}),
     };
     this.#execDeps = {
@@ -307,13 +323,16 @@ class KubePodSyncer implements RuntimePodSyncer {
         ? { startupResults: this.#deps.probes.startup }
         : {}),
     });
-    const results = await executePodActions(this.#execDeps, {
-      pod,
-      status: before,
-      actions,
-      signal,
-      logger,
-    });
+    const mount = await this.#volumes?.setUpPod(pod);
+    const results = mount && !mount.ok
+      ? mountFailures(pod, before, mount.message)
+      : await executePodActions(this.#execDeps, {
+        pod,
+        status: before,
+        actions,
+        signal,
+        logger,
+      });
     this.#lastResults.set(uid, results);
     this.#recordReasons(uid, results);
 
@@ -432,6 +451,8 @@ class KubePodSyncer implements RuntimePodSyncer {
         gracePeriodOverride: 0,
       });
     }
+    // upstream unmounts the volumes of a terminated pod (emptyDir data goes with them)
+    await this.#volumes?.tearDownPod(pod);
     // upstream SyncTerminatedPod destroys the pod cgroup before the final status
     await this.#environment?.removePodCgroup(pod);
     const final = terminatePodStatus(this.#computeStatus(pod, status, true), {
@@ -447,6 +468,28 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#reasons.delete(uid);
     this.#lastResults.delete(uid);
   }
+}
+
+/**
+ * Volumes that could not be set up block every container not yet running (upstream waits for
+ * the mounts before any container starts); each reports reason `FailedMount` with the message.
+ */
+function mountFailures(
+  pod: Pod,
+  status: PodRuntimeStatus,
+  message: string,
+): SyncResult[] {
+  const running = new Set(
+    status.containers.filter((c) => c.state === "running").map((c) => c.name),
+  );
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers]
+    .filter((c) => !running.has(c.name))
+    .map((c) => ({
+      action: "StartContainer",
+      target: c.name,
+      reason: "FailedMount",
+      message,
+    }));
 }
 
 /** Creates the CRI-backed {@linkcode PodSyncer}. */

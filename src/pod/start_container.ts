@@ -21,6 +21,8 @@ import type { ImagePuller } from "./image_puller.ts";
 import { fetchEnvObjects } from "./env_objects.ts";
 import type { ObjectGetter } from "../objects/mod.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
+import { containerVolumeMounts } from "./container_volume_mounts.ts";
+import type { VolumeManager } from "../volume/mod.ts";
 import type { PodEnvironment } from "./pod_environment.ts";
 import {
   createTerminationMessageFile,
@@ -59,6 +61,8 @@ export interface StartContainerDeps {
   hostIPs: string[];
   /** Node facts, image user and hosts file for the config; absent → none of them. */
   environment?: PodEnvironment;
+  /** Pod volumes; absent → containers get no volume mounts. */
+  volumes?: VolumeManager;
   /** The pod's ConfigMaps and Secrets for env; absent → standalone. */
   objects?: ObjectGetter;
 }
@@ -71,6 +75,8 @@ export interface StartContext {
   sandboxConfig: PodSandboxConfigInit;
   podIPs: string[];
   signal: AbortSignal;
+  /** Containers started earlier in this sync (running, though `status` predates them). */
+  started?: Set<string>;
 }
 
 const EMPTY_VIEW: ContainerView = {
@@ -199,8 +205,15 @@ export async function startContainer(
     });
     const objects = deps.objects &&
       await fetchEnvObjects(deps.objects, pod, container, signal);
+    const volumeMounts = deps.volumes &&
+      await containerVolumeMounts(deps.volumes, {
+        ...ctx,
+        nodeName: deps.nodeName,
+        container,
+      });
     config = generateContainerConfig(pod, container, {
       ...extra,
+      ...(volumeMounts ? { volumeMounts } : {}),
       ...(objects ? { objects } : {}),
       restartCount,
       imageRef: image.imageRef,
@@ -215,7 +228,8 @@ export async function startContainer(
   } catch (error) {
     signal.throwIfAborted();
     // bad env references, bad quantities and log dir failures block this container only
-    const detail = error instanceof ContainerConfigError
+    const detail = error instanceof ContainerConfigError ||
+        error instanceof RangeError
       ? error.message
       : errorText(error);
     return fail("CreateContainerConfigError", detail);
@@ -264,6 +278,7 @@ export async function startContainer(
       return fail("PostStartHookError", failure);
     }
   }
+  ctx.started?.add(container.name);
   deps.logger.v(2).info("Started container", {
     container: container.name,
     containerID: containerId,

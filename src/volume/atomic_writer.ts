@@ -1,0 +1,154 @@
+/**
+ * Writes a volume's whole file set so readers see either the old set or the new one, never a
+ * mix (upstream `AtomicWriter`): the files go into a new `..<timestamp>` directory, a
+ * `..data_tmp` symlink to it is renamed over `..data`, and each top-level name is a symlink
+ * through `..data`. The previous timestamped directory and names no longer in the payload go
+ * afterwards. Only paths this writer made are removed, and removal never follows a symlink
+ * (the CVE-2017-1002102 class); payload paths are relative and never step out with `..`.
+ *
+ * @module
+ */
+
+/** One file of a payload. */
+export interface PayloadFile {
+  data: string;
+  /** File mode (e.g. 0o644). */
+  mode: number;
+}
+
+const DATA_DIR = "..data";
+const DATA_TMP = "..data_tmp";
+const TIMESTAMPED_REGEXP = /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.[^/]+$/;
+
+/**
+ * Checks a payload path as upstream `validatePath` does.
+ * @throws {RangeError} naming the rule broken.
+ */
+export function validatePayloadPath(path: string): void {
+  if (path === "") throw new RangeError("invalid path: must not be empty");
+  if (path.length > 4096) {
+    throw new RangeError(
+      `invalid path: must be less than or equal to 4096 characters`,
+    );
+  }
+  if (path.startsWith("/")) {
+    throw new RangeError(`invalid path: must be relative path: ${path}`);
+  }
+  const parts = path.split("/");
+  if (parts.includes("..")) {
+    throw new RangeError(`invalid path: must not contain '..': ${path}`);
+  }
+  if (parts[0]!.startsWith("..")) {
+    throw new RangeError(`invalid path: must not start with '..': ${path}`);
+  }
+}
+
+function timestampPrefix(now: Date): string {
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `..${p(now.getUTCFullYear(), 4)}_${p(now.getUTCMonth() + 1)}_${
+    p(now.getUTCDate())
+  }_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${
+    p(now.getUTCSeconds())
+  }.`;
+}
+
+async function readLinkOrUndefined(path: string): Promise<string | undefined> {
+  try {
+    return await Deno.readLink(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
+/** Relative paths of the regular files under `dir` (symlinks are not followed). */
+async function listFiles(dir: string, prefix = ""): Promise<string[]> {
+  const out: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory) {
+      out.push(...await listFiles(`${dir}/${entry.name}`, rel));
+    } else out.push(rel);
+  }
+  return out;
+}
+
+async function sameAsWritten(
+  dir: string,
+  payload: ReadonlyMap<string, PayloadFile>,
+): Promise<boolean> {
+  const files = await listFiles(dir);
+  if (files.length !== payload.size) return false;
+  for (const [path, file] of payload) {
+    try {
+      const info = await Deno.lstat(`${dir}/${path}`);
+      if (!info.isFile || ((info.mode ?? 0) & 0o7777) !== file.mode) {
+        return false;
+      }
+      if (await Deno.readTextFile(`${dir}/${path}`) !== file.data) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+function topLevelNames(paths: Iterable<string>): Set<string> {
+  return new Set([...paths].map((p) => p.split("/")[0]!));
+}
+
+/**
+ * Makes `targetDir` hold exactly `payload`; returns false when it already did (nothing
+ * written).
+ * @throws {RangeError} for a bad payload path; file errors as they come.
+ */
+export async function writeAtomically(
+  targetDir: string,
+  payload: ReadonlyMap<string, PayloadFile>,
+  options: { now?: Date } = {},
+): Promise<boolean> {
+  for (const path of payload.keys()) validatePayloadPath(path);
+  await Deno.mkdir(targetDir, { recursive: true, mode: 0o755 });
+  const oldName = await readLinkOrUndefined(`${targetDir}/${DATA_DIR}`);
+  const old = oldName && TIMESTAMPED_REGEXP.test(oldName) ? oldName : undefined;
+  if (old && await sameAsWritten(`${targetDir}/${old}`, payload)) return false;
+
+  const tsDir = await Deno.makeTempDir({
+    dir: targetDir,
+    prefix: timestampPrefix(options.now ?? new Date()),
+  });
+  await Deno.chmod(tsDir, 0o755);
+  for (const [path, file] of payload) {
+    const full = `${tsDir}/${path}`;
+    const parent = full.slice(0, full.lastIndexOf("/"));
+    if (parent !== tsDir) {
+      await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
+    }
+    await Deno.writeTextFile(full, file.data, { mode: file.mode });
+    await Deno.chmod(full, file.mode);
+  }
+  const tsName = tsDir.slice(tsDir.lastIndexOf("/") + 1);
+  await Deno.remove(`${targetDir}/${DATA_TMP}`).catch(() => {});
+  await Deno.symlink(tsName, `${targetDir}/${DATA_TMP}`);
+  await Deno.rename(`${targetDir}/${DATA_TMP}`, `${targetDir}/${DATA_DIR}`);
+
+  const wanted = topLevelNames(payload.keys());
+  for (const name of wanted) {
+    const link = `${targetDir}/${name}`;
+    const current = await readLinkOrUndefined(link);
+    if (current === `${DATA_DIR}/${name}`) continue;
+    await Deno.symlink(`${DATA_DIR}/${name}`, link);
+  }
+  // names of the old set that the new one lacks: only our own symlinks go
+  for await (const entry of Deno.readDir(targetDir)) {
+    if (entry.name.startsWith("..") || wanted.has(entry.name)) continue;
+    const target = await readLinkOrUndefined(`${targetDir}/${entry.name}`);
+    if (target === `${DATA_DIR}/${entry.name}`) {
+      await Deno.remove(`${targetDir}/${entry.name}`);
+    }
+  }
+  if (old && old !== tsName) {
+    await Deno.remove(`${targetDir}/${old}`, { recursive: true });
+  }
+  return true;
+}

@@ -1,0 +1,98 @@
+/**
+ * The pure half of a container's mounts (upstream `makeMounts`): each `volumeMount` against
+ * the pod's set-up volumes, `readOnly` (forced for downwardAPI volumes, as upstream mounts
+ * them), `mountPropagation` to CRI propagation (Bidirectional only for privileged containers),
+ * and which running containers could rewrite a subPath before the runtime mounts it.
+ *
+ * @module
+ */
+
+import type { Container, Pod, VolumeMount } from "../api/mod.ts";
+
+/** A set-up volume: where it is on the host and how it may be mounted. */
+export interface MountedVolume {
+  /** Host directory (or file/socket/device for hostPath) of the volume. */
+  hostPath: string;
+  /** True when the volume is always mounted read-only (downwardAPI). */
+  readOnly: boolean;
+  /** For hostPath volumes: the host path as written (overlap checks). */
+  hostPathSource?: string;
+}
+
+/** CRI `MountPropagation` values. */
+export const PROPAGATION = {
+  private: 0,
+  hostToContainer: 1,
+  bidirectional: 2,
+} as const;
+
+/**
+ * Upstream `translateMountPropagation`.
+ * @throws {RangeError} for Bidirectional in an unprivileged container or an unknown mode.
+ */
+export function mountPropagation(
+  mode: string | undefined,
+  privileged: boolean,
+): number {
+  switch (mode ?? "None") {
+    case "None":
+      return PROPAGATION.private;
+    case "HostToContainer":
+      return PROPAGATION.hostToContainer;
+    case "Bidirectional":
+      if (!privileged) {
+        throw new RangeError(
+          "Bidirectional mount propagation is available only to privileged containers",
+        );
+      }
+      return PROPAGATION.bidirectional;
+  }
+  throw new RangeError(`invalid MountPropagation mode: "${mode}"`);
+}
+
+/** The volume named by `mount`, or upstream's error. */
+export function volumeFor(
+  volumes: ReadonlyMap<string, MountedVolume>,
+  mount: VolumeMount,
+  container: Container,
+): MountedVolume {
+  const volume = volumes.get(mount.name);
+  if (!volume) {
+    throw new RangeError(
+      `cannot find volume "${mount.name}" to mount into container "${container.name}"`,
+    );
+  }
+  return volume;
+}
+
+function overlaps(a: string, b: string): boolean {
+  const x = a.replace(/\/+$/, "") + "/";
+  const y = b.replace(/\/+$/, "") + "/";
+  return x.startsWith(y) || y.startsWith(x);
+}
+
+/**
+ * Containers in `running` (other than `self`) that mount the same data as volume `name`
+ * writable: the same volume, or a hostPath volume overlapping it. Any of them could swap a
+ * component of a subPath for a symlink between its check and the runtime's bind mount.
+ */
+export function writersOf(
+  pod: Pod,
+  volumes: ReadonlyMap<string, MountedVolume>,
+  options: { name: string; self: string; running: ReadonlySet<string> },
+): string[] {
+  const target = volumes.get(options.name);
+  const same = (other: string) => {
+    if (other === options.name) return true;
+    const v = volumes.get(other);
+    return !!(target?.hostPathSource && v?.hostPathSource &&
+      overlaps(target.hostPathSource, v.hostPathSource));
+  };
+  const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+  return all.filter((c) =>
+    c.name !== options.self && options.running.has(c.name) &&
+    (c.volumeMounts ?? []).some((m) =>
+      same(m.name) && !m.readOnly && !volumes.get(m.name)?.readOnly
+    )
+  ).map((c) => c.name);
+}

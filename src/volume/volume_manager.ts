@@ -1,0 +1,329 @@
+/**
+ * Sets up, mounts and tears down one node's pod volumes (the executor over the pure pieces):
+ * emptyDir directories (0777, as upstream) under the pod dir, memory-backed emptyDirs under a
+ * tmpfs directory the kubelet owns (it cannot mount a tmpfs of its own: no `--allow-run`),
+ * hostPath type checks, downwardAPI files written atomically and rewritten when the pod's
+ * metadata changes, and each container's CRI mounts with safely resolved subPaths.
+ *
+ * @module
+ */
+
+import { statfs } from "node:fs/promises";
+import type { Container, Pod } from "../api/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { quantityValue } from "../util/quantity.ts";
+import { writeAtomically } from "./atomic_writer.ts";
+import {
+  type MountedVolume,
+  mountPropagation,
+  volumeFor,
+  writersOf,
+} from "./container_mounts.ts";
+import { downwardApiPayload, type NodeAllocatable } from "./downward_api.ts";
+import {
+  checkHostPathType,
+  denoHostPathFs,
+  type HostPathFs,
+} from "./host_path.ts";
+import {
+  denoSubPathFs,
+  resolveSubPath,
+  type SubPathFs,
+  validateSubPath,
+} from "./subpath.ts";
+import {
+  memoryVolumeDirectory,
+  PLUGIN_NAMES,
+  podVolumeDirectory,
+  podVolumesDirectory,
+} from "./volume_paths.ts";
+import {
+  podVolumes,
+  unsupportedSourceMessage,
+  type VolumeSource,
+} from "./volume_sources.ts";
+
+/** Plain-object shape of a CRI `Mount`. */
+export interface CriMount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+  propagation: number;
+}
+
+/** The outcome of setting up a pod's volumes. */
+export type VolumeSetUp =
+  | { ok: true }
+  /** Upstream event reason `FailedMount`, with its message. */
+  | { ok: false; reason: "FailedMount"; message: string };
+
+/** What a container's mounts depend on besides the pod. */
+export interface ContainerMountContext {
+  /** The container's expanded `subPathExpr` of a mount (the caller knows the env). */
+  expand(expr: string): string;
+  /** Names of the pod's containers that are (or may be) running now. */
+  running: ReadonlySet<string>;
+}
+
+/** Volumes of the pods on this node. */
+export interface VolumeManager {
+  /**
+   * Makes every volume of `pod` ready (idempotent; called on each sync, so downwardAPI files
+   * follow label and annotation changes). Never rejects for a pod's own mistakes.
+   */
+  setUpPod(pod: Pod): Promise<VolumeSetUp>;
+  /**
+   * The CRI mounts of `container` (after {@linkcode setUpPod}).
+   * @throws {RangeError} with upstream's wording when a mount cannot be made.
+   */
+  containerMounts(
+    pod: Pod,
+    container: Container,
+    context: ContainerMountContext,
+  ): Promise<CriMount[]>;
+  /** Removes the pod's volume directories (the pod is terminated); never rejects. */
+  tearDownPod(pod: Pod): Promise<void>;
+}
+
+/** Options of {@linkcode createVolumeManager}. */
+export interface VolumeManagerOptions {
+  /** Kubelet `--root-dir`. */
+  rootDir: string;
+  /**
+   * A tmpfs directory for `medium: Memory` emptyDirs (default `/run/kubelet.ts/memory`); its
+   * file system must be tmpfs or ramfs, else such volumes fail to mount.
+   */
+  memoryDir?: string;
+  /** Node allocatable for downwardAPI limits that are unset. */
+  node?: NodeAllocatable;
+}
+
+/** Dependencies of {@linkcode createVolumeManager}. */
+export interface VolumeManagerDeps {
+  logger: Logger;
+  hostPathFs?: HostPathFs;
+  subPathFs?: SubPathFs;
+  /** The file system type of a path (default: `statfs`). */
+  fsType?: (path: string) => Promise<number>;
+}
+
+/** Default directory for memory-backed emptyDirs (tmpfs on systemd hosts). */
+export const DEFAULT_MEMORY_VOLUME_DIR = "/run/kubelet.ts/memory";
+
+const TMPFS_MAGIC = 0x01021994;
+const RAMFS_MAGIC = 0x858458f6;
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function directorySize(path: string): Promise<number> {
+  let total = 0;
+  for await (const entry of Deno.readDir(path)) {
+    const full = `${path}/${entry.name}`;
+    const info = await Deno.lstat(full);
+    total += info.isDirectory ? await directorySize(full) : info.size;
+  }
+  return total;
+}
+
+class DiskVolumeManager implements VolumeManager {
+  #deps: VolumeManagerDeps;
+  #options: VolumeManagerOptions;
+  #hostPathFs: HostPathFs;
+  #subPathFs: SubPathFs;
+  #mounted = new Map<string, Map<string, MountedVolume>>();
+
+  constructor(deps: VolumeManagerDeps, options: VolumeManagerOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#hostPathFs = deps.hostPathFs ?? denoHostPathFs;
+    this.#subPathFs = deps.subPathFs ?? denoSubPathFs;
+  }
+
+  get #memoryDir(): string {
+    return this.#options.memoryDir ?? DEFAULT_MEMORY_VOLUME_DIR;
+  }
+
+  async setUpPod(pod: Pod): Promise<VolumeSetUp> {
+    const uid = pod.metadata.uid ?? "";
+    let volumes;
+    try {
+      volumes = podVolumes(pod);
+    } catch (error) {
+      return { ok: false, reason: "FailedMount", message: message(error) };
+    }
+    const mounted = new Map<string, MountedVolume>();
+    for (const volume of volumes) {
+      try {
+        mounted.set(
+          volume.name,
+          await this.#setUp(pod, volume.name, volume.source),
+        );
+      } catch (error) {
+        const text = error instanceof UnsupportedSource
+          ? error.message
+          : `MountVolume.SetUp failed for volume "${volume.name}" : ${
+            message(error)
+          }`;
+        this.#deps.logger.warn("Failed to set up a volume", {
+          pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+          volume: volume.name,
+          err: text,
+        });
+        return { ok: false, reason: "FailedMount", message: text };
+      }
+    }
+    this.#mounted.set(uid, mounted);
+    return { ok: true };
+  }
+
+  async #setUp(
+    pod: Pod,
+    name: string,
+    source: VolumeSource,
+  ): Promise<MountedVolume> {
+    const uid = pod.metadata.uid ?? "";
+    const root = this.#options.rootDir;
+    switch (source.kind) {
+      case "unsupported":
+        throw new UnsupportedSource(
+          unsupportedSourceMessage(name, source.source),
+        );
+      case "hostPath":
+        await checkHostPathType(this.#hostPathFs, source.path, source.type);
+        return {
+          hostPath: source.path,
+          readOnly: false,
+          hostPathSource: source.path,
+        };
+      case "downwardAPI": {
+        const dir = podVolumeDirectory(root, uid, {
+          plugin: PLUGIN_NAMES.downwardAPI,
+          name,
+        });
+        const payload = downwardApiPayload(pod, { name, ...source }, {
+          ...(this.#options.node ? { node: this.#options.node } : {}),
+        });
+        await writeAtomically(dir, payload);
+        return { hostPath: dir, readOnly: true };
+      }
+      case "emptyDir": {
+        const dir = source.medium === "Memory"
+          ? await this.#memoryDirectory(uid, name)
+          : podVolumeDirectory(root, uid, {
+            plugin: PLUGIN_NAMES.emptyDir,
+            name,
+          });
+        await Deno.mkdir(dir, { recursive: true, mode: 0o777 });
+        await Deno.chmod(dir, 0o777);
+        if (source.sizeLimit !== undefined) {
+          await this.#checkSize(dir, name, source.sizeLimit);
+        }
+        return { hostPath: dir, readOnly: false };
+      }
+    }
+  }
+
+  async #memoryDirectory(uid: string, name: string): Promise<string> {
+    const base = this.#memoryDir;
+    await Deno.mkdir(base, { recursive: true, mode: 0o700 });
+    const type = await (this.#deps.fsType ?? defaultFsType)(base);
+    if (type !== TMPFS_MAGIC && type !== RAMFS_MAGIC) {
+      throw new Error(
+        `medium "Memory" needs a tmpfs: "${base}" is on a disk file system; mount a tmpfs there or run the kubelet where it is one (docs/volumes.md)`,
+      );
+    }
+    await Deno.mkdir(`${base}/${uid}`, { recursive: true, mode: 0o750 });
+    return memoryVolumeDirectory(base, uid, name);
+  }
+
+  async #checkSize(dir: string, name: string, limit: string): Promise<void> {
+    const used = await directorySize(dir);
+    if (used > quantityValue(limit)) {
+      this.#deps.logger.warn(
+        `Usage of EmptyDir volume "${name}" exceeds the limit "${limit}".`,
+        { path: dir, bytes: used },
+      );
+    }
+  }
+
+  async containerMounts(
+    pod: Pod,
+    container: Container,
+    context: ContainerMountContext,
+  ): Promise<CriMount[]> {
+    const volumes = this.#mounted.get(pod.metadata.uid ?? "") ?? new Map();
+    const out: CriMount[] = [];
+    const privileged = container.securityContext?.privileged === true;
+    for (const mount of container.volumeMounts ?? []) {
+      const volume = volumeFor(volumes, mount, container);
+      const propagation = mountPropagation(mount.mountPropagation, privileged);
+      const subPath = mount.subPathExpr
+        ? context.expand(mount.subPathExpr)
+        : mount.subPath ?? "";
+      let hostPath = volume.hostPath;
+      if (subPath !== "") {
+        validateSubPath(subPath);
+        const writers = writersOf(pod, volumes, {
+          name: mount.name,
+          self: container.name,
+          running: context.running,
+        });
+        if (writers.length > 0) {
+          throw new RangeError(
+            `subPath "${subPath}" of volume "${mount.name}" cannot be mounted safely while container "${
+              writers[0]
+            }" can write that volume and is running (it could swap a path component for a symlink before the runtime mounts it); mount the volume read-only there or give the containers separate volumes (docs/volumes.md)`,
+          );
+        }
+        const root = await Deno.realPath(volume.hostPath);
+        hostPath = (await resolveSubPath(this.#subPathFs, root, subPath)).path;
+      }
+      out.push({
+        containerPath: mount.mountPath,
+        hostPath,
+        readonly: mount.readOnly === true || volume.readOnly,
+        propagation,
+      });
+    }
+    return out;
+  }
+
+  async tearDownPod(pod: Pod): Promise<void> {
+    const uid = pod.metadata.uid ?? "";
+    this.#mounted.delete(uid);
+    if (uid === "") return;
+    for (
+      const path of [
+        podVolumesDirectory(this.#options.rootDir, uid),
+        `${this.#memoryDir.replace(/\/+$/, "")}/${uid}`,
+      ]
+    ) {
+      try {
+        // Deno's recursive remove does not follow symlinks a container left behind
+        await Deno.remove(path, { recursive: true });
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) continue;
+        this.#deps.logger.warn("Failed to remove a pod's volumes", {
+          path,
+          err: message(error),
+        });
+      }
+    }
+  }
+}
+
+class UnsupportedSource extends Error {}
+
+async function defaultFsType(path: string): Promise<number> {
+  return (await statfs(path)).type;
+}
+
+/** Creates the node's {@linkcode VolumeManager}. */
+export function createVolumeManager(
+  deps: VolumeManagerDeps,
+  options: VolumeManagerOptions,
+): VolumeManager {
+  return new DiskVolumeManager(deps, options);
+}
