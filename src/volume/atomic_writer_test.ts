@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { validatePayloadPath, writeAtomically } from "./atomic_writer.ts";
+
+Deno.test("writeAtomically() swaps ..data to a new timestamped dir and links each name", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const first = new Map([
+      ["labels", { data: 'a="1"', mode: 0o644 }],
+      ["sub/name", { data: "pod", mode: 0o600 }],
+    ]);
+    assert.equal(await writeAtomically(dir, first), true);
+    const ts1 = await Deno.readLink(`${dir}/..data`);
+    assert.match(ts1, /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\./);
+    assert.equal(await Deno.readLink(`${dir}/labels`), "..data/labels");
+    assert.equal(await Deno.readTextFile(`${dir}/sub/name`), "pod");
+    assert.equal((await Deno.stat(`${dir}/sub/name`)).mode! & 0o777, 0o600);
+    // unchanged payload: nothing written
+    assert.equal(await writeAtomically(dir, first), false);
+    assert.equal(await Deno.readLink(`${dir}/..data`), ts1);
+
+    const second = new Map([["labels", { data: 'a="2"', mode: 0o644 }]]);
+    assert.equal(await writeAtomically(dir, second), true);
+    const ts2 = await Deno.readLink(`${dir}/..data`);
+    assert.notEqual(ts2, ts1);
+    assert.equal(await Deno.readTextFile(`${dir}/labels`), 'a="2"');
+    const names = [];
+    for await (const e of Deno.readDir(dir)) names.push(e.name);
+    assert.deepEqual(names.sort(), ["..data", ts2, "labels"].sort());
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeAtomically() removes a stale name only when it is its own symlink", async () => {
+  const dir = await Deno.makeTempDir();
+  const outside = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${outside}/keep`, "x");
+    await writeAtomically(dir, new Map([["a", { data: "1", mode: 0o644 }]]));
+    await Deno.symlink(outside, `${dir}/planted`);
+    await writeAtomically(dir, new Map([["b", { data: "2", mode: 0o644 }]]));
+    await assert.rejects(Deno.lstat(`${dir}/a`));
+    assert.equal(await Deno.readTextFile(`${outside}/keep`), "x");
+    assert.ok((await Deno.lstat(`${dir}/planted`)).isSymlink);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("validatePayloadPath() refuses absolute paths and ..", () => {
+  assert.throws(() => validatePayloadPath("/etc/x"), /must be relative path/);
+  assert.throws(
+    () => validatePayloadPath("a/../../x"),
+    /must not contain '\.\.'/,
+  );
+  assert.throws(
+    () => validatePayloadPath("..data"),
+    /must not start with '\.\.'/,
+  );
+  validatePayloadPath("a/b");
+});
