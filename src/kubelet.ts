@@ -21,6 +21,7 @@ import {
   createProber,
   LoopEventQueue,
   Pleg,
+  type PodAdmission,
   PodConfig,
   type PodSource,
   type PodSyncer,
@@ -82,6 +83,8 @@ export interface KubeletDeps {
   containerGc?: ContainerGc;
   /** The status cache; housekeeping drops statuses of pods that are gone. */
   statuses?: Pick<PodStatusManager, "allStatuses" | "removePod">;
+  /** Admission of new pods (sysctls); omitted → every pod is admitted. */
+  admission?: PodAdmission;
   clock: Clock;
   logger: Logger;
   /** For the HTTP source (tests). */
@@ -179,6 +182,7 @@ export function createKubelet(
     ...(prober ? { prober } : {}),
     ...(deps.listRunningPods ? { listRunningPods: deps.listRunningPods } : {}),
     ...(deps.statuses ? { statuses: deps.statuses } : {}),
+    ...(deps.admission ? { admission: deps.admission } : {}),
   });
   const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
     callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,

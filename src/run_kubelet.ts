@@ -16,8 +16,10 @@ import {
   createContainerGc,
   createPodSyncer,
   createProbeResults,
+  createSysctlAllowlist,
   listRunningPods,
   readPodEnvironmentOptions,
+  sysctlAdmission,
 } from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
@@ -50,6 +52,9 @@ export interface KubeletRunContext {
     resolvConf?: string | undefined;
     clusterDNS?: string[] | undefined;
     clusterDomain?: string | undefined;
+    seccompDefault?: boolean | undefined;
+    /** Sysctls pods may set beyond the safe set (names or `prefix*`). */
+    allowedUnsafeSysctls?: string[] | undefined;
   };
   flags: {
     hostnameOverride?: string | undefined;
@@ -83,6 +88,15 @@ export function healthzListenAddress(
 export function resolveNodeName(hostnameOverride: string | undefined): string {
   const name = hostnameOverride?.trim() || Deno.hostname();
   return name.trim().toLowerCase();
+}
+
+/** The kernel release for the safe sysctl list; unknown when `osRelease` is not granted. */
+function kernelRelease(): string | undefined {
+  try {
+    return Deno.osRelease();
+  } catch {
+    return undefined;
+  }
 }
 
 function durationMs(
@@ -225,6 +239,12 @@ export async function runKubelet(
     listRunningPods: () => listRunningPods(runtime),
     containerGc,
     statuses: statusManager,
+    admission: sysctlAdmission(
+      createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
+        kernelRelease: kernelRelease(),
+      }),
+      statusManager,
+    ),
     ...(cluster
       ? { cluster: { pods: cluster.pods, statuses: statusManager } }
       : {}),

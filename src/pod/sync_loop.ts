@@ -187,12 +187,29 @@ export interface PodSyncHandlerDeps {
   };
   /** Told when a pod is removed, so liveness/startup probing stops during its termination. */
   prober?: { stopLivenessAndStartup(uid: string): Promise<void> };
+  /**
+   * Admission of new pods (upstream `canAdmitPod`): a rejected pod is known but never reaches
+   * a pod worker; `reject` records its Failed status. Omitted → every pod is admitted.
+   */
+  admission?: PodAdmission;
+}
+
+/** Decides whether a new pod may run on this node, and records a refusal. */
+export interface PodAdmission {
+  admit(pod: Pod): { admit: true } | {
+    admit: false;
+    reason: string;
+    message: string;
+  };
+  reject(pod: Pod, refusal: { reason: string; message: string }): void;
 }
 
 /** The kubelet's sync handler: a pod manager in front of the pod workers. */
 export class PodSyncHandler implements SyncHandler {
   #deps: PodSyncHandlerDeps;
   #pods = new Map<string, Pod>();
+  /** Pods refused at admission: kept as known, never synced. */
+  #rejected = new Set<string>();
   #housekeepingLogged = false;
   #housekeeping = false;
 
@@ -217,6 +234,17 @@ export class PodSyncHandler implements SyncHandler {
     this.#log("ADD", sorted);
     for (const pod of sorted) {
       this.#pods.set(pod.metadata.uid!, pod);
+      const result = this.#deps.admission?.admit(pod);
+      if (result && !result.admit) {
+        this.#rejected.add(pod.metadata.uid!);
+        this.#deps.logger.info("Pod admission denied", {
+          pod: podFullName(pod),
+          reason: result.reason,
+          message: result.message,
+        });
+        this.#deps.admission?.reject(pod, result);
+        continue;
+      }
       this.#deps.workers.updatePod({ pod, updateType: "create" });
     }
   }
@@ -225,6 +253,7 @@ export class PodSyncHandler implements SyncHandler {
     this.#log("UPDATE", pods);
     for (const pod of pods) {
       this.#pods.set(pod.metadata.uid!, pod);
+      if (this.#rejected.has(pod.metadata.uid!)) continue;
       this.#deps.workers.updatePod({ pod, updateType: "update" });
     }
   }
@@ -233,6 +262,7 @@ export class PodSyncHandler implements SyncHandler {
     this.#log("REMOVE", pods);
     for (const pod of pods) {
       this.#pods.delete(pod.metadata.uid!);
+      this.#rejected.delete(pod.metadata.uid!);
       void this.#deps.prober?.stopLivenessAndStartup(pod.metadata.uid!);
       this.#deps.workers.updatePod({ pod, updateType: "kill" });
     }
