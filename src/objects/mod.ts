@@ -17,3 +17,26 @@ export {
   type PodReferences,
   podReferences,
 } from "./pod_references.ts";
+export {
+  createTokenManager,
+  requiresRefresh,
+  type TokenManager,
+  type TokenSource,
+} from "./token_manager.ts";
+export {
+  aggregateMessage,
+  base64Bytes,
+  collectVolumePayload,
+  DEFAULT_MODE,
+  DEFAULT_TOKEN_EXPIRATION_SECONDS,
+  type KeyToPath,
+  type ObjectLookup,
+  type ObjectProjection,
+  objectSourcePayload,
+  type ObjectVolumeSource,
+  type Payload,
+  type ProjectedFile,
+  projectedPayload,
+  type ProjectionInputs,
+  type VolumeProjection,
+} from "./projection.ts";

@@ -11,12 +11,13 @@
  */
 import { ApiNotFoundError } from "../api/mod.ts";
 import type { ConfigMap, ObjectKind, Secret } from "../api/mod.ts";
-import type { ObjectGetter } from "../objects/mod.ts";
-import { containerReferences } from "../objects/mod.ts";
+import {
+  base64Bytes,
+  containerReferences,
+  type ObjectGetter,
+  type ObjectLookup,
+} from "../objects/mod.ts";
 import type { Container, EnvVarSource, Pod } from "./types.ts";
-
-/** One prefetched object: the object, or why it could not be read. */
-export type ObjectLookup<T> = { object: T } | { error: Error };
 
 /** The container's ConfigMaps and Secrets, by name, in the pod's namespace. */
 export interface EnvObjects {
@@ -64,7 +65,7 @@ const textDecoder = new TextDecoder();
 
 /** Decodes a Secret's base64 `[]byte` value. */
 export function decodeSecretValue(b64: string): string {
-  return textDecoder.decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+  return textDecoder.decode(base64Bytes(b64));
 }
 
 interface Source {
