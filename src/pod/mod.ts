@@ -138,14 +138,7 @@ export {
   PodSyncHandler,
   runSyncLoop,
 } from "./sync_loop.ts";
-export type { LoopEvent, PodAdmission, SyncHandler } from "./sync_loop.ts";
-/** Pod admission for sysctls: safe ones plus `allowedUnsafeSysctls` (`SysctlForbidden`). */
-export {
-  createSysctlAllowlist,
-  SYSCTL_FORBIDDEN_REASON,
-  sysctlAdmission,
-  SysctlAllowlist,
-} from "./sysctl_admission.ts";
+export type { LoopEvent, SyncHandler } from "./sync_loop.ts";
 /** When the sync loop last iterated (read by the `syncloop` health check). */
 export { SyncLoopMonitor } from "./sync_loop_monitor.ts";
 export type {

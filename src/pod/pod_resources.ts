@@ -325,6 +325,16 @@ function podTotals(pod: Pod, which: "requests" | "limits"): MilliList {
   return total;
 }
 
+/**
+ * The pod's effective requests in thousandths of their unit (millicores, millibytes), overhead
+ * included (upstream `PodRequests`, as admission and the scheduler count them).
+ */
+export function podRequests(pod: Pod): ReadonlyMap<string, number> {
+  const req = podTotals(pod, "requests");
+  overheadIncluded(req, pod.spec.overhead, false);
+  return req;
+}
+
 /** The sandbox's `linux.resources` (upstream `calculateSandboxResources`). */
 export function sandboxLinuxResources(pod: Pod): LinuxResourcesInit {
   const req = podTotals(pod, "requests");

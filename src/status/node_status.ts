@@ -77,6 +77,11 @@ export class NodeStatusReporter {
     return this.#options.registration.nodeName;
   }
 
+  /** The Node as last read or written (admission reads its labels and allocatable). */
+  get node(): Node | undefined {
+    return this.#node;
+  }
+
   /** The Node's UID once it is known (the lease's owner reference needs it). */
   get nodeUid(): string | undefined {
     return this.#node?.metadata.uid;

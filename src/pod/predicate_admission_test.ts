@@ -1,0 +1,141 @@
+import assert from "node:assert/strict";
+import type { Node } from "../api/mod.ts";
+import { admitPod } from "./predicate_admission.ts";
+import type { Pod } from "./types.ts";
+
+const node: Node = {
+  metadata: {
+    name: "n1",
+    labels: { "kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux" },
+  },
+  spec: {},
+  status: {
+    allocatable: {
+      cpu: "2",
+      memory: "1Gi",
+      pods: "3",
+      "ephemeral-storage": "10Gi",
+    },
+  },
+};
+
+function pod(
+  name: string,
+  requests: Record<string, string> = {},
+  spec: Record<string, unknown> = {},
+): Pod {
+  return {
+    metadata: { name, namespace: "default", uid: name },
+    spec: {
+      containers: [{ name: "c", image: "busybox", resources: { requests } }],
+      ...spec,
+    },
+  };
+}
+
+const verdict = (p: Pod, others: Pod[] = [], n: Node | undefined = node) => {
+  const v = admitPod(p, others, n);
+  return v.admit ? "admit" : `${v.reason}: ${v.message}`;
+};
+
+Deno.test("admitPod() admits what fits and refuses what does not, with upstream's reasons", () => {
+  assert.equal(verdict(pod("a", { cpu: "1", memory: "512Mi" })), "admit");
+  assert.equal(
+    verdict(pod("big", { cpu: "1500m" }), [pod("a", { cpu: "1" })]),
+    "OutOfcpu: Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000",
+  );
+  assert.equal(
+    verdict(pod("m", { memory: "2Gi" })),
+    "OutOfmemory: Node didn't have enough resource: memory, requested: 2147483648, used: 0, capacity: 1073741824",
+  );
+  assert.equal(
+    verdict(pod("d"), [pod("a"), pod("b"), pod("c")]),
+    "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3",
+  );
+  assert.deepEqual(admitPod(pod("x"), [], undefined), {
+    admit: false,
+    reason: "InvalidNodeInfo",
+    message: "Kubelet cannot get node info.",
+  });
+});
+
+Deno.test("admitPod() checks pod count before resources, and resources before affinity", () => {
+  const both = pod("both", { cpu: "8" }, { nodeSelector: { disk: "ssd" } });
+  assert.match(verdict(both), /^OutOfcpu/);
+  assert.match(verdict(both, [pod("a"), pod("b"), pod("c")]), /^OutOfpods/);
+});
+
+Deno.test("admitPod() matches nodeSelector and required node affinity", () => {
+  const affinity = (operator: string, values?: string[]) =>
+    pod("p", {}, {
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{
+              matchExpressions: [{
+                key: "kubernetes.io/hostname",
+                operator,
+                ...(values ? { values } : {}),
+              }],
+            }],
+          },
+        },
+      },
+    });
+  assert.equal(
+    verdict(pod("p", {}, { nodeSelector: { "kubernetes.io/hostname": "n1" } })),
+    "admit",
+  );
+  assert.equal(
+    verdict(pod("p", {}, { nodeSelector: { disk: "ssd" } })),
+    "NodeAffinity: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+  );
+  assert.equal(verdict(affinity("In", ["n1", "n2"])), "admit");
+  assert.match(verdict(affinity("NotIn", ["n1"])), /^NodeAffinity/);
+  assert.equal(verdict(affinity("Exists")), "admit");
+  assert.match(verdict(affinity("DoesNotExist")), /^NodeAffinity/);
+  assert.match(
+    verdict(pod("p", {}, { nodeName: "n2" })),
+    /^NodeName: Predicate NodeName failed/,
+  );
+});
+
+Deno.test("admitPod() refuses another OS, conflicting host ports and untolerated NoExecute taints", () => {
+  assert.equal(
+    verdict(pod("w", {}, { os: { name: "windows" } })),
+    "PodOSNotSupported: Failed to admit pod as the OS field doesn't match node OS",
+  );
+  const withPort = (name: string, hostPort: number) => ({
+    ...pod(name),
+    spec: {
+      containers: [{
+        name: "c",
+        image: "busybox",
+        ports: [{ containerPort: 80, hostPort }],
+      }],
+    },
+  });
+  assert.match(
+    verdict(withPort("b", 8080), [withPort("a", 8080)]),
+    /^NodePorts/,
+  );
+  assert.equal(verdict(withPort("b", 8081), [withPort("a", 8080)]), "admit");
+  const tainted: Node = {
+    ...node,
+    spec: { taints: [{ key: "k", value: "v", effect: "NoExecute" }] },
+  };
+  assert.match(verdict(pod("t"), [], tainted), /^TaintToleration/);
+  assert.equal(
+    verdict(
+      pod("t", {}, {
+        tolerations: [{ key: "k", operator: "Exists", effect: "NoExecute" }],
+      }),
+      [],
+      tainted,
+    ),
+    "admit",
+  );
+  const staticPod = pod("s");
+  staticPod.metadata.annotations = { "kubernetes.io/config.source": "file" };
+  assert.equal(verdict(staticPod, [], tainted), "admit");
+});
