@@ -138,7 +138,14 @@ export {
   PodSyncHandler,
   runSyncLoop,
 } from "./sync_loop.ts";
-export type { LoopEvent, SyncHandler } from "./sync_loop.ts";
+export type { LoopEvent, PodAdmission, SyncHandler } from "./sync_loop.ts";
+/** Pod admission for sysctls: safe ones plus `allowedUnsafeSysctls` (`SysctlForbidden`). */
+export {
+  createSysctlAllowlist,
+  SYSCTL_FORBIDDEN_REASON,
+  sysctlAdmission,
+  SysctlAllowlist,
+} from "./sysctl_admission.ts";
 /** When the sync loop last iterated (read by the `syncloop` health check). */
 export { SyncLoopMonitor } from "./sync_loop_monitor.ts";
 export type {
@@ -158,6 +165,12 @@ export type {
   ProbeType,
 } from "./probe_results.ts";
 export type { ProbeConnect } from "./probe_handlers.ts";
+/** Predicate admission (upstream `predicate.go`): resources, node affinity, OS, ports, taints. */
+export { admitPod, predicateAdmitter } from "./predicate_admission.ts";
+export type {
+  AdmitVerdict,
+  PredicateAdmitterDeps,
+} from "./predicate_admission.ts";
 /** Predicate admission (upstream `predicate.go`): resources, node affinity, OS, ports, taints. */
 export { admitPod, predicateAdmitter } from "./predicate_admission.ts";
 export type {
