@@ -15,7 +15,11 @@ import type { Clock } from "./clock/mod.ts";
 import type { Kubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
 import { listRunningPods, type Pod } from "./pod/mod.ts";
-import { isNotFound, type RuntimeService } from "./runtime/mod.ts";
+import {
+  type ImageService,
+  isNotFound,
+  type RuntimeService,
+} from "./runtime/mod.ts";
 import {
   type ApiServerConfig,
   type ApiServerHost,
@@ -27,6 +31,7 @@ import {
 } from "./server/mod.ts";
 import type { PodStatusManager } from "./status/mod.ts";
 import { createStreamingHost } from "./kubelet_streaming.ts";
+import { statsSummary } from "./kubelet_stats.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 
 /** The configuration and flags the kubelet API reads. */
@@ -61,6 +66,7 @@ export interface KubeletApiContext {
   flags: {
     kubeconfig?: string | undefined;
     certDir?: string | undefined;
+    rootDir?: string | undefined;
   };
 }
 
@@ -70,17 +76,20 @@ export interface KubeletApiDeps {
   logger: Logger;
   kubelet: Pick<Kubelet, "podConfig" | "syncLoop">;
   statuses: Pick<PodStatusManager, "getPodStatus">;
-  runtime: Pick<
-    RuntimeService,
-    | "listPodSandbox"
-    | "listContainers"
-    | "containerStatus"
-    | "listContainerStats"
-    | "exec"
-    | "attach"
-    | "portForward"
-    | "execSync"
-  >;
+  runtime:
+    & Pick<
+      RuntimeService,
+      | "listPodSandbox"
+      | "listContainers"
+      | "containerStatus"
+      | "listContainerStats"
+      | "exec"
+      | "attach"
+      | "portForward"
+      | "execSync"
+      | "listPodSandboxStats"
+    >
+    & Pick<ImageService, "imageFsInfo">;
 }
 
 /** CRI container states by number, as the `container_state` label names them. */
@@ -267,6 +276,7 @@ export async function runKubeletApi(
 ): Promise<void> {
   if (ctx.config.enableServer === false) return;
   const logger = deps.logger.with({ component: "kubelet-api" });
+  const startTimeMs = deps.clock.now();
   const host: ApiServerHost = {
     clock: deps.clock,
     logger,
@@ -285,6 +295,14 @@ export async function runKubeletApi(
     runtimeCounts: () => runtimeCounts(deps.runtime),
     resourceStats: () => resourceStats(deps.runtime, deps.clock),
     streaming: createStreamingHost(deps),
+    statsSummary: () =>
+      statsSummary({
+        clock: deps.clock,
+        runtime: deps.runtime,
+        nodeName: ctx.nodeName,
+        rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+        startTimeMs,
+      }),
     logs: {
       podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
       containerLog: (ref, { previous }) =>

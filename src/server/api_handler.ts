@@ -32,6 +32,10 @@ import {
   resourceMetricsRoute,
 } from "./routes/resource_metrics.ts";
 import {
+  type StatsSummaryHost,
+  statsSummaryRoute,
+} from "./routes/stats_summary.ts";
+import {
   attachRoute,
   execRoute,
   portForwardRoute,
@@ -56,6 +60,8 @@ export interface ApiServerHost extends ServerHost, PodsHost {
   logs?: Omit<ContainerLogsHost, "clock">;
   /** Exec, attach, port-forward and run; omitted → not served. */
   streaming?: StreamingHost;
+  /** `/stats/summary`; omitted → not served. */
+  statsSummary?: StatsSummaryHost["statsSummary"];
 }
 
 /** What the transport knows about a request beyond the `Request`. */
@@ -130,6 +136,13 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
   if (host.resourceStats) {
     table.set("/metrics/resource", {
       route: resourceMetricsRoute({ resourceStats: host.resourceStats }),
+      methods: READ_METHODS,
+      debugging: false,
+    });
+  }
+  if (host.statsSummary) {
+    table.set("/stats/summary", {
+      route: statsSummaryRoute({ statsSummary: host.statsSummary }),
       methods: READ_METHODS,
       debugging: false,
     });

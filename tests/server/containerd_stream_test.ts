@@ -2,8 +2,8 @@
  * The streaming endpoints over a real containerd (`KUBELET_TS_CRI_ENDPOINT`,
  * scripts/cri_env.sh), spoken to directly over TLS with a client certificate: exec with stdin,
  * stdout, stderr and the exit code (WebSocket `channel.k8s.io`), attach, port-forward to
- * busybox httpd, run, the SPDY handshake, and the errors before an upgrade. Skips without the
- * endpoint.
+ * busybox httpd, run, the SPDY handshake, the errors before an upgrade, and containerd's stats
+ * in /stats/summary. Skips without the endpoint.
  */
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/clock/mod.ts";
@@ -202,6 +202,48 @@ Deno.test({
       );
       assert.equal(failing.status, 500);
       assert.match(failing.body, /command 'false' exited with 1/);
+
+      // /stats/summary: containerd's sandbox and container stats, the node's own figures.
+      // deno-lint-ignore no-explicit-any
+      type Json = Record<string, any>;
+      const summaryResponse = await get(`${base}/stats/summary`, {
+        caPem,
+        cert: client,
+      });
+      assert.equal(
+        summaryResponse.status,
+        200,
+        JSON.stringify(
+          e.logger.records.filter((r) => r.msg === "HTTP handler failed"),
+        ),
+      );
+      const summary: Json = JSON.parse(summaryResponse.body);
+      assert.equal(summary.node.nodeName, e.node);
+      assert.ok(summary.node.memory.workingSetBytes > 0);
+      assert.ok(summary.node.fs.capacityBytes > 0);
+      const web = summary.pods.find((p: Json) => p.podRef.name === pod);
+      assert.ok(web, JSON.stringify(summary.pods.map((p: Json) => p.podRef)));
+      assert.equal(web.podRef.namespace, "default");
+      assert.deepEqual(
+        web.containers.map((c: Json) => c.name).sort(),
+        ["httpd", "talker"],
+      );
+      for (const c of web.containers) {
+        assert.ok(c.cpu.usageCoreNanoSeconds > 0, JSON.stringify(c));
+        assert.ok(c.memory.workingSetBytes > 0, JSON.stringify(c));
+        assert.match(c.startTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      }
+      assert.ok(web.memory.workingSetBytes > 0);
+      const only: Json = JSON.parse(
+        (await get(`${base}/stats/summary?only_cpu_and_memory=true`, {
+          caPem,
+          cert: client,
+        })).body,
+      );
+      const onlyWeb = only.pods.find((p: Json) => p.podRef.name === pod);
+      assert.equal(onlyWeb.network, undefined);
+      assert.ok(onlyWeb.containers[0].memory.workingSetBytes > 0);
+      assert.equal(only.node.fs, undefined);
 
       // Errors before any upgrade: proper statuses with their reason.
       const plain = await get(

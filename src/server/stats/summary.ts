@@ -1,0 +1,366 @@
+/**
+ * The `/stats/summary` document (upstream `statsapi.Summary`, k8s.io/kubelet
+ * pkg/apis/stats/v1alpha1) from CRI stats and the node's own figures, as a pure conversion.
+ * The input types are the fields of CRI's `PodSandboxStats`/`ContainerStats` messages that
+ * are read, so generated messages fit them as they are.
+ *
+ * What the node cannot measure without the root cgroup or `/proc` (node CPU, system
+ * containers, rlimit, per-container log usage) is left out, as the JSON's `omitempty`
+ * fields allow.
+ *
+ * @module
+ */
+
+/** CRI `UInt64Value`. */
+export interface CriUInt64 {
+  value: bigint;
+}
+
+/** The CPU fields read from CRI `CpuUsage`. */
+export interface CriCpu {
+  timestamp: bigint;
+  usageCoreNanoSeconds?: CriUInt64 | undefined;
+  usageNanoCores?: CriUInt64 | undefined;
+}
+
+/** The memory fields read from CRI `MemoryUsage`. */
+export interface CriMemory {
+  timestamp: bigint;
+  workingSetBytes?: CriUInt64 | undefined;
+  availableBytes?: CriUInt64 | undefined;
+  usageBytes?: CriUInt64 | undefined;
+  rssBytes?: CriUInt64 | undefined;
+  pageFaults?: CriUInt64 | undefined;
+  majorPageFaults?: CriUInt64 | undefined;
+}
+
+/** CRI `FilesystemUsage` (a container's writable layer). */
+export interface CriFsUsage {
+  timestamp: bigint;
+  usedBytes?: CriUInt64 | undefined;
+  inodesUsed?: CriUInt64 | undefined;
+}
+
+/** CRI `NetworkInterfaceUsage`. */
+export interface CriInterface {
+  name: string;
+  rxBytes?: CriUInt64 | undefined;
+  rxErrors?: CriUInt64 | undefined;
+  txBytes?: CriUInt64 | undefined;
+  txErrors?: CriUInt64 | undefined;
+}
+
+/** CRI `NetworkUsage`. */
+export interface CriNetwork {
+  timestamp: bigint;
+  defaultInterface?: CriInterface | undefined;
+  interfaces: readonly CriInterface[];
+}
+
+/** CRI `ContainerStats`. */
+export interface CriContainerStats {
+  attributes?: {
+    id: string;
+    metadata?: { name: string } | undefined;
+    labels: Readonly<Record<string, string>>;
+  } | undefined;
+  cpu?: CriCpu | undefined;
+  memory?: CriMemory | undefined;
+  writableLayer?: CriFsUsage | undefined;
+}
+
+/** CRI `PodSandboxStats` (the Linux half). */
+export interface CriPodSandboxStats {
+  attributes?: {
+    id: string;
+    metadata?: { name: string; uid: string; namespace: string } | undefined;
+  } | undefined;
+  linux?: {
+    cpu?: CriCpu | undefined;
+    memory?: CriMemory | undefined;
+    network?: CriNetwork | undefined;
+    process?: {
+      timestamp: bigint;
+      processCount?: CriUInt64 | undefined;
+    } | undefined;
+    containers: readonly CriContainerStats[];
+  } | undefined;
+}
+
+/** A filesystem's figures from `statfs`. */
+export interface FsFigures {
+  capacityBytes: number;
+  availableBytes: number;
+  inodes: number;
+  inodesFree: number;
+}
+
+/** Everything the summary is made of. */
+export interface SummaryInput {
+  nodeName: string;
+  nowMs: number;
+  /** When collection started: the kubelet's start (the boot time needs `/proc`). */
+  startTimeMs: number;
+  /** `Deno.systemMemoryInfo()` figures; omitted without the grant. */
+  nodeMemory?: {
+    totalBytes: number;
+    freeBytes: number;
+    availableBytes: number;
+  };
+  /** The filesystem of `--root-dir`. */
+  nodeFs?: FsFigures;
+  /** The runtime's image filesystem: `statfs` of its mount point and CRI `ImageFsInfo`. */
+  imageFs?: FsFigures & { usedBytes?: number; inodesUsed?: number };
+  /** Ready sandboxes, each with its containers' stats. */
+  pods: readonly CriPodSandboxStats[];
+  /** Start times (ms) of the ready sandboxes by ID; others are left out. */
+  sandboxStartMs: ReadonlyMap<string, number>;
+  /** Start times (ms) of the running containers by ID; others are left out. */
+  containerStartMs: ReadonlyMap<string, number>;
+}
+
+/** `metav1.Time`: RFC 3339 in UTC, whole seconds. */
+export function apiTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function nsTime(ns: bigint): string {
+  return apiTime(Number(ns / 1_000_000n));
+}
+
+function num(v: CriUInt64 | undefined): number | undefined {
+  return v === undefined ? undefined : Number(v.value);
+}
+
+/** Drops undefined fields (Go's `omitempty` on pointers). */
+function compact<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(
+    Object.entries(o).filter(([, v]) => v !== undefined),
+  ) as T;
+}
+
+type Json = Record<string, unknown>;
+
+function cpuStats(cpu: CriCpu | undefined): Json | undefined {
+  if (!cpu) return undefined;
+  return compact({
+    time: nsTime(cpu.timestamp),
+    usageNanoCores: num(cpu.usageNanoCores),
+    usageCoreNanoSeconds: num(cpu.usageCoreNanoSeconds),
+  });
+}
+
+function memoryStats(memory: CriMemory | undefined): Json | undefined {
+  if (!memory) return undefined;
+  return compact({
+    time: nsTime(memory.timestamp),
+    availableBytes: num(memory.availableBytes),
+    usageBytes: num(memory.usageBytes),
+    workingSetBytes: num(memory.workingSetBytes),
+    rssBytes: num(memory.rssBytes),
+    pageFaults: num(memory.pageFaults),
+    majorPageFaults: num(memory.majorPageFaults),
+  });
+}
+
+function interfaceStats(i: CriInterface): Json {
+  return compact({
+    name: i.name,
+    rxBytes: num(i.rxBytes),
+    rxErrors: num(i.rxErrors),
+    txBytes: num(i.txBytes),
+    txErrors: num(i.txErrors),
+  });
+}
+
+function networkStats(network: CriNetwork | undefined): Json | undefined {
+  if (!network) return undefined;
+  return {
+    time: nsTime(network.timestamp),
+    ...(network.defaultInterface
+      ? interfaceStats(network.defaultInterface)
+      : {}),
+    ...(network.interfaces.length
+      ? { interfaces: network.interfaces.map(interfaceStats) }
+      : {}),
+  };
+}
+
+function fsStats(
+  timeMs: number,
+  fs: FsFigures | undefined,
+  used: { usedBytes?: number | undefined; inodesUsed?: number | undefined },
+): Json {
+  return compact({
+    time: apiTime(timeMs),
+    availableBytes: fs?.availableBytes,
+    capacityBytes: fs?.capacityBytes,
+    usedBytes: used.usedBytes,
+    inodesFree: fs?.inodesFree,
+    inodes: fs?.inodes,
+    inodesUsed: used.inodesUsed,
+  });
+}
+
+/** Sums a figure over containers; undefined when no container has it. */
+function sum(values: ReadonlyArray<number | undefined>): number | undefined {
+  const present = values.filter((v): v is number => v !== undefined);
+  return present.length ? present.reduce((a, b) => a + b, 0) : undefined;
+}
+
+function containerStats(
+  c: CriContainerStats,
+  startMs: number,
+  imageFs: SummaryInput["imageFs"],
+): Json {
+  const layer = c.writableLayer;
+  return compact({
+    name: c.attributes?.metadata?.name ??
+      c.attributes?.labels["io.kubernetes.container.name"] ?? "",
+    startTime: apiTime(startMs),
+    cpu: cpuStats(c.cpu),
+    memory: memoryStats(c.memory),
+    rootfs: layer
+      ? fsStats(Number(layer.timestamp / 1_000_000n), imageFs, {
+        usedBytes: num(layer.usedBytes),
+        inodesUsed: num(layer.inodesUsed),
+      })
+      : undefined,
+  });
+}
+
+/** A pod's CPU or memory from its containers, when the sandbox reports none (upstream sums). */
+function summed(
+  containers: readonly CriContainerStats[],
+  nowMs: number,
+): { cpu?: Json; memory?: Json } {
+  const cpu = sum(containers.map((c) => num(c.cpu?.usageCoreNanoSeconds)));
+  const nanoCores = sum(containers.map((c) => num(c.cpu?.usageNanoCores)));
+  const workingSet = sum(
+    containers.map((c) => num(c.memory?.workingSetBytes)),
+  );
+  const usage = sum(containers.map((c) => num(c.memory?.usageBytes)));
+  const rss = sum(containers.map((c) => num(c.memory?.rssBytes)));
+  const time = apiTime(nowMs);
+  return {
+    ...(cpu !== undefined || nanoCores !== undefined
+      ? {
+        cpu: compact({
+          time,
+          usageNanoCores: nanoCores,
+          usageCoreNanoSeconds: cpu,
+        }),
+      }
+      : {}),
+    ...(workingSet !== undefined
+      ? {
+        memory: compact({
+          time,
+          usageBytes: usage,
+          workingSetBytes: workingSet,
+          rssBytes: rss,
+        }),
+      }
+      : {}),
+  };
+}
+
+function podStats(
+  pod: CriPodSandboxStats,
+  input: SummaryInput,
+): Json | undefined {
+  const id = pod.attributes?.id ?? "";
+  const start = input.sandboxStartMs.get(id);
+  const meta = pod.attributes?.metadata;
+  if (start === undefined || !meta) return undefined;
+  const running = (pod.linux?.containers ?? []).filter((c) =>
+    input.containerStartMs.has(c.attributes?.id ?? "")
+  );
+  const containers = running.map((c) =>
+    containerStats(
+      c,
+      input.containerStartMs.get(c.attributes?.id ?? "")!,
+      input.imageFs,
+    )
+  );
+  const fromContainers = summed(running, input.nowMs);
+  const process = pod.linux?.process?.processCount;
+  const rootfsUsed = sum(running.map((c) => num(c.writableLayer?.usedBytes)));
+  const rootfsInodes = sum(
+    running.map((c) => num(c.writableLayer?.inodesUsed)),
+  );
+  return compact({
+    podRef: { name: meta.name, namespace: meta.namespace, uid: meta.uid },
+    startTime: apiTime(start),
+    containers,
+    cpu: cpuStats(pod.linux?.cpu) ?? fromContainers.cpu,
+    memory: memoryStats(pod.linux?.memory) ?? fromContainers.memory,
+    network: networkStats(pod.linux?.network),
+    "ephemeral-storage": rootfsUsed !== undefined
+      ? fsStats(input.nowMs, input.nodeFs, {
+        usedBytes: rootfsUsed,
+        inodesUsed: rootfsInodes,
+      })
+      : undefined,
+    process_stats: process
+      ? { process_count: Number(process.value) }
+      : undefined,
+  });
+}
+
+function nodeMemory(input: SummaryInput): Json | undefined {
+  const m = input.nodeMemory;
+  if (!m) return undefined;
+  return {
+    time: apiTime(input.nowMs),
+    availableBytes: m.availableBytes,
+    usageBytes: m.totalBytes - m.freeBytes,
+    workingSetBytes: m.totalBytes - m.availableBytes,
+  };
+}
+
+/** The whole summary (upstream `GetSummary`). */
+export function buildSummary(input: SummaryInput): Json {
+  const { nowMs } = input;
+  const node = compact({
+    nodeName: input.nodeName,
+    startTime: apiTime(input.startTimeMs),
+    memory: nodeMemory(input),
+    fs: input.nodeFs
+      ? fsStats(nowMs, input.nodeFs, {
+        usedBytes: input.nodeFs.capacityBytes - input.nodeFs.availableBytes,
+        inodesUsed: input.nodeFs.inodes - input.nodeFs.inodesFree,
+      })
+      : undefined,
+    runtime: input.imageFs
+      ? {
+        imageFs: fsStats(nowMs, input.imageFs, {
+          usedBytes: input.imageFs.usedBytes,
+          inodesUsed: input.imageFs.inodesUsed,
+        }),
+      }
+      : undefined,
+  });
+  const pods = input.pods.flatMap((p) => podStats(p, input) ?? []);
+  return { node, pods };
+}
+
+/**
+ * The `only_cpu_and_memory=true` subset (upstream `GetCPUAndMemoryStats`): node, pod and
+ * container CPU and memory with their names and start times.
+ */
+export function cpuAndMemoryOnly(summary: Json): Json {
+  const pick = (o: Json, keys: readonly string[]) =>
+    compact(Object.fromEntries(keys.map((k) => [k, o[k]])));
+  const node = summary.node as Json;
+  const pods = summary.pods as Json[];
+  return {
+    node: pick(node, ["nodeName", "startTime", "cpu", "memory"]),
+    pods: pods.map((p) => ({
+      ...pick(p, ["podRef", "startTime", "cpu", "memory"]),
+      containers: (p.containers as Json[]).map((c) =>
+        pick(c, ["name", "startTime", "cpu", "memory"])
+      ),
+    })),
+  };
+}

@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import {
+  apiTime,
+  buildSummary,
+  cpuAndMemoryOnly,
+  type CriContainerStats,
+  type SummaryInput,
+} from "./summary.ts";
+
+const NOW = Date.UTC(2026, 11, 3, 6, 0, 0);
+const NS = BigInt(NOW) * 1_000_000n;
+const u = (value: number) => ({ value: BigInt(value) });
+
+function container(id: string, name: string, cpu: number, ws: number) {
+  return {
+    attributes: { id, metadata: { name }, labels: {} },
+    cpu: { timestamp: NS, usageCoreNanoSeconds: u(cpu), usageNanoCores: u(5) },
+    memory: {
+      timestamp: NS,
+      workingSetBytes: u(ws),
+      usageBytes: u(ws + 10),
+      rssBytes: u(ws - 10),
+    },
+    writableLayer: { timestamp: NS, usedBytes: u(4096), inodesUsed: u(3) },
+  } satisfies CriContainerStats;
+}
+
+function input(overrides: Partial<SummaryInput> = {}): SummaryInput {
+  return {
+    nodeName: "node-a",
+    nowMs: NOW,
+    startTimeMs: NOW - 60_000,
+    nodeMemory: { totalBytes: 1000, freeBytes: 300, availableBytes: 600 },
+    nodeFs: {
+      capacityBytes: 10_000,
+      availableBytes: 4_000,
+      inodes: 100,
+      inodesFree: 40,
+    },
+    imageFs: {
+      capacityBytes: 20_000,
+      availableBytes: 5_000,
+      inodes: 200,
+      inodesFree: 50,
+      usedBytes: 7_000,
+      inodesUsed: 90,
+    },
+    pods: [{
+      attributes: {
+        id: "sb1",
+        metadata: { name: "web", namespace: "default", uid: "uid-1" },
+      },
+      linux: {
+        containers: [
+          container("c1", "app", 1_000, 100),
+          container("c2", "side", 2_000, 200),
+          container("gone", "old", 9, 9),
+        ],
+        process: { timestamp: NS, processCount: u(4) },
+        network: {
+          timestamp: NS,
+          defaultInterface: { name: "eth0", rxBytes: u(11), txBytes: u(22) },
+          interfaces: [],
+        },
+      },
+    }, {
+      attributes: {
+        id: "not-ready",
+        metadata: { name: "x", namespace: "default", uid: "uid-2" },
+      },
+      linux: { containers: [] },
+    }],
+    sandboxStartMs: new Map([["sb1", NOW - 30_000]]),
+    containerStartMs: new Map([["c1", NOW - 20_000], ["c2", NOW - 10_000]]),
+    ...overrides,
+  };
+}
+
+Deno.test("apiTime is metav1.Time: RFC 3339, UTC, whole seconds", () => {
+  assert.equal(apiTime(NOW + 999), "2026-12-03T06:00:00Z");
+});
+
+Deno.test("the summary has upstream's shape: node figures, ready pods, running containers", () => {
+  const summary = buildSummary(input());
+  const time = apiTime(NOW);
+  assert.deepEqual(summary.node, {
+    nodeName: "node-a",
+    startTime: apiTime(NOW - 60_000),
+    memory: {
+      time,
+      availableBytes: 600,
+      usageBytes: 700,
+      workingSetBytes: 400,
+    },
+    fs: {
+      time,
+      availableBytes: 4_000,
+      capacityBytes: 10_000,
+      usedBytes: 6_000,
+      inodesFree: 40,
+      inodes: 100,
+      inodesUsed: 60,
+    },
+    runtime: {
+      imageFs: {
+        time,
+        availableBytes: 5_000,
+        capacityBytes: 20_000,
+        usedBytes: 7_000,
+        inodesFree: 50,
+        inodes: 200,
+        inodesUsed: 90,
+      },
+    },
+  });
+  const pods = summary.pods as Array<Record<string, unknown>>;
+  assert.equal(pods.length, 1);
+  const pod = pods[0]!;
+  assert.deepEqual(pod.podRef, {
+    name: "web",
+    namespace: "default",
+    uid: "uid-1",
+  });
+  assert.equal(pod.startTime, apiTime(NOW - 30_000));
+  const containers = pod.containers as Array<Record<string, unknown>>;
+  assert.deepEqual(containers.map((c) => c.name), ["app", "side"]);
+  assert.deepEqual(containers[0], {
+    name: "app",
+    startTime: apiTime(NOW - 20_000),
+    cpu: { time, usageNanoCores: 5, usageCoreNanoSeconds: 1_000 },
+    memory: { time, usageBytes: 110, workingSetBytes: 100, rssBytes: 90 },
+    rootfs: {
+      time,
+      availableBytes: 5_000,
+      capacityBytes: 20_000,
+      usedBytes: 4096,
+      inodesFree: 50,
+      inodes: 200,
+      inodesUsed: 3,
+    },
+  });
+  // No pod cgroup figures from the runtime: the containers' sums.
+  assert.deepEqual(pod.cpu, {
+    time,
+    usageNanoCores: 10,
+    usageCoreNanoSeconds: 3_000,
+  });
+  assert.deepEqual(pod.memory, {
+    time,
+    usageBytes: 320,
+    workingSetBytes: 300,
+    rssBytes: 280,
+  });
+  assert.deepEqual(pod.network, {
+    time,
+    name: "eth0",
+    rxBytes: 11,
+    txBytes: 22,
+  });
+  assert.deepEqual(pod["ephemeral-storage"], {
+    time,
+    availableBytes: 4_000,
+    capacityBytes: 10_000,
+    usedBytes: 8192,
+    inodesFree: 40,
+    inodes: 100,
+    inodesUsed: 6,
+  });
+  assert.deepEqual(pod.process_stats, { process_count: 4 });
+  assert.equal(pod.volume, undefined);
+});
+
+Deno.test("the sandbox's own CPU and memory win over the containers' sums", () => {
+  const base = input();
+  const sandbox = base.pods[0]!;
+  const summary = buildSummary({
+    ...base,
+    pods: [{
+      ...sandbox,
+      linux: {
+        ...sandbox.linux!,
+        cpu: { timestamp: NS, usageCoreNanoSeconds: u(7_777) },
+        memory: { timestamp: NS, workingSetBytes: u(555) },
+      },
+    }],
+  });
+  const pod = (summary.pods as Array<Record<string, unknown>>)[0]!;
+  assert.deepEqual(pod.cpu, {
+    time: apiTime(NOW),
+    usageCoreNanoSeconds: 7_777,
+  });
+  assert.deepEqual(pod.memory, { time: apiTime(NOW), workingSetBytes: 555 });
+});
+
+Deno.test("figures that could not be read are left out, never zero", () => {
+  const summary = buildSummary({
+    nodeName: "n",
+    nowMs: NOW,
+    startTimeMs: NOW,
+    pods: [],
+    sandboxStartMs: new Map(),
+    containerStartMs: new Map(),
+  });
+  assert.deepEqual(summary, {
+    node: { nodeName: "n", startTime: apiTime(NOW) },
+    pods: [],
+  });
+});
+
+Deno.test("only_cpu_and_memory keeps names, start times, CPU and memory", () => {
+  const only = cpuAndMemoryOnly(buildSummary(input()));
+  const node = only.node as Record<string, unknown>;
+  assert.deepEqual(Object.keys(node).sort(), [
+    "memory",
+    "nodeName",
+    "startTime",
+  ]);
+  const pod = (only.pods as Array<Record<string, unknown>>)[0]!;
+  assert.deepEqual(Object.keys(pod).sort(), [
+    "containers",
+    "cpu",
+    "memory",
+    "podRef",
+    "startTime",
+  ]);
+  const c = (pod.containers as Array<Record<string, unknown>>)[0]!;
+  assert.deepEqual(Object.keys(c).sort(), [
+    "cpu",
+    "memory",
+    "name",
+    "startTime",
+  ]);
+});
