@@ -8,6 +8,7 @@
  * @module
  */
 
+import { type PodEventRecorder, podReference } from "./pod_events.ts";
 import type { Logger } from "../log/mod.ts";
 import type { RuntimeService } from "../runtime/mod.ts";
 import {
@@ -49,6 +50,8 @@ export interface ExecuteDeps {
   runtimeHandler: string;
   dns?: DnsOptions;
   environment?: PodEnvironment;
+  /** SandboxChanged and FailedCreatePodSandBox events; omitted → none. */
+  events?: PodEventRecorder;
 }
 
 /** One pod's plan and the runtime view it was made from. */
@@ -72,6 +75,12 @@ export async function executePodActions(
     logger.info("Pod sandbox changed, it will be killed and re-created", {
       sandboxID: actions.sandboxId,
     });
+    deps.events?.event(
+      podReference(pod),
+      "Normal",
+      "SandboxChanged",
+      "Pod sandbox changed, it will be killed and re-created.",
+    );
   }
   if (actions.killPod) {
     logger.v(2).info("Stopping pod", {
@@ -198,6 +207,12 @@ async function createSandbox(
       pod: name,
       err: errorText(error),
     });
+    deps.events?.event(
+      podReference(pod),
+      "Warning",
+      "FailedCreatePodSandBox",
+      message,
+    );
     return {
       id: "",
       ips: [],

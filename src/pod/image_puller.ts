@@ -9,6 +9,13 @@
  * @module
  */
 
+import type { EventType } from "../api/mod.ts";
+import { formatGoDuration } from "../util/go_duration.ts";
+import {
+  containerReference,
+  noPodEvents,
+  type PodEventRecorder,
+} from "./pod_events.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ImageService, PullImageRequestInit } from "../runtime/mod.ts";
@@ -114,6 +121,7 @@ class RuntimeImagePuller implements ImagePuller {
   #backoff: Backoff;
   #limit: Semaphore | undefined;
   #pullSecrets: PullSecretSource | undefined;
+  #events: PodEventRecorder;
 
   constructor(
     deps: {
@@ -122,9 +130,11 @@ class RuntimeImagePuller implements ImagePuller {
       logger: Logger;
       backoff?: Backoff;
       pullSecrets?: PullSecretSource;
+      events?: PodEventRecorder;
     },
     options: ImagePullerOptions,
   ) {
+    this.#events = deps.events ?? noPodEvents;
     this.#images = deps.images;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
@@ -137,11 +147,18 @@ class RuntimeImagePuller implements ImagePuller {
   }
 
   async #imageRef(image: string, signal?: AbortSignal): Promise<string> {
+    return (await this.#imageInfo(image, signal)).id;
+  }
+
+  async #imageInfo(
+    image: string,
+    signal?: AbortSignal,
+  ): Promise<{ id: string; size: bigint }> {
     const res = await this.#images.imageStatus(
       { image: { image } },
       signal ? { signal } : {},
     );
-    return res.image?.id ?? "";
+    return { id: res.image?.id ?? "", size: res.image?.size ?? 0n };
   }
 
   /**
@@ -187,7 +204,19 @@ class RuntimeImagePuller implements ImagePuller {
     },
   ): Promise<EnsureImageResult> {
     const image = container.image ?? "";
+    const record = (type: EventType, reason: string, message: string) =>
+      this.#events.event(
+        containerReference(pod, container.name),
+        type,
+        reason,
+        message,
+      );
     if (!IMAGE_REFERENCE_REGEXP.test(image)) {
+      record(
+        "Warning",
+        "InspectFailed",
+        `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+      );
       return {
         ok: false,
         reason: "InvalidImageName",
@@ -204,9 +233,19 @@ class RuntimeImagePuller implements ImagePuller {
       this.#logger.v(4).info("Container image already present on machine", {
         image,
       });
+      record(
+        "Normal",
+        "Pulled",
+        `Container image "${image}" already present on machine`,
+      );
       return { ok: true, imageRef: present };
     }
     if (policy === "Never") {
+      record(
+        "Warning",
+        "ErrImageNeverPull",
+        `Container image "${image}" is not present with pull policy of Never`,
+      );
       return {
         ok: false,
         reason: "ErrImageNeverPull",
@@ -217,6 +256,7 @@ class RuntimeImagePuller implements ImagePuller {
     const key = imageBackoffKey(pod, image);
     const now = this.#clock.now();
     if (this.#backoff.isInBackoffSinceUpdate(key, now)) {
+      record("Normal", "BackOff", `Back-off pulling image "${image}"`);
       return {
         ok: false,
         reason: "ImagePullBackOff",
@@ -225,8 +265,10 @@ class RuntimeImagePuller implements ImagePuller {
       };
     }
     const release = this.#limit ? await this.#limit.acquire(signal) : undefined;
+    const pullStart = this.#clock.now();
     try {
       this.#logger.info("Pulling image", { image, pod: pod.metadata.name });
+      record("Normal", "Pulling", `Pulling image "${image}"`);
       const credentials = lookupCredentials(
         makeKeyring(await this.#pullSecrets?.(pod, signal) ?? []),
         image,
@@ -237,9 +279,19 @@ class RuntimeImagePuller implements ImagePuller {
         credentials,
         signal,
       );
-      const imageRef = pulled || (await this.#imageRef(image, signal)) ||
-        image;
+      const info = await this.#imageInfo(pulled || image, signal);
+      const imageRef = pulled || info.id || image;
       this.#logger.info("Successfully pulled image", { image, imageRef });
+      const done = this.#clock.now();
+      record(
+        "Normal",
+        "Pulled",
+        `Successfully pulled image "${image}" in ${
+          formatGoDuration(done - pullStart)
+        } (${
+          formatGoDuration(done - now)
+        } including waiting). Image size: ${info.size} bytes.`,
+      );
       return { ok: true, imageRef };
     } catch (error) {
       signal?.throwIfAborted();
@@ -247,6 +299,7 @@ class RuntimeImagePuller implements ImagePuller {
       // upstream prints the CRI error itself (grpc-go's `rpc error: …` text)
       const detail = runtimeErrorText(error);
       this.#logger.warn("Failed to pull image", { image, err: detail });
+      record("Warning", "Failed", `Failed to pull image "${image}": ${detail}`);
       return {
         ok: false,
         reason: "ErrImagePull",
@@ -268,6 +321,8 @@ export function createImagePuller(
     backoff?: Backoff;
     /** The pod's pull secrets; absent: every pull is anonymous. */
     pullSecrets?: PullSecretSource;
+    /** Pulling, Pulled, Failed, BackOff events; omitted → none. */
+    events?: PodEventRecorder;
   },
   options: ImagePullerOptions,
 ): ImagePuller {

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { containerReference, type PodEventRecorder } from "./pod_events.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { isNotFound, type RuntimeService } from "../runtime/mod.ts";
@@ -32,6 +33,8 @@ export interface KillDeps {
   clock: Clock;
   /** Added to the grace period to form the CRI call deadline (ms). */
   runtimeRequestTimeoutMs: number;
+  /** `Killing` events; omitted → none. */
+  events?: PodEventRecorder;
 }
 
 /** Options of {@linkcode killContainer}. */
@@ -100,6 +103,14 @@ export async function killContainer(
     graceOptions.recorded = view.terminationGracePeriodSeconds;
   }
   let grace = containerGracePeriod(pod, container, graceOptions);
+  if (pod && container) {
+    deps.events?.event(
+      containerReference(pod, container.name),
+      "Normal",
+      "Killing",
+      options.message || `Stopping container ${container.name}`,
+    );
+  }
   const preStop = container?.lifecycle?.preStop;
   if (pod && preStop && grace > 0 && view.state === "running") {
     grace -= await runPreStopHook(deps, {

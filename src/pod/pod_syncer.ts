@@ -22,6 +22,7 @@ import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
 import { createImagePuller } from "./image_puller.ts";
+import type { PodEventRecorder } from "./pod_events.ts";
 import { createVolumeManager, type VolumeManager } from "../volume/mod.ts";
 import { pullSecretsFor } from "./pull_credentials.ts";
 import type { ObjectGetter } from "../objects/mod.ts";
@@ -79,6 +80,8 @@ export interface PodSyncerDeps {
    * references to them fail as upstream's do without a kubeClient.
    */
   objects?: ObjectGetter;
+  /** Pod and container lifecycle events; omitted → none. */
+  events?: PodEventRecorder;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
@@ -179,6 +182,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       clock: deps.clock,
       runtimeRequestTimeoutMs: options.runtimeRequestTimeoutMs ??
         DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+      ...(deps.events ? { events: deps.events } : {}),
     };
     this.#backoff = createContainerBackoff({ clock: deps.clock });
     const objects = deps.objects;
@@ -187,6 +191,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         images: deps.images,
         clock: deps.clock,
         logger: deps.logger,
+        ...(deps.events ? { events: deps.events } : {}),
         ...(objects
           ? {
             pullSecrets: (pod: Pod, signal?: AbortSignal) =>
@@ -233,6 +238,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       ...(this.#environment ? { environment: this.#environment } : {}),
       ...(this.#volumes ? { volumes: this.#volumes } : {}),
       ...(objects ? { objects } : {}),
+      ...(deps.events ? { events: deps.events } : {}),
     };
     this.#execDeps = {
       runtime: deps.runtime,
@@ -248,6 +254,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       mkdir,
       podLogsDir: options.podLogsDir,
       runtimeHandler: options.runtimeHandler ?? "",
+      ...(deps.events ? { events: deps.events } : {}),
       ...(options.dns ? { dns: options.dns } : {}),
       ...(this.#environment ? { environment: this.#environment } : {}),
     };

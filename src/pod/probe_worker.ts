@@ -24,6 +24,7 @@
  * @module
  */
 
+import { containerReference, type PodEventRecorder } from "./pod_events.ts";
 import type { Logger } from "../log/mod.ts";
 import type { PodStatusManager } from "../status/mod.ts";
 import type { ProbeResult } from "./pod_actions.ts";
@@ -54,6 +55,8 @@ export interface ProbeWorkerDeps extends ProbeHandlerDeps {
   statuses: Pick<PodStatusManager, "getPodStatus">;
   results: ProbeResults;
   logger: Logger;
+  /** `Unhealthy` events; omitted → none. */
+  events?: PodEventRecorder;
   /** Called after a published result changed (not for the initial result of a new id). */
   onChange?: (change: ProbeResultChange) => void;
   /** Runs one attempt (default {@linkcode runProbe}); tests inject outcomes. */
@@ -275,6 +278,16 @@ export class ProbeWorker {
 
   #record(outcome: ProbeOutcome): void {
     const { result, output } = outcome;
+    const { pod, container, probeType } = this.#options;
+    // "Liveness probe failed: ...", as upstream's probe type names print
+    const kind = probeType[0]!.toUpperCase() + probeType.slice(1);
+    const unhealthy = (message: string) =>
+      this.#deps.events?.event(
+        containerReference(pod, container.name),
+        "Warning",
+        "Unhealthy",
+        message,
+      );
     if (result === "unknown") {
       if (outcome.warning && !this.#warned) {
         this.#warned = true;
@@ -286,6 +299,7 @@ export class ProbeWorker {
     }
     if (result === "failure") {
       this.#logger.v(1).info("Probe failed", { probeResult: result, output });
+      unhealthy(`${kind} probe failed: ${output}`);
     } else {
       this.#logger.v(3).info("Probe succeeded", { probeResult: result });
     }

@@ -26,6 +26,7 @@ import type {
 } from "./probe_results.ts";
 import { containerProbe, ProbeWorker } from "./probe_worker.ts";
 import type { Container, Pod } from "./types.ts";
+import type { PodEventRecorder } from "./pod_events.ts";
 
 /** Dependencies of {@linkcode createProber}. */
 export interface ProberDeps extends ProbeHandlerDeps {
@@ -34,6 +35,8 @@ export interface ProberDeps extends ProbeHandlerDeps {
   /** Maps the prober writes; the pod syncer reads the same object. */
   results: ProbeResults;
   logger: Logger;
+  /** `Unhealthy` events; omitted → none. */
+  events?: PodEventRecorder;
 }
 
 /** Options of {@linkcode createProber}. */

@@ -21,6 +21,12 @@ import type { ImagePuller } from "./image_puller.ts";
 import { fetchEnvObjects } from "./env_objects.ts";
 import type { ObjectGetter } from "../objects/mod.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
+import {
+  containerReference,
+  formatPod,
+  type PodEventRecorder,
+} from "./pod_events.ts";
+import type { EventType } from "../api/mod.ts";
 import { containerVolumeMounts } from "./container_volume_mounts.ts";
 import type { VolumeManager } from "../volume/mod.ts";
 import type { PodEnvironment } from "./pod_environment.ts";
@@ -65,6 +71,8 @@ export interface StartContainerDeps {
   volumes?: VolumeManager;
   /** The pod's ConfigMaps and Secrets for env; absent → standalone. */
   objects?: ObjectGetter;
+  /** Container lifecycle events (Created, Started, Failed, BackOff); omitted → none. */
+  events?: PodEventRecorder;
 }
 
 /** The sandbox the container joins, and the runtime view the decision was made on. */
@@ -152,6 +160,13 @@ export async function startContainer(
 ): Promise<SyncResult> {
   const { pod, status, signal } = ctx;
   const { container } = options;
+  const record = (type: EventType, reason: string, message: string) =>
+    deps.events?.event(
+      containerReference(pod, container.name),
+      type,
+      reason,
+      message,
+    );
   const fail = (
     reason: string,
     message: string,
@@ -163,11 +178,23 @@ export async function startContainer(
     message,
     ...(retryAt !== undefined ? { retryAt } : {}),
   });
+  // upstream records "Error: <message>" for every failure after the back-off check
+  const failWithEvent = (reason: string, message: string, retryAt?: number) => {
+    record("Warning", "Failed", `Error: ${message}`);
+    return fail(reason, message, retryAt);
+  };
   const newest = status.containers.find((c) => c.name === container.name);
   if (newest?.state === "exited") {
     const key = containerBackoffKey(pod, container);
     if (deps.backoff.isInBackoffSince(key, newest.finishedAt)) {
       const window = deps.backoff.get(key);
+      record(
+        "Warning",
+        "BackOff",
+        `Back-off restarting failed container ${container.name} in pod ${
+          formatPod(pod)
+        }`,
+      );
       return fail(
         "CrashLoopBackOff",
         crashLoopMessage(pod, container, window),
@@ -181,7 +208,11 @@ export async function startContainer(
     sandboxConfig: ctx.sandboxConfig,
     signal,
   });
-  if (!image.ok) return fail(image.reason, image.message, image.retryAt);
+  if (!image.ok) {
+    // the image manager's error message is its reason (ErrImagePull, ImagePullBackOff...)
+    record("Warning", "Failed", `Error: ${image.reason}`);
+    return fail(image.reason, image.message, image.retryAt);
+  }
 
   const restartCount = newest
     ? newest.restartCount + 1
@@ -232,7 +263,7 @@ export async function startContainer(
         error instanceof RangeError
       ? error.message
       : errorText(error);
-    return fail("CreateContainerConfigError", detail);
+    return failWithEvent("CreateContainerConfigError", detail);
   }
   let containerId: string;
   try {
@@ -244,14 +275,16 @@ export async function startContainer(
   } catch (error) {
     signal.throwIfAborted();
     // upstream startContainer reports the runtime's status message as is
-    return fail("CreateContainerError", runtimeStatusMessage(error));
+    return failWithEvent("CreateContainerError", runtimeStatusMessage(error));
   }
+  record("Normal", "Created", `Created container: ${container.name}`);
   try {
     await deps.runtime.startContainer({ containerId }, { signal });
   } catch (error) {
     signal.throwIfAborted();
-    return fail("RunContainerError", runtimeStatusMessage(error));
+    return failWithEvent("RunContainerError", runtimeStatusMessage(error));
   }
+  record("Normal", "Started", `Started container ${container.name}`);
   const postStart = container.lifecycle?.postStart;
   if (postStart) {
     const failure = await runLifecycleHook(deps.kill, {
@@ -264,6 +297,8 @@ export async function startContainer(
       deps.logger.warn("PostStart hook failed, killing the container", {
         err: failure,
       });
+      // the hook's output stays out of the event: it may hold secrets
+      record("Warning", "FailedPostStartHook", "PostStartHook failed");
       const view = {
         ...EMPTY_VIEW,
         id: containerId,
