@@ -10,7 +10,8 @@
 # KEY=VALUE lines on stdout, progress on stderr, like scripts/cri_env.sh. Idempotent: a second
 # `up` only starts what is not running. Everything listens on 127.0.0.1 only and lives under
 # $KTS_CLUSTER_ROOT (default /tmp/kts-cluster). Ports: KTS_CLUSTER_PORT (apiserver, default
-# 16443), KTS_CLUSTER_ETCD_PORT (default 23790, peer port +1).
+# 16443), KTS_CLUSTER_ETCD_PORT (default 23790, peer port +1), KTS_CLUSTER_KCM_PORT and
+# KTS_CLUSTER_SCHEDULER_PORT (controller-manager and scheduler, default 10257 and 10259).
 #
 # Use in CI:   set -a; eval "$(bash scripts/cluster_env.sh up)"; set +a
 set -euo pipefail
@@ -18,6 +19,8 @@ set -euo pipefail
 KC_ROOT=${KTS_CLUSTER_ROOT:-/tmp/kts-cluster}
 KC_PORT=${KTS_CLUSTER_PORT:-16443}
 KC_ETCD_PORT=${KTS_CLUSTER_ETCD_PORT:-23790}
+KC_KCM_PORT=${KTS_CLUSTER_KCM_PORT:-10257}
+KC_SCHEDULER_PORT=${KTS_CLUSTER_SCHEDULER_PORT:-10259}
 KC_SERVER=https://127.0.0.1:$KC_PORT
 KC_SERVICE_CIDR=10.96.0.0/12
 # Bootstrap token id and secret ([a-z0-9]{6}.[a-z0-9]{16}); a test cluster needs no secrecy.
@@ -152,12 +155,12 @@ kc_start_controllers() {
     --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
     --use-service-account-credentials=true \
     --controllers '*,bootstrapsigner,tokencleaner' \
-    --service-cluster-ip-range "$KC_SERVICE_CIDR" \
+    --service-cluster-ip-range "$KC_SERVICE_CIDR" --secure-port "$KC_KCM_PORT" \
     --bind-address 127.0.0.1 --leader-elect=false --profiling=false
   kc_start kube-scheduler kube-scheduler \
     --kubeconfig "$KC_ROOT/scheduler.kubeconfig" \
     --authentication-kubeconfig "$KC_ROOT/scheduler.kubeconfig" \
-    --authorization-kubeconfig "$KC_ROOT/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$KC_ROOT/scheduler.kubeconfig" --secure-port "$KC_SCHEDULER_PORT" \
     --bind-address 127.0.0.1 --leader-elect=false --profiling=false
 }
 

@@ -36,6 +36,8 @@ const CLUSTER = {
   KTS_CLUSTER_ROOT: "/tmp/kts-conformance/cluster",
   KTS_CLUSTER_PORT: "16543",
   KTS_CLUSTER_ETCD_PORT: "23890",
+  KTS_CLUSTER_KCM_PORT: "10357",
+  KTS_CLUSTER_SCHEDULER_PORT: "10359",
 };
 
 export interface Options {
@@ -241,10 +243,13 @@ async function main(): Promise<number> {
   await bash(["scripts/cri_env.sh", "up"]);
   await bash(["scripts/conformance/images.sh", e2eBin]);
   const runs: Run[] = [];
-  for (const kind of opts.kubelets) {
-    runs.push(await runFor(kind, opts, e2eBin));
+  try {
+    for (const kind of opts.kubelets) {
+      runs.push(await runFor(kind, opts, e2eBin));
+    }
+  } finally {
+    await bash(["scripts/cluster_env.sh", "down"], CLUSTER);
   }
-  await bash(["scripts/cluster_env.sh", "down"], CLUSTER);
   const summary = renderSummary(runs);
   await Deno.writeTextFile(`${opts.out}/summary.md`, summary);
   log(`summary in ${opts.out}/summary.md`);

@@ -154,12 +154,18 @@ export async function startNode(
       KTS_UPSTREAM_PORT: String(n.port),
       KTS_UPSTREAM_ARGS: `--node-ip=${n.ip} --address=${n.ip}`,
     };
-    await sh(["scripts/upstream_kubelet.sh", "up"], env);
+    const down = () =>
+      sh(["scripts/upstream_kubelet.sh", "down"], env).catch(() => {});
+    await sh(["scripts/upstream_kubelet.sh", "up"], env).catch(async (e) => {
+      await down();
+      throw e;
+    });
     return {
       name: n.node,
       log: `${root}/kubelet.log`,
       async [Symbol.asyncDispose]() {
-        await sh(["scripts/upstream_kubelet.sh", "down"], env).catch(() => {});
+        await down();
+        await run("ip", ["link", "delete", n.bridge]);
       },
     };
   }

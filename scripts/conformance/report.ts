@@ -63,7 +63,7 @@ export function parseJUnit(
   for (const c of cases) {
     const head = c[1] ?? "";
     const body = c[3] ?? "";
-    const name = attribute(head, "name") ?? "";
+    const name = testName(attribute(head, "name") ?? "");
     const setup = /^\[[A-Za-z]+Suite\]/.test(name);
     if (!setup && !select(name)) continue;
     const seconds = Number(attribute(head, "time") ?? "0");
@@ -83,13 +83,14 @@ export function parseJUnit(
         message: env ? `needs image ${env}, not built here` : firstLine(text),
       });
     } else if (skipped || attribute(head, "status") === "skipped") {
-      // Setup nodes of specs that did not run are reported as skipped: not tests.
-      if (setup) continue;
+      const why = attribute(skipped?.[1] ?? "", "message") ?? "";
+      // Specs the filter left out are listed as skipped without a reason: not selected.
+      if (setup || why === "skipped" || why === "") continue;
       results.push({
         name,
         outcome: "skipped",
         seconds,
-        message: firstLine(attribute(skipped?.[1] ?? "", "message") ?? ""),
+        message: firstLine(why.replace(/^skipped - /, "")),
       });
     } else {
       if (setup) continue;
@@ -97,6 +98,14 @@ export function parseJUnit(
     }
   }
   return results;
+}
+
+/**
+ * "[It] <text> [label, label...]" as Ginkgo reports it → "<text>", the name the tests go by
+ * (a [NodeConformance] test has at least two labels, its SIG and NodeConformance).
+ */
+export function testName(reported: string): string {
+  return reported.replace(/^\[It\] /, "").replace(/ \[[^\]]*, [^\]]*\]$/, "");
 }
 
 function firstLine(text: string): string {
