@@ -171,9 +171,3 @@ export type {
   AdmitVerdict,
   PredicateAdmitterDeps,
 } from "./predicate_admission.ts";
-/** Predicate admission (upstream `predicate.go`): resources, node affinity, OS, ports, taints. */
-export { admitPod, predicateAdmitter } from "./predicate_admission.ts";
-export type {
-  AdmitVerdict,
-  PredicateAdmitterDeps,
-} from "./predicate_admission.ts";
