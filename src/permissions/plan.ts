@@ -5,6 +5,7 @@
  * @module
  */
 import { clean, dir, isAbs, join } from "../util/posix_path.ts";
+import { DEFAULT_MEMORY_VOLUME_DIR } from "../volume/mod.ts";
 import { PermissionPlanError } from "./errors.ts";
 import { kubeconfigNeeds } from "./kubeconfig.ts";
 import {
@@ -29,6 +30,8 @@ export const PLAN_DEFAULTS = {
   readOnlyPort: 0,
   healthzBindAddress: "127.0.0.1",
   healthzPort: 10248,
+  /** Memory-backed emptyDirs. */
+  memoryVolumeDir: DEFAULT_MEMORY_VOLUME_DIR,
 } as const;
 
 /**
@@ -246,6 +249,9 @@ async function addFlags(
   const rootDir = b.path(flags.rootDir || PLAN_DEFAULTS.rootDir);
   b.add("read", rootDir, "--root-dir");
   b.add("write", rootDir, "--root-dir");
+  // emptyDir medium Memory: a directory on the host's /run tmpfs (no mount without --allow-run)
+  b.add("read", PLAN_DEFAULTS.memoryVolumeDir, "emptyDir medium: Memory");
+  b.add("write", PLAN_DEFAULTS.memoryVolumeDir, "emptyDir medium: Memory");
   if (flags.config) b.add("read", b.path(flags.config), "--config");
   if (flags.configDir) b.add("read", b.path(flags.configDir), "--config-dir");
   if (flags.certDir) {

@@ -18,11 +18,13 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "/etc/hosts",
     "/etc/resolv.conf",
     "/run/containerd/containerd.sock",
+    "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
     "/var/log/pods",
   ]);
   assert.deepEqual(plan.write, [
     "/run/containerd/containerd.sock",
+    "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
     "/var/log/pods",
   ]);
@@ -65,7 +67,11 @@ Deno.test("planPermissions() grants nothing for the sim:// runtime", async () =>
     flags: { rootDir: "/tmp/r" },
   }, { readFile: noFile });
   assert.ok(!plan.net.some((n) => n.startsWith("unix:")));
-  assert.deepEqual(plan.write, ["/tmp/r", "/var/log/pods"]);
+  assert.deepEqual(plan.write, [
+    "/run/kubelet.ts/memory",
+    "/tmp/r",
+    "/var/log/pods",
+  ]);
 });
 
 Deno.test("planPermissions() rejects non-unix endpoints naming the field", async () => {
@@ -154,6 +160,7 @@ Deno.test("planPermissions() drops paths covered by a granted directory", async 
   );
   assert.deepEqual(plan.write, [
     "/run/containerd/containerd.sock",
+    "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
     "/var/lib/kubelet-logs",
   ]);
@@ -231,6 +238,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
     "/etc/kubernetes/kubelet.conf",
     "/etc/kubernetes/kubelet.conf.tmp",
     "/run/containerd/containerd.sock",
+    "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
     "/var/log/pods",
   ]);
