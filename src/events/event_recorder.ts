@@ -70,6 +70,14 @@ export interface RunningEventRecorder extends EventRecorder {
   whenIdle(): Promise<void>;
 }
 
+/**
+ * The kubelet's reference to its Node in events: the node name as UID too, and no
+ * namespace (the event lands in `default`), as upstream's `nodeRef`.
+ */
+export function nodeReference(nodeName: string): ObjectReference {
+  return { kind: "Node", name: nodeName, uid: nodeName, namespace: "" };
+}
+
 function errText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }

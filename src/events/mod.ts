@@ -20,7 +20,6 @@ export {
   createEventRecorder,
   type EventRecorderDeps,
   type EventRecorderOptions,
+  nodeReference,
   type RunningEventRecorder,
 } from "./event_recorder.ts";
-/** A recorder that drops everything (tests and code paths without events). */
-export const noEvents = { event(): void {} };

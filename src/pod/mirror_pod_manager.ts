@@ -49,6 +49,11 @@ export interface MirrorPodDeps {
   pods(): readonly Pod[];
   /** The Node's UID once registered (the owner reference needs it). */
   nodeUid(): string | undefined;
+  /**
+   * True once every pod source has reported (upstream deletes orphaned mirrors only then);
+   * omitted → always. No pass acts before.
+   */
+  sourcesReady?(): boolean;
 }
 
 /** Options of {@linkcode MirrorPodManager}. */
@@ -126,11 +131,11 @@ export class MirrorPodManager {
     this.#freshAt = this.#deps.clock.now();
   }
 
-  /** One pass; returns what it planned (tests), undefined before the Node is known. */
+  /** One pass; returns what it planned (tests), undefined before the Node and sources are. */
   async sync(signal?: AbortSignal): Promise<MirrorPlan | undefined> {
     const { api, logger } = this.#deps;
     const uid = this.#deps.nodeUid();
-    if (!uid) return undefined;
+    if (!uid || !(this.#deps.sourcesReady?.() ?? true)) return undefined;
     const opts = signal ? { signal } : {};
     // Without reports from a watch, LIST at most every LIST_PERIOD_MS.
     if (
@@ -198,7 +203,7 @@ export class MirrorPodManager {
       this.#pending = false;
       let wait = period;
       try {
-        // Until the Node is registered, look again soon: mirrors follow registration.
+        // Until the Node is registered and the sources reported, look again soon.
         if (!(await this.sync(signal))) wait = Math.min(period, 1000);
       } catch (e) {
         if (signal.aborted) return;

@@ -115,7 +115,7 @@ function podApi() {
 Deno.test("manager: nothing before the Node is known; then mirrors follow the static pods", async () => {
   const api = podApi();
   let pods = [staticPod("web", "h1")];
-  const known: { uid?: string } = {};
+  const known: { uid?: string; ready?: boolean } = {};
   const clock = new FakeClock(0);
   // Without a watch's reports the manager lists every 10 s.
   const pass = async () => {
@@ -128,10 +128,15 @@ Deno.test("manager: nothing before the Node is known; then mirrors follow the st
     logger: new CaptureLogger(),
     pods: () => pods,
     nodeUid: () => known.uid,
+    sourcesReady: () => known.ready === true,
   }, { nodeName: "n1" });
   assert.equal(await pass(), undefined);
-  assert.equal(api.pods.size, 0);
   known.uid = "node-uid";
+  // A mirror without its static pod is not an orphan before every source reported.
+  api.put(mirrorPodFor(staticPod("other", "h9"), node));
+  assert.equal(await pass(), undefined);
+  assert.equal(api.pods.size, 1);
+  known.ready = true;
   await pass();
   const first = api.pods.get("default/web-n1")!;
   assert.equal(

@@ -171,3 +171,20 @@ export type {
   AdmitVerdict,
   PredicateAdmitterDeps,
 } from "./predicate_admission.ts";
+/** Mirror pods: the API copies of static pods (`isMirrorPod` drops them from the API source). */
+export {
+  isMirrorPod,
+  isStaticPod,
+  mirrorPodFor,
+  planMirrorPods,
+} from "./mirror_pods.ts";
+export type { MirrorDeletion, MirrorOwner, MirrorPlan } from "./mirror_pods.ts";
+export { MirrorPodManager } from "./mirror_pod_manager.ts";
+export type {
+  MirrorPodApi,
+  MirrorPodDeps,
+  MirrorPodOptions,
+} from "./mirror_pod_manager.ts";
+/** Pod lifecycle events: the recorder seam and the involved-object references. */
+export { containerReference, noPodEvents, podReference } from "./pod_events.ts";
+export type { PodEventRecorder } from "./pod_events.ts";
