@@ -1,7 +1,7 @@
 /**
  * API server mode wiring: when `--kubeconfig` or `--bootstrap-kubeconfig` is set, connect
  * (TLS bootstrap first when needed) and start the node agent (registration, node status,
- * lease). Without either the kubelet stays standalone and this module is never loaded.
+ * lease), the event recorder and the mirror pods of static pods. Without either the kubelet stays standalone and this module is never loaded.
  * No business logic lives here.
  * @module
  */
@@ -20,7 +20,13 @@ import {
   type NodeAgent,
 } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
-import type { PodApi, Taint } from "./api/mod.ts";
+import type { ObjectApi, Pod, PodApi, Taint } from "./api/mod.ts";
+import {
+  createEventRecorder,
+  type EventRecorder,
+  nodeReference,
+} from "./events/mod.ts";
+import { MirrorPodManager } from "./pod/mod.ts";
 
 /** The configuration and flags API server mode reads. */
 export interface JoinClusterContext {
@@ -48,6 +54,8 @@ export interface JoinClusterContext {
     enableControllerAttachDetach?: boolean | undefined;
     rotateCertificates?: boolean | undefined;
     providerID?: string | undefined;
+    eventRecordQPS?: number | undefined;
+    eventBurst?: number | undefined;
   };
   flags: {
     kubeconfig?: string | undefined;
@@ -74,9 +82,23 @@ export async function joinCluster(
     runtime: Pick<CriRuntime, "version" | "status" | "listImages">;
     clock: Clock;
     logger: Logger;
+    /**
+     * Every configured pod and whether all sources reported: given → the static ones get
+     * mirror pods (the kubelet is created after joining, so these are read late).
+     */
+    pods?: { all(): readonly Pod[]; sourcesReady(): boolean };
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
-): Promise<{ agent: NodeAgent; pods: PodApi; stop(): Promise<void> }> {
+): Promise<{
+  agent: NodeAgent;
+  pods: PodApi;
+  objects: ObjectApi;
+  /** The kubelet's event recorder, writing to the API server. */
+  events: EventRecorder;
+  /** The mirror pod manager when `deps.pods` was given. */
+  mirrors?: MirrorPodManager;
+  stop(): Promise<void>;
+}> {
   const { config, flags } = ctx;
   const { clock, runtime } = deps;
   const logger = deps.logger.with({ component: "api-server" });
@@ -150,7 +172,31 @@ export async function joinCluster(
     ...(config.kubeReserved ? { kubeReserved: config.kubeReserved } : {}),
     ...(config.systemReserved ? { systemReserved: config.systemReserved } : {}),
   });
-  const agent = createNodeAgent({ api: conn.api, clock, logger, facts }, {
+  // Events go through a writer of their own, paced by eventRecordQPS/eventBurst.
+  const events = createEventRecorder({
+    sink: conn.events,
+    clock,
+    logger: logger.with({ component: "events" }),
+  }, {
+    component: "kubelet",
+    host: ctx.nodeName,
+    ...(config.eventRecordQPS !== undefined
+      ? { qps: config.eventRecordQPS }
+      : {}),
+    ...(config.eventBurst !== undefined ? { burst: config.eventBurst } : {}),
+  });
+  const stopBackground = new AbortController();
+  const background = [events.run(stopBackground.signal)];
+  const nodeRef = nodeReference(ctx.nodeName);
+  events.event(nodeRef, "Normal", "Starting", "Starting kubelet.");
+  const agent = createNodeAgent({
+    api: conn.api,
+    clock,
+    logger,
+    facts,
+    recordEvent: (type, reason, message) =>
+      events.event(nodeRef, type, reason, message),
+  }, {
     registration: {
       nodeName: ctx.nodeName,
       hostname: ctx.nodeName,
@@ -171,6 +217,18 @@ export async function joinCluster(
     leaseDurationSeconds: config.nodeLeaseDurationSeconds || 40,
   });
   agent.start();
+  const podsOf = deps.pods;
+  const mirrors = podsOf
+    ? new MirrorPodManager({
+      api: conn.pods,
+      clock,
+      logger: logger.with({ component: "mirror-pods" }),
+      pods: () => podsOf.all(),
+      nodeUid: () => agent.reporter.nodeUid,
+      sourcesReady: () => podsOf.sourcesReady(),
+    }, { nodeName: ctx.nodeName })
+    : undefined;
+  if (mirrors) background.push(mirrors.run(stopBackground.signal));
   const certDir = flags.certDir || "/var/lib/kubelet/pki";
   const stopRotation = new AbortController();
   let rotation: Promise<void> | undefined;
@@ -196,9 +254,14 @@ export async function joinCluster(
   return {
     agent,
     pods: conn.pods,
+    objects: conn.objects,
+    events,
+    ...(mirrors ? { mirrors } : {}),
     async stop() {
       stopRotation.abort();
       await rotation;
+      stopBackground.abort();
+      await Promise.all(background);
       await agent.stop();
       conn.close();
     },

@@ -26,6 +26,7 @@ import {
   type PodSource,
   type PodSyncer,
   PodSyncHandler,
+  type PodUpdate,
   PodWorkers,
   type ProbeConnect,
   type ProbeResults,
@@ -66,6 +67,8 @@ export interface KubeletClusterDeps {
   onMirrorPods?: (pods: Pod[]) => void;
   /** Status resync period (default 10 s). */
   statusSyncPeriodMs?: number;
+  /** Sees every pod update (the ConfigMap/Secret manager registers the pods' objects). */
+  onPodUpdate?: (update: PodUpdate) => void;
 }
 
 /** Dependencies of {@linkcode createKubelet}. */
@@ -149,7 +152,10 @@ export function createKubelet(
   if (deps.cluster) sourceNames.push("api");
   const podConfig = new PodConfig({ clock }, {
     sources: sourceNames,
-    onUpdate: (update) => queue.push({ kind: "config", update }),
+    onUpdate: (update) => {
+      deps.cluster?.onPodUpdate?.(update);
+      queue.push({ kind: "config", update });
+    },
   });
   const workers = new PodWorkers(
     {

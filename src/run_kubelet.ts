@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { PodApi } from "./api/mod.ts";
+import type { ObjectApi, PodApi } from "./api/mod.ts";
 import { systemClock } from "./clock/mod.ts";
 import type { JoinClusterContext } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
@@ -21,6 +21,11 @@ import {
   readPodEnvironmentOptions,
   sysctlAdmission,
 } from "./pod/mod.ts";
+import {
+  type ChangeDetectionStrategy,
+  createPodObjectManager,
+  podUpdateRegistrar,
+} from "./objects/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
 import { createPodStatusManager } from "./status/mod.ts";
@@ -55,6 +60,7 @@ export interface KubeletRunContext {
     seccompDefault?: boolean | undefined;
     /** Sysctls pods may set beyond the safe set (names or `prefix*`). */
     allowedUnsafeSysctls?: string[] | undefined;
+    configMapAndSecretChangeDetectionStrategy?: string | undefined;
   };
   flags: {
     hostnameOverride?: string | undefined;
@@ -97,6 +103,14 @@ function kernelRelease(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+function objectStrategy(value: string | undefined): ChangeDetectionStrategy {
+  if (!value) return "Watch";
+  if (value === "Watch" || value === "Cache" || value === "Get") return value;
+  throw new RangeError(
+    `Invalid kubelet configuration field "configMapAndSecretChangeDetectionStrategy": "${value}"; use Watch, Cache or Get`,
+  );
 }
 
 function durationMs(
@@ -168,7 +182,9 @@ export async function runKubelet(
     return 1;
   }
   // API server mode: join before any pod starts, as upstream bootstraps first.
-  let cluster: { pods: PodApi; stop(): Promise<void> } | undefined;
+  let cluster:
+    | { pods: PodApi; objects: ObjectApi; stop(): Promise<void> }
+    | undefined;
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
@@ -192,6 +208,17 @@ export async function runKubelet(
   );
   const statusManager = createPodStatusManager();
   const probeResults = createProbeResults();
+  // the pods' ConfigMaps and Secrets, read with the node's identity
+  const podObjects = cluster &&
+    createPodObjectManager({
+      api: cluster.objects,
+      clock,
+      logger: logger.with({ component: "objects" }),
+    }, {
+      strategy: objectStrategy(
+        config.configMapAndSecretChangeDetectionStrategy,
+      ),
+    });
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
@@ -199,6 +226,7 @@ export async function runKubelet(
     logger,
     statusManager,
     probes: probeResults,
+    ...(podObjects ? { objects: podObjects } : {}),
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
@@ -246,7 +274,15 @@ export async function runKubelet(
       statusManager,
     ),
     ...(cluster
-      ? { cluster: { pods: cluster.pods, statuses: statusManager } }
+      ? {
+        cluster: {
+          pods: cluster.pods,
+          statuses: statusManager,
+          ...(podObjects
+            ? { onPodUpdate: podUpdateRegistrar(podObjects) }
+            : {}),
+        },
+      }
       : {}),
   }, {
     nodeName,
@@ -299,6 +335,7 @@ export async function runKubelet(
   logger.info("Shutting down the kubelet");
   await healthz;
   await kubeletApi;
+  podObjects?.close();
   await cluster?.stop();
   await kubelet.stop();
   await runtime.close();

@@ -11,6 +11,7 @@ export {
   objectNotFound,
   type PodObjectManager,
   type PodObjectManagerOptions,
+  podUpdateRegistrar,
 } from "./object_manager.ts";
 export {
   containerReferences,

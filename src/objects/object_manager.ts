@@ -285,3 +285,35 @@ export function createPodObjectManager(
     [Symbol.dispose]: close,
   };
 }
+
+/**
+ * Feeds a pod source's updates to the manager (upstream's pod manager registers pods as they
+ * are added or updated and unregisters them when removed): `SET` replaces the source's pods,
+ * unregistering those no longer in it.
+ */
+export function podUpdateRegistrar(
+  manager: Pick<PodObjectManager, "registerPod" | "unregisterPod">,
+): (update: { op: string; pods: Pod[] }) => void {
+  const known = new Map<string, Pod>();
+  return ({ op, pods }) => {
+    if (op === "REMOVE") {
+      for (const pod of pods) {
+        manager.unregisterPod(pod);
+        known.delete(pod.metadata.uid ?? "");
+      }
+      return;
+    }
+    if (op === "SET") {
+      const next = new Set(pods.map((p) => p.metadata.uid ?? ""));
+      for (const [uid, pod] of known) {
+        if (next.has(uid)) continue;
+        manager.unregisterPod(pod);
+        known.delete(uid);
+      }
+    }
+    for (const pod of pods) {
+      manager.registerPod(pod);
+      known.set(pod.metadata.uid ?? "", pod);
+    }
+  };
+}

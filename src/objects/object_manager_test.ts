@@ -4,7 +4,10 @@ import type { ConfigMap } from "../api/mod.ts";
 import type { Pod } from "../api/mod.ts";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
-import { createPodObjectManager } from "./object_manager.ts";
+import {
+  createPodObjectManager,
+  podUpdateRegistrar,
+} from "./object_manager.ts";
 import { FakeObjectApi } from "./testing.ts";
 
 function pod(uid: string, configMaps: string[], secrets: string[] = []): Pod {
@@ -174,4 +177,27 @@ Deno.test("Get: every read goes to the API server", async () => {
     'secret "missing" not found',
   );
   assert.deepStrictEqual(api.calls.map((c) => c.method), ["get", "get", "get"]);
+});
+
+Deno.test("podUpdateRegistrar: ADD/UPDATE register, REMOVE and a SET without the pod unregister", async () => {
+  const api = new FakeObjectApi();
+  api.put("configmaps", cm("a", { k: "1" }));
+  api.put("configmaps", cm("b", { k: "1" }));
+  using m = createPodObjectManager({
+    api,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+  });
+  const feed = podUpdateRegistrar(m);
+  feed({ op: "ADD", pods: [pod("p1", ["a"]), pod("p2", ["b"])] });
+  await until(() => api.watchCount === 2);
+  feed({ op: "SET", pods: [pod("p2", ["b"])] });
+  await until(() => api.watchCount === 1);
+  feed({ op: "UPDATE", pods: [pod("p2", ["a"])] });
+  await until(() =>
+    api.watchCount === 1 &&
+    api.calls.some((c) => c.method === "watch" && c.key.endsWith("/a"))
+  );
+  feed({ op: "REMOVE", pods: [pod("p2", ["a"])] });
+  await until(() => api.watchCount === 0);
 });
