@@ -11,7 +11,7 @@
 
 import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
-import type { Pod, PodApi } from "./api/mod.ts";
+import type { Node, Pod, PodApi } from "./api/mod.ts";
 import {
   CONTAINER_GC_PERIOD_MS,
   type ContainerGc,
@@ -26,8 +26,8 @@ import {
   type PodSource,
   type PodSyncer,
   PodSyncHandler,
-  type PodUpdate,
   PodWorkers,
+  predicateAdmitter,
   type ProbeConnect,
   type ProbeResults,
   type RunningPod,
@@ -67,8 +67,12 @@ export interface KubeletClusterDeps {
   onMirrorPods?: (pods: Pod[]) => void;
   /** Status resync period (default 10 s). */
   statusSyncPeriodMs?: number;
-  /** Sees every pod update (the ConfigMap/Secret manager registers the pods' objects). */
-  onPodUpdate?: (update: PodUpdate) => void;
+  /**
+   * The Node as last read or written: with it, predicate admission (resources, affinity, OS,
+   * ports, taints) runs after `KubeletDeps.admission`, which then must be given (its `reject`
+   * records the refusal).
+   */
+  node?: () => Node | undefined;
 }
 
 /** Dependencies of {@linkcode createKubelet}. */
@@ -152,10 +156,7 @@ export function createKubelet(
   if (deps.cluster) sourceNames.push("api");
   const podConfig = new PodConfig({ clock }, {
     sources: sourceNames,
-    onUpdate: (update) => {
-      deps.cluster?.onPodUpdate?.(update);
-      queue.push({ kind: "config", update });
-    },
+    onUpdate: (update) => queue.push({ kind: "config", update }),
   });
   const workers = new PodWorkers(
     {
@@ -180,7 +181,12 @@ export function createKubelet(
       ...(options.random ? { random: options.random } : {}),
     })
     : undefined;
-  const handler = new PodSyncHandler({
+  const admission = withPredicates(deps.admission, deps.cluster?.node, {
+    pods: () => handler.pods(),
+    // upstream `filterOutInactivePods`: admitted, neither terminal nor terminating
+    isActive: (pod) => workers.phaseOf(pod.metadata.uid ?? "") === "syncing",
+  });
+  const handler: PodSyncHandler = new PodSyncHandler({
     workers,
     clock,
     logger,
@@ -188,7 +194,7 @@ export function createKubelet(
     ...(prober ? { prober } : {}),
     ...(deps.listRunningPods ? { listRunningPods: deps.listRunningPods } : {}),
     ...(deps.statuses ? { statuses: deps.statuses } : {}),
-    ...(deps.admission ? { admission: deps.admission } : {}),
+    ...(admission ? { admission } : {}),
   });
   const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
     callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
@@ -314,6 +320,28 @@ export function createKubelet(
     async [Symbol.asyncDispose]() {
       await this.stop();
     },
+  };
+}
+
+/** Chains predicate admission after `base` when the Node is known (API server mode). */
+function withPredicates(
+  base: PodAdmission | undefined,
+  node: (() => Node | undefined) | undefined,
+  pods: { pods: () => Pod[]; isActive: (pod: Pod) => boolean },
+): PodAdmission | undefined {
+  if (!node) return base;
+  if (!base) {
+    throw new TypeError(
+      "predicate admission needs KubeletDeps.admission to record refusals",
+    );
+  }
+  const predicates = predicateAdmitter({ node, ...pods });
+  return {
+    admit: (pod) => {
+      const first = base.admit(pod);
+      return first.admit ? predicates.admit(pod) : first;
+    },
+    reject: (pod, refusal) => base.reject(pod, refusal),
   };
 }
 
