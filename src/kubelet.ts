@@ -26,6 +26,7 @@ import {
   type PodSource,
   type PodSyncer,
   PodSyncHandler,
+  type PodUpdate,
   PodWorkers,
   predicateAdmitter,
   type ProbeConnect,
@@ -73,6 +74,8 @@ export interface KubeletClusterDeps {
    * records the refusal).
    */
   node?: () => Node | undefined;
+  /** Sees every pod update (the ConfigMap/Secret manager registers the pods' objects). */
+  onPodUpdate?: (update: PodUpdate) => void;
 }
 
 /** Dependencies of {@linkcode createKubelet}. */
@@ -156,7 +159,10 @@ export function createKubelet(
   if (deps.cluster) sourceNames.push("api");
   const podConfig = new PodConfig({ clock }, {
     sources: sourceNames,
-    onUpdate: (update) => queue.push({ kind: "config", update }),
+    onUpdate: (update) => {
+      deps.cluster?.onPodUpdate?.(update);
+      queue.push({ kind: "config", update });
+    },
   });
   const workers = new PodWorkers(
     {
