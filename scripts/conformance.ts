@@ -11,13 +11,13 @@
  * with upstream and not with ours). Needs root. docs/conformance.md explains the choices.
  */
 import { run } from "../tests/cluster/_cluster.ts";
-import { type KubeletKind, startNode } from "./conformance/node.ts";
+import { type KubeletKind, startNode } from "../tests/conformance/node.ts";
 import {
   parseJUnit,
   renderSummary,
   type Run,
   score,
-} from "./conformance/report.ts";
+} from "../tests/conformance/report.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 

@@ -8,8 +8,8 @@
  * reach the kubelet's API (exec, logs, port-forward) at the node's InternalIP. The bridge is
  * this run's own test network, so nothing is served on the machine's real interfaces.
  */
-import { run } from "../../tests/cluster/_cluster.ts";
-import { KUBELET_V8_FLAGS } from "../v8_flags.ts";
+import { run } from "../cluster/_cluster.ts";
+import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
