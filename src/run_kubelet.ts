@@ -6,11 +6,12 @@
  * @module
  */
 
-import type { ObjectApi, PodApi } from "./api/mod.ts";
+import type { Node, ObjectApi, Pod, PodApi } from "./api/mod.ts";
 import { systemClock } from "./clock/mod.ts";
 import type { JoinClusterContext } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
-import { createKubelet } from "./kubelet.ts";
+import { createKubelet, type Kubelet } from "./kubelet.ts";
+import type { EventRecorder } from "./events/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import {
   createContainerGc,
@@ -26,6 +27,7 @@ import {
   createPodObjectManager,
   podUpdateRegistrar,
 } from "./objects/mod.ts";
+import type { MirrorPodManager } from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
 import { createPodStatusManager } from "./status/mod.ts";
@@ -113,6 +115,14 @@ function objectStrategy(value: string | undefined): ChangeDetectionStrategy {
   );
 }
 
+/** Static pods' statuses go to their mirror pods; the API source reports the mirrors. */
+function mirrorHooks(mirrors: MirrorPodManager) {
+  return {
+    mirrorPodOf: (pod: Pod) => mirrors.mirrorPodOf(pod),
+    onMirrorPods: (pods: Pod[]) => mirrors.observeMirrorPods(pods),
+  };
+}
+
 function durationMs(
   value: string | undefined,
   field: string,
@@ -182,17 +192,37 @@ export async function runKubelet(
     return 1;
   }
   // API server mode: join before any pod starts, as upstream bootstraps first.
+  let node: (() => Node | undefined) | undefined;
   let cluster:
-    | { pods: PodApi; objects: ObjectApi; stop(): Promise<void> }
+    | {
+      pods: PodApi;
+      objects: ObjectApi;
+      events: EventRecorder;
+      mirrors?: MirrorPodManager;
+      stop(): Promise<void>;
+    }
     | undefined;
+  // The kubelet is created after joining: mirror pods read its pods through this.
+  const late: { kubelet?: Pick<Kubelet, "podConfig"> } = {};
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
-      cluster = await joinCluster({ runtime, clock, logger }, {
+      const joined = await joinCluster({
+        runtime,
+        clock,
+        logger,
+        pods: {
+          all: () => late.kubelet?.podConfig.pods() ?? [],
+          sourcesReady: () =>
+            late.kubelet?.podConfig.allSourcesReady() ?? false,
+        },
+      }, {
         ...ctx,
         nodeName,
         signal: ctx.signal,
       });
+      cluster = joined;
+      node = () => joined.agent.reporter.node;
     } catch (cause) {
       logger.error("Cannot join the cluster", {
         err: cause instanceof Error ? cause.message : String(cause),
@@ -227,6 +257,7 @@ export async function runKubelet(
     statusManager,
     probes: probeResults,
     ...(podObjects ? { objects: podObjects } : {}),
+    ...(cluster ? { events: cluster.events } : {}),
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
@@ -263,7 +294,12 @@ export async function runKubelet(
     syncer,
     clock,
     logger,
-    probes: { runtime, statuses: statusManager, results: probeResults },
+    probes: {
+      runtime,
+      statuses: statusManager,
+      results: probeResults,
+      ...(cluster ? { events: cluster.events } : {}),
+    },
     listRunningPods: () => listRunningPods(runtime),
     containerGc,
     statuses: statusManager,
@@ -278,6 +314,8 @@ export async function runKubelet(
         cluster: {
           pods: cluster.pods,
           statuses: statusManager,
+          ...(cluster.mirrors ? mirrorHooks(cluster.mirrors) : {}),
+          ...(node ? { node } : {}),
           ...(podObjects
             ? { onPodUpdate: podUpdateRegistrar(podObjects) }
             : {}),
@@ -302,6 +340,7 @@ export async function runKubelet(
     syncFrequencyMs,
     runtimeRequestTimeoutMs: timeoutMs,
   });
+  late.kubelet = kubelet;
   statusManager.onChange((change) => {
     if (change.kind !== "set") return;
     const status = change.entry.status;
