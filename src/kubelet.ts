@@ -23,6 +23,7 @@ import {
   Pleg,
   type PodAdmission,
   PodConfig,
+  type PodEventRecorder,
   type PodSource,
   type PodSyncer,
   PodSyncHandler,
@@ -55,6 +56,8 @@ export interface KubeletProbeDeps {
   fetch?: typeof fetch;
   /** For TCP probes (default `Deno.connect`). */
   connect?: ProbeConnect;
+  /** `Unhealthy` events of failed probes; omitted → none. */
+  events?: PodEventRecorder;
 }
 
 /** API server mode: the pods bound to the node and their statuses; omitted → standalone. */

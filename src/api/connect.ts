@@ -10,14 +10,14 @@ import { type Connection, loadKubeconfig } from "./kubeconfig.ts";
 import { RestEventApi } from "./event_api.ts";
 import { KubeApiClient } from "./kube_api_client.ts";
 import { type ObjectApi, ObjectClient } from "./object_client.ts";
-import { type PodApi, RestPodApi } from "./pod_api.ts";
+import { RestPodApi } from "./pod_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 
 /** An open API client; `close` releases its HTTP client (safe to call twice). */
 export interface ApiConnection extends Disposable {
   api: KubeApiClient;
-  /** Pod list/watch, status patches and deletes over the same client. */
-  pods: PodApi;
+  /** Pod list/watch, status patches, deletes and mirror pod creation over the same client. */
+  pods: RestPodApi;
   /** Event writes over the same client. */
   events: RestEventApi;
   /** The pods' ConfigMaps, Secrets and service account tokens over the same client. */
