@@ -52,12 +52,12 @@ function timestampPrefix(now: Date): string {
   }.`;
 }
 
+/** The target of the symlink at `path`; undefined when there is none (or it is no symlink). */
 async function readLinkOrUndefined(path: string): Promise<string | undefined> {
   try {
     return await Deno.readLink(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
+  } catch {
+    return undefined;
   }
 }
 
@@ -97,20 +97,62 @@ function topLevelNames(paths: Iterable<string>): Set<string> {
   return new Set([...paths].map((p) => p.split("/")[0]!));
 }
 
+/** How the files reach the volume, see {@linkcode writeAtomically}. */
+export type WriterLayout = "symlinks" | "files";
+
+/**
+ * The layout the process can make: `symlinks` needs unscoped read and write (Deno refuses
+ * `Deno.symlink` under path-scoped grants), else `files`.
+ */
+export function writerLayoutForPermissions(): WriterLayout {
+  const granted = (name: "read" | "write") =>
+    Deno.permissions.querySync({ name }).state === "granted";
+  return granted("read") && granted("write") ? "symlinks" : "files";
+}
+
+async function writeFiles(
+  dir: string,
+  payload: ReadonlyMap<string, PayloadFile>,
+): Promise<void> {
+  for (const [path, file] of payload) {
+    const full = `${dir}/${path}`;
+    const parent = full.slice(0, full.lastIndexOf("/"));
+    if (parent !== dir) {
+      await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
+    }
+    await Deno.writeTextFile(full, file.data, { mode: file.mode });
+    await Deno.chmod(full, file.mode);
+  }
+}
+
+/** Replaces `path` with a symlink to `target` in one rename. */
+async function swapSymlink(target: string, path: string): Promise<void> {
+  const tmp = `${path.slice(0, path.lastIndexOf("/"))}/${DATA_TMP}`;
+  await Deno.remove(tmp).catch(() => {});
+  await Deno.symlink(target, tmp);
+  await Deno.rename(tmp, path);
+}
+
 /**
  * Makes `targetDir` hold exactly `payload`; returns false when it already did (nothing
- * written).
+ * written). Layout `symlinks` (default) is upstream's: every file of the set changes at once.
+ * Layout `files`, for path-scoped permissions, writes each file to a `..tmp.` name in the
+ * volume and renames it into place: each file changes atomically, the set file by file, and
+ * there is no `..data`.
  * @throws {RangeError} for a bad payload path; file errors as they come.
  */
 export async function writeAtomically(
   targetDir: string,
   payload: ReadonlyMap<string, PayloadFile>,
-  options: { now?: Date } = {},
+  options: { now?: Date; layout?: WriterLayout } = {},
 ): Promise<boolean> {
   for (const path of payload.keys()) validatePayloadPath(path);
   await Deno.mkdir(targetDir, { recursive: true, mode: 0o755 });
   const oldName = await readLinkOrUndefined(`${targetDir}/${DATA_DIR}`);
   const old = oldName && TIMESTAMPED_REGEXP.test(oldName) ? oldName : undefined;
+  if (options.layout === "files") {
+    return await writeFileByFile(targetDir, payload, old);
+  }
   if (old && await sameAsWritten(`${targetDir}/${old}`, payload)) return false;
 
   const tsDir = await Deno.makeTempDir({
@@ -118,26 +160,22 @@ export async function writeAtomically(
     prefix: timestampPrefix(options.now ?? new Date()),
   });
   await Deno.chmod(tsDir, 0o755);
-  for (const [path, file] of payload) {
-    const full = `${tsDir}/${path}`;
-    const parent = full.slice(0, full.lastIndexOf("/"));
-    if (parent !== tsDir) {
-      await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
-    }
-    await Deno.writeTextFile(full, file.data, { mode: file.mode });
-    await Deno.chmod(full, file.mode);
-  }
+  await writeFiles(tsDir, payload);
   const tsName = tsDir.slice(tsDir.lastIndexOf("/") + 1);
-  await Deno.remove(`${targetDir}/${DATA_TMP}`).catch(() => {});
-  await Deno.symlink(tsName, `${targetDir}/${DATA_TMP}`);
-  await Deno.rename(`${targetDir}/${DATA_TMP}`, `${targetDir}/${DATA_DIR}`);
+  await swapSymlink(tsName, `${targetDir}/${DATA_DIR}`);
 
   const wanted = topLevelNames(payload.keys());
   for (const name of wanted) {
     const link = `${targetDir}/${name}`;
     const current = await readLinkOrUndefined(link);
     if (current === `${DATA_DIR}/${name}`) continue;
-    await Deno.symlink(`${DATA_DIR}/${name}`, link);
+    if (
+      current === undefined && await Deno.lstat(link).catch(() => undefined)
+    ) {
+      // a file of the "files" layout: only our own regular files are replaced
+      await removeOwnFile(link);
+    }
+    await swapSymlink(`${DATA_DIR}/${name}`, link);
   }
   // names of the old set that the new one lacks: only our own symlinks go
   for await (const entry of Deno.readDir(targetDir)) {
@@ -149,6 +187,58 @@ export async function writeAtomically(
   }
   if (old && old !== tsName) {
     await Deno.remove(`${targetDir}/${old}`, { recursive: true });
+  }
+  return true;
+}
+
+/** Removes a regular file or a directory tree (never through a symlink). */
+async function removeOwnFile(path: string): Promise<void> {
+  const info = await Deno.lstat(path);
+  if (info.isFile || info.isDirectory || info.isSymlink) {
+    await Deno.remove(path, { recursive: info.isDirectory });
+  }
+}
+
+async function writeFileByFile(
+  targetDir: string,
+  payload: ReadonlyMap<string, PayloadFile>,
+  oldTimestamped: string | undefined,
+): Promise<boolean> {
+  if (!oldTimestamped && await sameAsWritten(targetDir, payload)) return false;
+  for (const [path, file] of payload) {
+    const full = `${targetDir}/${path}`;
+    const parent = full.slice(0, full.lastIndexOf("/"));
+    const name = full.slice(full.lastIndexOf("/") + 1);
+    const top = `${targetDir}/${path.split("/")[0]}`;
+    // a symlink of the other layout in the way: replaced, never followed
+    if ((await Deno.lstat(top).catch(() => undefined))?.isSymlink) {
+      await Deno.remove(top);
+    }
+    if (parent !== targetDir) {
+      await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
+    }
+    const tmp = `${parent}/..tmp.${name}`;
+    await Deno.writeTextFile(tmp, file.data, { mode: file.mode });
+    await Deno.chmod(tmp, file.mode);
+    await Deno.rename(tmp, full);
+  }
+  const wanted = topLevelNames(payload.keys());
+  for await (const entry of Deno.readDir(targetDir)) {
+    if (wanted.has(entry.name)) continue;
+    const path = `${targetDir}/${entry.name}`;
+    if (entry.name === DATA_DIR || TIMESTAMPED_REGEXP.test(entry.name)) {
+      await Deno.remove(path, { recursive: !entry.isSymlink });
+    } else if (!entry.name.startsWith("..")) {
+      await removeOwnFile(path);
+    }
+  }
+  // names below the top level that left the payload
+  for (const name of wanted) {
+    const top = `${targetDir}/${name}`;
+    if (!(await Deno.lstat(top)).isDirectory) continue;
+    for (const rel of await listFiles(top, name)) {
+      if (!payload.has(rel)) await Deno.remove(`${targetDir}/${rel}`);
+    }
   }
   return true;
 }

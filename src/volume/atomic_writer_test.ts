@@ -60,3 +60,41 @@ Deno.test("validatePayloadPath() refuses absolute paths and ..", () => {
   );
   validatePayloadPath("a/b");
 });
+
+Deno.test("writeAtomically() in the files layout renames each file into place and switches layouts", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await writeAtomically(dir, new Map([["a", { data: "1", mode: 0o644 }]]));
+    const files = new Map([
+      ["a", { data: "2", mode: 0o600 }],
+      ["d/b", { data: "3", mode: 0o644 }],
+    ]);
+    assert.equal(await writeAtomically(dir, files, { layout: "files" }), true);
+    const names = [];
+    for await (const e of Deno.readDir(dir)) names.push(e.name);
+    assert.deepEqual(names.sort(), ["a", "d"]);
+    assert.ok((await Deno.lstat(`${dir}/a`)).isFile);
+    assert.equal(await Deno.readTextFile(`${dir}/a`), "2");
+    assert.equal((await Deno.stat(`${dir}/a`)).mode! & 0o777, 0o600);
+    assert.equal(await writeAtomically(dir, files, { layout: "files" }), false);
+    assert.equal(
+      await writeAtomically(
+        dir,
+        new Map([["d/c", { data: "4", mode: 0o644 }]]),
+        {
+          layout: "files",
+        },
+      ),
+      true,
+    );
+    await assert.rejects(Deno.lstat(`${dir}/a`));
+    await assert.rejects(Deno.lstat(`${dir}/d/b`));
+    assert.equal(await Deno.readTextFile(`${dir}/d/c`), "4");
+    // and back to upstream's layout
+    await writeAtomically(dir, new Map([["d", { data: "5", mode: 0o644 }]]));
+    assert.equal(await Deno.readLink(`${dir}/d`), "..data/d");
+    assert.equal(await Deno.readTextFile(`${dir}/d`), "5");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -24,8 +24,12 @@ export type {
   VolumeSetUp,
 } from "./volume_manager.ts";
 /** Upstream's atomic writer for kubelet-written volumes. */
-export { validatePayloadPath, writeAtomically } from "./atomic_writer.ts";
-export type { PayloadFile } from "./atomic_writer.ts";
+export {
+  validatePayloadPath,
+  writeAtomically,
+  writerLayoutForPermissions,
+} from "./atomic_writer.ts";
+export type { PayloadFile, WriterLayout } from "./atomic_writer.ts";
 /** hostPath type checks. */
 export { checkHostPathType, denoHostPathFs } from "./host_path.ts";
 export type { HostFileKind, HostPathFs } from "./host_path.ts";

@@ -12,7 +12,11 @@ import { statfs } from "node:fs/promises";
 import type { Container, Pod } from "../api/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { quantityValue } from "../util/quantity.ts";
-import { writeAtomically } from "./atomic_writer.ts";
+import {
+  writeAtomically,
+  type WriterLayout,
+  writerLayoutForPermissions,
+} from "./atomic_writer.ts";
 import {
   type MountedVolume,
   mountPropagation,
@@ -96,6 +100,11 @@ export interface VolumeManagerOptions {
   memoryDir?: string;
   /** Node allocatable for downwardAPI limits that are unset. */
   node?: NodeAllocatable;
+  /**
+   * How downwardAPI files are written (default: `symlinks`, upstream's `..data` layout, when the
+   * process holds unscoped read and write, which `Deno.symlink` demands; else `files`).
+   */
+  writerLayout?: WriterLayout;
 }
 
 /** Dependencies of {@linkcode createVolumeManager}. */
@@ -133,12 +142,24 @@ class DiskVolumeManager implements VolumeManager {
   #hostPathFs: HostPathFs;
   #subPathFs: SubPathFs;
   #mounted = new Map<string, Map<string, MountedVolume>>();
+  #layout: WriterLayout | undefined;
 
   constructor(deps: VolumeManagerDeps, options: VolumeManagerOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#hostPathFs = deps.hostPathFs ?? denoHostPathFs;
     this.#subPathFs = deps.subPathFs ?? denoSubPathFs;
+  }
+
+  #writerLayout(): WriterLayout {
+    if (this.#layout) return this.#layout;
+    this.#layout = this.#options.writerLayout ?? writerLayoutForPermissions();
+    if (this.#layout === "files") {
+      this.#deps.logger.warn(
+        "Path-scoped permissions forbid symlinks: downwardAPI volumes are written file by file (each file atomically, without ..data); grant unscoped --allow-read and --allow-write for upstream's layout (docs/volumes.md)",
+      );
+    }
+    return this.#layout;
   }
 
   get #memoryDir(): string {
@@ -205,7 +226,7 @@ class DiskVolumeManager implements VolumeManager {
         const payload = downwardApiPayload(pod, { name, ...source }, {
           ...(this.#options.node ? { node: this.#options.node } : {}),
         });
-        await writeAtomically(dir, payload);
+        await writeAtomically(dir, payload, { layout: this.#writerLayout() });
         return { hostPath: dir, readOnly: true };
       }
       case "emptyDir": {

@@ -1,0 +1,168 @@
+import assert from "node:assert/strict";
+import type { Pod } from "../api/mod.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { createVolumeManager } from "./volume_manager.ts";
+
+const TMPFS = 0x01021994;
+
+function makePod(volumes: unknown[], labels = { app: "a" }): Pod {
+  return {
+    metadata: { name: "p", namespace: "ns", uid: "uid-1", labels },
+    spec: {
+      volumes,
+      containers: [
+        {
+          name: "c",
+          volumeMounts: [
+            { name: "scratch", mountPath: "/s" },
+            { name: "info", mountPath: "/i", readOnly: false },
+            { name: "scratch", mountPath: "/sub", subPathExpr: "$(DIR)/x" },
+            {
+              name: "scratch",
+              mountPath: "/hc",
+              mountPropagation: "HostToContainer",
+            },
+          ],
+        },
+        { name: "w", volumeMounts: [{ name: "scratch", mountPath: "/w" }] },
+      ],
+    },
+  } as unknown as Pod;
+}
+
+const VOLUMES = [
+  { name: "scratch", emptyDir: {} },
+  {
+    name: "info",
+    downwardAPI: {
+      items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }],
+    },
+  },
+];
+
+Deno.test("VolumeManager sets up, mounts, refreshes and tears down a pod's volumes", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const volumes = createVolumeManager({ logger: new CaptureLogger() }, {
+      rootDir: root,
+      writerLayout: "symlinks",
+    });
+    const pod = makePod(VOLUMES);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const vols = `${root}/pods/uid-1/volumes`;
+    const scratch = `${vols}/kubernetes.io~empty-dir/scratch`;
+    assert.equal((await Deno.stat(scratch)).mode! & 0o777, 0o777);
+    const info = `${vols}/kubernetes.io~downward-api/info`;
+    assert.equal(await Deno.readTextFile(`${info}/labels`), 'app="a"');
+
+    const mounts = await volumes.containerMounts(pod, pod.spec.containers[0]!, {
+      expand: (expr) => expr.replace("$(DIR)", "dir"),
+      running: new Set(),
+    });
+    assert.deepEqual(mounts, [
+      {
+        containerPath: "/s",
+        hostPath: scratch,
+        readonly: false,
+        propagation: 0,
+      },
+      { containerPath: "/i", hostPath: info, readonly: true, propagation: 0 },
+      {
+        containerPath: "/sub",
+        hostPath: `${scratch}/dir/x`,
+        readonly: false,
+        propagation: 0,
+      },
+      {
+        containerPath: "/hc",
+        hostPath: scratch,
+        readonly: false,
+        propagation: 1,
+      },
+    ]);
+    assert.ok((await Deno.stat(`${scratch}/dir/x`)).isDirectory);
+    // a running writer of the volume blocks the subPath
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, {
+        expand: (expr) => expr.replace("$(DIR)", "dir"),
+        running: new Set(["w"]),
+      }),
+      /while container "w" can write that volume and is running/,
+    );
+
+    // labels change (an API pod update): the files follow
+    const before = await Deno.readLink(`${info}/..data`);
+    assert.deepEqual(await volumes.setUpPod(makePod(VOLUMES, { app: "b" })), {
+      ok: true,
+    });
+    assert.equal(await Deno.readTextFile(`${info}/labels`), 'app="b"');
+    assert.notEqual(await Deno.readLink(`${info}/..data`), before);
+
+    await volumes.tearDownPod(pod);
+    await assert.rejects(Deno.lstat(vols));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("VolumeManager.setUpPod() reports FailedMount with the volume and the reason", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const volumes = createVolumeManager({
+      logger: new CaptureLogger(),
+      fsType: () => Promise.resolve(0xef53),
+    }, { rootDir: root, memoryDir: `${root}/mem` });
+    const cases: [unknown, RegExp][] = [
+      [
+        { name: "cfg", configMap: { name: "x" } },
+        /^MountVolume\.SetUp failed for volume "cfg" : configMap volumes need objects from the API server/,
+      ],
+      [
+        { name: "h", hostPath: { path: `${root}/missing`, type: "Directory" } },
+        /^MountVolume\.SetUp failed for volume "h" : hostPath type check failed: .*missing is not a directory$/,
+      ],
+      [
+        { name: "m", emptyDir: { medium: "Memory" } },
+        /volume "m" : medium "Memory" needs a tmpfs/,
+      ],
+      [
+        { name: "bad", emptyDir: { medium: "HugePages" } },
+        /spec\.volumes\[0\]\.emptyDir\.medium: unsupported medium "HugePages"/,
+      ],
+    ];
+    for (const [volume, message] of cases) {
+      const result = await volumes.setUpPod(makePod([volume]));
+      assert.equal(result.ok, false);
+      assert.match(result.ok ? "" : result.message, message);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes them with the pod", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const logger = new CaptureLogger();
+    const volumes = createVolumeManager({
+      logger,
+      fsType: () => Promise.resolve(TMPFS),
+    }, { rootDir: root, memoryDir: `${root}/mem` });
+    const pod = makePod([{
+      name: "m",
+      emptyDir: { medium: "Memory", sizeLimit: "1" },
+    }]);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    await Deno.writeTextFile(`${root}/mem/uid-1/m/big`, "too much");
+    await volumes.setUpPod(pod);
+    assert.ok(
+      logger.records.some((r) =>
+        r.msg.includes('Usage of EmptyDir volume "m" exceeds the limit "1"')
+      ),
+    );
+    await volumes.tearDownPod(pod);
+    await assert.rejects(Deno.lstat(`${root}/mem/uid-1`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
