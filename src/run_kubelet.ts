@@ -30,7 +30,7 @@ import {
 import type { MirrorPodManager } from "./pod/mod.ts";
 import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
-import { createPodStatusManager } from "./status/mod.ts";
+import { createPodStatusManager, resolveNodeIPs } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
@@ -263,6 +263,12 @@ export async function runKubelet(
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
     serializeImagePulls: config.serializeImagePulls ?? true,
     nodeName,
+    // the pods' hostIP: the node's InternalIPs, as its status reports them
+    ...(cluster
+      ? {
+        hostIPs: resolveNodeIPs(ctx.flags.nodeIP, Deno.networkInterfaces()).ips,
+      }
+      : {}),
     runtimeRequestTimeoutMs: timeoutMs,
     environment: await readPodEnvironmentOptions(config, {
       logger,

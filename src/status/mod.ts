@@ -24,7 +24,7 @@ export type {
   NodeAgentDeps,
   NodeAgentOptions,
 } from "./node_agent.ts";
-export { createNodeFacts } from "./node_host_facts.ts";
+export { createNodeFacts, resolveNodeIPs } from "./node_host_facts.ts";
 export type { NodeFactsOptions, NodeRuntime } from "./node_host_facts.ts";
 export type { NodeRegistrationOptions } from "./node_registration.ts";
 export { goArch } from "./node_registration.ts";
