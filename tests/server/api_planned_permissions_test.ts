@@ -136,7 +136,7 @@ async function upgradeAndEcho(
   });
   try {
     await conn.write(new TextEncoder().encode(
-      "POST /exec/ns/pod/c?command=true&stdout=1 HTTP/1.1\r\nHost: x\r\n" +
+      "POST /exec/ns/pod/c?command=true&output=1 HTTP/1.1\r\nHost: x\r\n" +
         "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n",
     ));
     let text = "";

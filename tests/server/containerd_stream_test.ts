@@ -110,7 +110,7 @@ Deno.test({
       const exec = await openStream(
         target,
         "GET",
-        `/exec/default/${pod}/talker?${command}&stdin=1&stdout=1&stderr=1`,
+        `/exec/default/${pod}/talker?${command}&input=1&output=1&error=1`,
         websocketHeaders(CHANNEL_PROTOCOLS),
       );
       assert.equal(exec.status, 101, exec.body);
@@ -134,7 +134,7 @@ Deno.test({
       const attach = await openStream(
         target,
         "GET",
-        `/attach/default/${pod}/talker?stdout=1`,
+        `/attach/default/${pod}/talker?output=1`,
         websocketHeaders(CHANNEL_PROTOCOLS),
       );
       assert.equal(attach.status, 101, attach.body);
@@ -174,7 +174,7 @@ Deno.test({
       const spdy = await openStream(
         target,
         "POST",
-        `/exec/default/${pod}/talker?command=true&stdout=1`,
+        `/exec/default/${pod}/talker?command=true&output=1`,
         {
           Connection: "Upgrade",
           Upgrade: "SPDY/3.1",
@@ -247,7 +247,7 @@ Deno.test({
 
       // Errors before any upgrade: proper statuses with their reason.
       const plain = await get(
-        `${base}/exec/default/${pod}/talker?command=true&stdout=1`,
+        `${base}/exec/default/${pod}/talker?command=true&output=1`,
         { caPem, cert: client },
       );
       assert.equal(plain.status, 400);
@@ -263,7 +263,7 @@ Deno.test({
       const noPod = await openStream(
         target,
         "GET",
-        `/exec/default/nope-${e.node}/talker?command=true&stdout=1`,
+        `/exec/default/nope-${e.node}/talker?command=true&output=1`,
         websocketHeaders(CHANNEL_PROTOCOLS),
       );
       assert.equal(noPod.status, 404);
@@ -271,7 +271,7 @@ Deno.test({
       const noContainer = await openStream(
         target,
         "GET",
-        `/exec/default/${pod}/ghost?command=true&stdout=1`,
+        `/exec/default/${pod}/ghost?command=true&output=1`,
         websocketHeaders(CHANNEL_PROTOCOLS),
       );
       assert.equal(noContainer.status, 404);

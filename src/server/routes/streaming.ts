@@ -2,7 +2,7 @@
  * The streaming endpoints (upstream `getExec`, `getAttach`, `getPortForward` and `getRun` in
  * pkg/kubelet/server/server.go):
  *
- * - `/exec/{ns}/{pod}[/{uid}]/{container}?command=…&stdin=1&stdout=1&stderr=1&tty=1`,
+ * - `/exec/{ns}/{pod}[/{uid}]/{container}?command=…&input=1&output=1&error=1&tty=1`,
  *   `/attach/{ns}/{pod}[/{uid}]/{container}` and `/portForward/{ns}/{pod}[/{uid}]` ask the
  *   runtime for a streaming URL (CRI `Exec`, `Attach`, `PortForward`) and answer with an
  *   {@linkcode upgradeResponse} so the transport proxies the client's upgrade there;
@@ -90,16 +90,17 @@ function notFound(): HttpError {
 }
 
 /**
- * The streams of an exec or attach (upstream `remotecommand` `NewOptions`: only `1` turns a
- * stream on; a TTY has no separate stderr). @throws {HttpError} 400 when none is asked for.
+ * The streams of an exec or attach (upstream `remotecommand` `NewOptions`): the API server
+ * names them `input`, `output`, `error` and `tty`, and only `1` turns one on; a TTY has no
+ * separate stderr. @throws {HttpError} 400 when none is asked for.
  */
 export function parseStreamOptions(params: URLSearchParams): StreamOptions {
   const on = (name: string) => params.get(name) === "1";
   const tty = on("tty");
   const options = {
-    stdin: on("stdin"),
-    stdout: on("stdout"),
-    stderr: on("stderr") && !tty,
+    stdin: on("input"),
+    stdout: on("output"),
+    stderr: on("error") && !tty,
     tty,
   };
   if (!options.stdin && !options.stdout && !options.stderr) {

@@ -48,15 +48,17 @@ Deno.test("container and pod targets come from the path, with or without a UID",
 
 Deno.test("stream options: only 1 turns a stream on, a TTY has no stderr, one is needed", () => {
   assert.deepEqual(
-    parseStreamOptions(new URLSearchParams("stdin=1&stdout=1&stderr=1")),
+    parseStreamOptions(new URLSearchParams("input=1&output=1&error=1")),
     { stdin: true, stdout: true, stderr: true, tty: false },
   );
   assert.deepEqual(
-    parseStreamOptions(new URLSearchParams("stdout=1&stderr=1&tty=1")),
+    parseStreamOptions(new URLSearchParams("output=1&error=1&tty=1")),
     { stdin: false, stdout: true, stderr: false, tty: true },
   );
   assert.equal(
-    status(() => parseStreamOptions(new URLSearchParams("stdout=true"))),
+    status(() =>
+      parseStreamOptions(new URLSearchParams("output=true&stdout=1"))
+    ),
     400,
   );
 });
@@ -100,7 +102,7 @@ Deno.test("exec asks the runtime only for upgrade requests and answers with its 
   const calls: unknown[] = [];
   const route = execRoute(fakeHost(calls), "/exec/");
   const url = new URL(
-    "https://node/exec/ns/web/app?command=sh&command=-c&command=ls&stdout=1",
+    "https://node/exec/ns/web/app?command=sh&command=-c&command=ls&output=1",
   );
   await assert.rejects(
     () => route(new Request(url), url),
