@@ -1,12 +1,13 @@
 /**
  * Container environment: `$(VAR)` expansion (kubelet's forked `expansion` package semantics) and
- * env var resolution with `valueFrom.fieldRef`, ConfigMap and Secret references and `envFrom`
+ * env var resolution with `valueFrom.fieldRef`, `resourceFieldRef`, ConfigMap and Secret references and `envFrom`
  * (those in `env_objects.ts`).
  *
  * @module
  */
 
-import type { Container, EnvVar, Pod } from "./types.ts";
+import { downwardApiPayload, type NodeAllocatable } from "../volume/mod.ts";
+import type { Container, EnvVar, Pod, ResourceFieldSelector } from "./types.ts";
 import {
   envFromVariables,
   type EnvObjects,
@@ -74,6 +75,8 @@ export interface EnvContext {
   hostIPs?: string[];
   /** The container's ConfigMaps and Secrets; absent: no API server (standalone). */
   objects?: EnvObjects;
+  /** Node allocatable, standing in for limits a container does not set. */
+  allocatable?: NodeAllocatable;
 }
 
 const SUBSCRIPT_REGEXP = /^metadata\.(labels|annotations)\['([^']*)'\]$/;
@@ -121,8 +124,43 @@ function containerField(pod: Pod, container: Container): string {
   return `spec.containers[${index >= 0 ? index : pod.spec.containers.length}]`;
 }
 
+/**
+ * Upstream `containerResourceRuntimeValue`: the named container's (default: this one's) limit
+ * or request divided by the divisor and rounded up, with node allocatable for an unset limit.
+ * The downward API volume engine computes it.
+ */
+function resourceFieldValue(
+  pod: Pod,
+  container: Container,
+  ref: ResourceFieldSelector,
+  options: { field: string; allocatable: NodeAllocatable },
+): string {
+  try {
+    const payload = downwardApiPayload(pod, {
+      name: "env",
+      items: [{
+        path: "value",
+        resourceFieldRef: {
+          ...ref,
+          containerName: ref.containerName || container.name,
+        },
+      }],
+      defaultMode: 0o644,
+    }, { node: options.allocatable });
+    return payload.get("value")?.data ?? "";
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    const detail = error.message.replace(
+      /^volume "env" items\[0\]\.resourceFieldRef\.?/,
+      "",
+    );
+    throw new ContainerConfigError(options.field, detail, { cause: error });
+  }
+}
+
 function resolveOne(
   pod: Pod,
+  container: Container,
   envVar: EnvVar,
   field: string,
   ctx: EnvContext,
@@ -151,10 +189,10 @@ function resolveOne(
     );
   }
   if (from.resourceFieldRef) {
-    throw new ContainerConfigError(
-      `${field}.valueFrom.resourceFieldRef`,
-      `resource references are not supported yet; use a literal value`,
-    );
+    return resourceFieldValue(pod, container, from.resourceFieldRef, {
+      field: `${field}.valueFrom.resourceFieldRef`,
+      allocatable: ctx.allocatable ?? {},
+    });
   }
   return expandVars(envVar.value ?? "", defined);
 }
@@ -180,7 +218,14 @@ export function makeEnvironment(
   }
   const defined = fromSources.vars;
   (container.env ?? []).forEach((envVar, i) => {
-    const value = resolveOne(pod, envVar, `${base}.env[${i}]`, ctx, defined);
+    const value = resolveOne(
+      pod,
+      container,
+      envVar,
+      `${base}.env[${i}]`,
+      ctx,
+      defined,
+    );
     if (value !== undefined) defined.set(envVar.name, value);
   });
   return [...defined].map(([key, value]) => ({ key, value }));

@@ -22,6 +22,13 @@ const expansions: [string, string][] = [
   ["$(EMPTY)x", "x"],
   ["$(A)$(A)", "appleapple"],
   ["$$$(A)", "$apple"],
+  // upstream third_party/forked/golang/expansion: an empty name is looked up (and kept), a
+  // nested opener is part of the name, an unclosed one is copied through
+  ["$()", "$()"],
+  ["$(A$(B))", "$(A$(B))"],
+  ["$($(A)", "$($(A)"],
+  ["x$(", "x$("],
+  ["$(A)$", "apple$"],
 ];
 
 for (const [input, want] of expansions) {
@@ -127,4 +134,92 @@ Deno.test("makeEnvironment() without an API server fails configMap and secret re
         ),
     );
   }
+});
+
+function resourcePod(): Pod {
+  return {
+    metadata: { name: "web", namespace: "prod", uid: "u-1" },
+    spec: {
+      containers: [{
+        name: "app",
+        resources: {
+          limits: { cpu: "1500m", memory: "128Mi" },
+          requests: { cpu: "250m", memory: "64Mi", "ephemeral-storage": "1Gi" },
+        },
+        env: [
+          {
+            name: "CPU_LIMIT",
+            valueFrom: { resourceFieldRef: { resource: "limits.cpu" } },
+          },
+          {
+            name: "CPU_MILLI",
+            valueFrom: {
+              resourceFieldRef: { resource: "requests.cpu", divisor: "1m" },
+            },
+          },
+          {
+            name: "MEM_MI",
+            valueFrom: {
+              resourceFieldRef: { resource: "limits.memory", divisor: "1Mi" },
+            },
+          },
+          {
+            name: "DISK",
+            valueFrom: {
+              resourceFieldRef: { resource: "requests.ephemeral-storage" },
+            },
+          },
+          {
+            name: "SIDE_MEM",
+            valueFrom: {
+              resourceFieldRef: {
+                containerName: "side",
+                resource: "limits.memory",
+              },
+            },
+          },
+          {
+            name: "SIDE_CPU",
+            valueFrom: {
+              resourceFieldRef: {
+                containerName: "side",
+                resource: "limits.cpu",
+              },
+            },
+          },
+        ],
+      }, { name: "side" }],
+    },
+  };
+}
+
+Deno.test("makeEnvironment() resolves resourceFieldRefs with divisors, rounding up, allocatable for unset limits", () => {
+  const p = resourcePod();
+  const env = makeEnvironment(p, p.spec.containers[0]!, {
+    nodeName: "n",
+    allocatable: { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30 },
+  });
+  assert.deepEqual(Object.fromEntries(env.map((e) => [e.key, e.value])), {
+    CPU_LIMIT: "2",
+    CPU_MILLI: "250",
+    MEM_MI: "128",
+    DISK: String(2 ** 30),
+    SIDE_MEM: String(8 * 2 ** 30),
+    SIDE_CPU: "4",
+  });
+});
+
+Deno.test("makeEnvironment() names the field of an unsupported resourceFieldRef", () => {
+  const p = resourcePod();
+  p.spec.containers[0]!.env = [{
+    name: "X",
+    valueFrom: { resourceFieldRef: { resource: "limits.gpu" } },
+  }];
+  assert.throws(
+    () => makeEnvironment(p, p.spec.containers[0]!, { nodeName: "n" }),
+    (e: unknown) =>
+      e instanceof ContainerConfigError &&
+      e.field === "spec.containers[0].env[0].valueFrom.resourceFieldRef" &&
+      /unsupported resource "limits.gpu"/.test(e.message),
+  );
 });

@@ -9,6 +9,7 @@
  */
 
 import type { Logger } from "../log/mod.ts";
+import type { NodeAllocatable } from "../volume/mod.ts";
 import type { ImageService } from "../runtime/mod.ts";
 import type { ContainerConfigOptions } from "./container_config.ts";
 import {
@@ -57,6 +58,8 @@ export interface PodEnvironmentOptions {
   rootDir?: string;
   /** `seccompDefault`: RuntimeDefault seccomp for containers that name no profile. */
   seccompDefault?: boolean;
+  /** Node allocatable for `resourceFieldRef` env values of unset limits. */
+  allocatable?: NodeAllocatable;
   /**
    * Whether the kubelet may write under /sys (every Deno permission), needed to remove pod
    * cgroups; default: asked of Deno ({@linkcode hasEveryPermission}).
@@ -150,6 +153,7 @@ export function createPodEnvironment(
     async containerOptions(pod, context) {
       const out: Partial<ContainerConfigOptions> = {
         ...(options.seccompDefault ? { seccompDefault: true } : {}),
+        ...(options.allocatable ? { allocatable: options.allocatable } : {}),
         ...(options.rootDir
           ? { seccompProfileRoot: `${options.rootDir}/seccomp` }
           : {}),
@@ -356,12 +360,18 @@ export async function readPodEnvironmentOptions(
   if (config.cgroupDriver !== undefined) {
     cgroups.cgroupDriver = config.cgroupDriver;
   }
+  const node = await readNodeResources(options.logger, { hostAccess });
   return {
     cgroups,
+    // capacity stands in for allocatable: reservations are not subtracted here
+    allocatable: {
+      cpuMillis: navigator.hardwareConcurrency * 1000,
+      memoryBytes: node.memoryCapacity,
+    },
     resolvConf: config.resolvConf ?? "/etc/resolv.conf",
     clusterDNS: config.clusterDNS ?? [],
     clusterDomain: config.clusterDomain ?? "",
-    node: await readNodeResources(options.logger, { hostAccess }),
+    node,
     hostAccess,
     ...(config.seccompDefault ? { seccompDefault: true } : {}),
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
