@@ -1,14 +1,16 @@
 /**
  * `deno task conformance [--kubelet=upstream|ours|both] [--focus=<regex>] [--skip=<regex>]
- * [--procs=N] [--timeout=<go duration>] [--out=<dir>]`: upstream's [NodeConformance] e2e
- * tests (the e2e.test binary of the pinned Kubernetes version, scripts/peers.sh build-e2e)
- * against a one-node cluster whose node is the chosen kubelet. For each kubelet: a fresh
- * control plane of its own (scripts/cluster_env.sh under its own root and ports, so no other
- * node exists), the test images pushed to the local registry (scripts/conformance/images.sh),
- * the kubelet joined through TLS bootstrap (scripts/conformance/node.ts), then the suite
- * through the ginkgo CLI. Writes <out>/<kubelet>/junit.xml, the suite's output and the
- * kubelet's log, and <out>/summary.md (per test; with both kubelets, the tests that pass
- * with upstream and not with ours). Needs root. docs/conformance.md explains the choices.
+ * [--procs=N] [--timeout=<go duration>] [--out=<dir>] [--summarize]`: upstream's
+ * [NodeConformance] e2e tests (the e2e.test binary of the pinned Kubernetes version,
+ * scripts/peers.sh build-e2e) against a one-node cluster whose node is the chosen kubelet.
+ * For each kubelet: a fresh control plane of its own (scripts/cluster_env.sh under its own
+ * root and ports, so no other node exists), the test images pushed to the local registry
+ * (scripts/conformance/images.sh), the kubelet joined through TLS bootstrap
+ * (tests/conformance/node.ts), then the suite through the ginkgo CLI. Writes
+ * <out>/<kubelet>/junit.xml, results.json, the suite's output and the kubelet's log, and
+ * <out>/summary.md (per test; with both kubelets, the tests that pass with upstream and not
+ * with ours). A kubelet not run keeps its last results in <out>; --summarize only rewrites
+ * the summary. Needs root. docs/conformance.md explains the choices.
  */
 import { run } from "../tests/cluster/_cluster.ts";
 import { type KubeletKind, startNode } from "../tests/conformance/node.ts";
@@ -32,13 +34,17 @@ export const MISSING_IMAGES = [
   "e2e-test-images/perl:",
 ];
 
-const CLUSTER = {
-  KTS_CLUSTER_ROOT: "/tmp/kts-conformance/cluster",
-  KTS_CLUSTER_PORT: "16543",
-  KTS_CLUSTER_ETCD_PORT: "23890",
-  KTS_CLUSTER_KCM_PORT: "10357",
-  KTS_CLUSTER_SCHEDULER_PORT: "10359",
-};
+/** A control plane per kubelet (so both runs can go at once), apart from the shared one. */
+function clusterEnv(kind: KubeletKind): Record<string, string> {
+  const offset = kind === "upstream" ? 0 : 10;
+  return {
+    KTS_CLUSTER_ROOT: `/tmp/kts-conformance/cluster-${kind}`,
+    KTS_CLUSTER_PORT: String(16543 + offset),
+    KTS_CLUSTER_ETCD_PORT: String(23890 + offset),
+    KTS_CLUSTER_KCM_PORT: String(10357 + offset),
+    KTS_CLUSTER_SCHEDULER_PORT: String(10359 + offset),
+  };
+}
 
 export interface Options {
   kubelets: KubeletKind[];
@@ -52,8 +58,13 @@ export interface Options {
 export function parseOptions(args: readonly string[]): Options {
   const get = (name: string) =>
     args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const kubelet = get("kubelet") ?? "upstream";
-  const kubelets: KubeletKind[] | undefined = kubelet === "both"
+  // --summarize: no run, only the summary of the results already in --out.
+  const kubelet = args.includes("--summarize")
+    ? "none"
+    : get("kubelet") ?? "upstream";
+  const kubelets: KubeletKind[] | undefined = kubelet === "none"
+    ? []
+    : kubelet === "both"
     ? ["upstream", "ours"]
     : kubelet === "upstream" || kubelet === "ours"
     ? [kubelet]
@@ -68,9 +79,9 @@ export function parseOptions(args: readonly string[]): Options {
     );
   }
   for (const a of args) {
-    if (!/^--(kubelet|focus|skip|procs|timeout|out)=/.test(a)) {
+    if (!/^--((kubelet|focus|skip|procs|timeout|out)=|summarize$)/.test(a)) {
       throw new Error(
-        `unknown argument ${a}: use --kubelet=, --focus=, --skip=, --procs=, --timeout=, --out=`,
+        `unknown argument ${a}: use --kubelet=, --focus=, --skip=, --procs=, --timeout=, --out=, --summarize`,
       );
     }
   }
@@ -146,9 +157,9 @@ async function runFor(
   await Deno.remove(out, { recursive: true }).catch(() => {});
   await Deno.mkdir(out, { recursive: true });
   log(`${kind}: fresh control plane`);
-  await bash(["scripts/cluster_env.sh", "down"], CLUSTER);
+  await bash(["scripts/cluster_env.sh", "down"], clusterEnv(kind));
   const cluster = envLines(
-    await bash(["scripts/cluster_env.sh", "up"], CLUSTER),
+    await bash(["scripts/cluster_env.sh", "up"], clusterEnv(kind)),
   );
   const kubeconfig = cluster.KUBELET_TS_KUBECONFIG!;
   const bin = cluster.KUBELET_TS_K8S_BIN!;
@@ -237,18 +248,28 @@ async function main(): Promise<number> {
     log("must run as root (containerd and the kubelets need it)");
     return 2;
   }
-  log("building or reusing the peers and the e2e suite (scripts/peers.sh)");
-  await bash(["scripts/peers.sh", "build"]);
-  const e2eBin = (await bash(["scripts/peers.sh", "build-e2e"])).trim();
-  await bash(["scripts/cri_env.sh", "up"]);
-  await bash(["scripts/conformance/images.sh", e2eBin]);
+  let e2eBin = "";
   const runs: Run[] = [];
-  try {
-    for (const kind of opts.kubelets) {
+  if (opts.kubelets.length > 0) {
+    log("building or reusing the peers and the e2e suite (scripts/peers.sh)");
+    await bash(["scripts/peers.sh", "build"]);
+    e2eBin = (await bash(["scripts/peers.sh", "build-e2e"])).trim();
+    await bash(["scripts/cri_env.sh", "up"]);
+    await bash(["scripts/conformance/images.sh", e2eBin]);
+  }
+  for (const kind of opts.kubelets) {
+    try {
       runs.push(await runFor(kind, opts, e2eBin));
+    } finally {
+      await bash(["scripts/cluster_env.sh", "down"], clusterEnv(kind));
     }
-  } finally {
-    await bash(["scripts/cluster_env.sh", "down"], CLUSTER);
+  }
+  // A kubelet not run this time keeps its last results in the same --out directory.
+  for (const kind of ["upstream", "ours"] as const) {
+    if (opts.kubelets.includes(kind)) continue;
+    const last = await Deno.readTextFile(`${opts.out}/${kind}/results.json`)
+      .catch(() => "");
+    if (last) runs.push({ kubelet: kind, ...JSON.parse(last) });
   }
   const summary = renderSummary(runs);
   await Deno.writeTextFile(`${opts.out}/summary.md`, summary);

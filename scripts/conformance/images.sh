@@ -41,7 +41,12 @@ rootfs_agnhost() {
   kts_busybox_rootfs "$1"
   cp "$e2e_bin/agnhost" "$1/agnhost"
   ln -s agnhost "$1/agnhost-2"
-  mkdir -p "$1/uploads"
+  mkdir -p "$1/uploads" "$1/usr/bin"
+  # Upstream's image has curl; the network tests exec `curl -g -q -s <url>` in it. This
+  # stand-in fetches the URL with busybox wget (docs/conformance.md).
+  printf '%s\n' '#!/bin/sh' 'url=' 'for a in "$@"; do case "$a" in -*) ;; *) url=$a ;; esac; done' \
+    'exec wget -q -O - "$url"' >"$1/usr/bin/curl"
+  chmod 755 "$1/usr/bin/curl"
   # The user and group upstream's image defines (supplemental group tests read them).
   printf 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' >>"$1/etc/passwd"
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
