@@ -192,27 +192,22 @@ export async function startNode(
     ourConfig(root, `${criRoot}/containerd.sock`, cluster),
   );
   const log = `${root}/kubelet.log`;
-  // The shell only redirects both streams into the log, then becomes the kubelet.
+  const flags: Record<string, string> = {
+    config: `${root}/config.yaml`,
+    "root-dir": `${root}/root`,
+    "cert-dir": `${root}/pki`,
+    "bootstrap-kubeconfig": cluster.bootstrapKubeconfig,
+    kubeconfig: `${root}/kubelet.kubeconfig`,
+    "hostname-override": n.node,
+    "node-ip": n.ip,
+    v: "2",
+  };
+  const deno = [Deno.execPath(), "run", "-A", `--v8-flags=${KUBELET_V8_FLAGS}`];
+  // The shell only sends both streams to the log, then becomes the kubelet.
   const child = new Deno.Command("bash", {
-    args: [
-      "-c",
-      'exec "$@" >>"$0" 2>&1',
-      log,
-      Deno.execPath(),
-      "run",
-      "-A",
-      `--v8-flags=${KUBELET_V8_FLAGS}`,
-      "main.ts",
-      "--config",
-      `${root}/config.yaml`,
-      `--root-dir=${root}/root`,
-      `--cert-dir=${root}/pki`,
-      `--bootstrap-kubeconfig=${cluster.bootstrapKubeconfig}`,
-      `--kubeconfig=${root}/kubelet.kubeconfig`,
-      `--hostname-override=${n.node}`,
-      `--node-ip=${n.ip}`,
-      "--v=2",
-    ],
+    args: ["-c", 'exec "$@" >>"$0" 2>&1', log, ...deno, "main.ts"].concat(
+      Object.entries(flags).map(([k, v]) => `--${k}=${v}`),
+    ),
     cwd: ROOT,
     stdin: "null",
   }).spawn();
