@@ -2,7 +2,8 @@
 # Installs the Debian packages the real-containerd environment needs, only when missing.
 # Sourced by scripts/cri_env.sh; defines kts_install_packages.
 
-KTS_PACKAGES=(containerd runc containernetworking-plugins busybox-static docker-registry apache2-utils)
+# prometheus: only for promtool, which checks the kubelet API's /metrics text in the e2e tests.
+KTS_PACKAGES=(containerd runc containernetworking-plugins busybox-static docker-registry apache2-utils prometheus)
 
 # Prints the packages from KTS_PACKAGES that are not installed yet.
 kts_missing_packages() {

@@ -245,6 +245,39 @@ Deno.test({
       assert.ok(onlyWeb.containers[0].memory.workingSetBytes > 0);
       assert.equal(only.node.fs, undefined);
 
+      // promtool (Debian prometheus, installed by scripts/cri_env.sh) accepts both metric texts.
+      for (const path of ["/metrics", "/metrics/resource"]) {
+        const text = (await get(`${base}${path}`, { caPem, cert: client }))
+          .body;
+        assert.match(text, /^# HELP /);
+        let check: Deno.ChildProcess;
+        try {
+          check = new Deno.Command("promtool", {
+            args: ["check", "metrics"],
+            stdin: "piped",
+            stdout: "piped",
+            stderr: "piped",
+          }).spawn();
+        } catch (cause) {
+          throw new Error(
+            "promtool is missing: run `bash scripts/cri_env.sh up` (installs the prometheus package)",
+            { cause },
+          );
+        }
+        const w = check.stdin.getWriter();
+        await w.write(new TextEncoder().encode(text));
+        await w.close();
+        const out = await check.output();
+        const dec = new TextDecoder();
+        assert.equal(
+          out.code,
+          0,
+          `promtool check metrics ${path}: ${dec.decode(out.stdout)}${
+            dec.decode(out.stderr)
+          }`,
+        );
+      }
+
       // Errors before any upgrade: proper statuses with their reason.
       const plain = await get(
         `${base}/exec/default/${pod}/talker?command=true&output=1`,
