@@ -105,11 +105,13 @@ export class NodeStatusReporter {
   async register(signal: AbortSignal): Promise<boolean> {
     const { api, clock, logger } = this.#deps;
     const initial = initialNode(this.#options.registration);
-    initial.status = computeNodeStatus(
-      undefined,
-      await this.#deps.facts(signal),
-      clock.now(),
+    // Upstream creates the Node before its first runtime status check and PLEG relist have
+    // completed, so it registers NotReady and the status update right after turns it Ready
+    // (with a NodeReady event); registration here does the same.
+    const { runtimeConditions: _notYet, ...facts } = await this.#deps.facts(
+      signal,
     );
+    initial.status = computeNodeStatus(undefined, facts, clock.now());
     this.#recordTransitions(undefined, initial.status);
     try {
       this.#node = await api.createNode(initial, { signal });

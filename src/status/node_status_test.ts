@@ -171,3 +171,32 @@ Deno.test("NodeStatusReporter records node events as the status setters compute 
   stop.abort();
   await running;
 });
+
+Deno.test("NodeStatusReporter registers the Node NotReady and reports it Ready right after", async () => {
+  const { api, clock, reporter, events } = setup();
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  const created = api.calls.find((c) => c.method === "createNode")!
+    .body as {
+      status: {
+        conditions: { type: string; status: string; message?: string }[];
+      };
+    };
+  const ready = created.status.conditions.find((c) => c.type === "Ready")!;
+  assert.equal(ready.status, "False");
+  assert.equal(
+    ready.message,
+    "container runtime status check may not have completed yet",
+  );
+  assert.equal(
+    api.nodes.get("node-a")!.status?.conditions?.at(-1)?.status,
+    "True",
+  );
+  assert.equal(
+    events.at(-1),
+    "Normal NodeReady: Node node-a status is now: NodeReady",
+  );
+  stop.abort();
+  await running;
+});

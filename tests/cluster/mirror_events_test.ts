@@ -4,7 +4,7 @@
  * mirror pod `<name>-<node>` appears with upstream's annotations and a controller reference to
  * the Node, comes back after `kubectl delete`, is replaced when the manifest is edited and goes
  * when the manifest is removed. `kubectl get events` shows the pod's Pulled ("already present on
- * machine"), Created and Started and the node's Starting and NodeHas... events.
+ * machine"), Created and Started and the node's Starting, NodeHas... and NodeReady events.
  *
  * The kubelet runs in-process on the shared containerd; its node is `h2-mirror-<random>` and is
  * deleted at the end with the pod's sandboxes and the node's events.
@@ -243,7 +243,9 @@ Deno.test({
       const nodeEvents = await waitFor("the node's events", async () => {
         const list = await events(node);
         const reasons = new Set(list.map((e) => e.reason));
-        return reasons.has("Starting") && reasons.has("NodeHasSufficientMemory")
+        return ["Starting", "NodeHasSufficientMemory", "NodeReady"].every((r) =>
+            reasons.has(r)
+          )
           ? list
           : undefined;
       }, 30_000);
