@@ -156,19 +156,23 @@ Deno.test({
         }`,
       );
       assert.equal(execOut.code, 3, execStderr);
-      const started = performance.now();
-      const ok = await kubectlCommand([
-        "-n",
-        ns,
-        "exec",
-        "web",
-        "-c",
-        "talker",
-        "--",
-        "true",
-      ]).output();
-      const execMs = Math.round(performance.now() - started);
-      assert.equal(ok.code, 0, new TextDecoder().decode(ok.stderr));
+      const rounds: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        const ok = await kubectlCommand([
+          "-n",
+          ns,
+          "exec",
+          "web",
+          "-c",
+          "talker",
+          "--",
+          "true",
+        ]).output();
+        rounds.push(performance.now() - started);
+        assert.equal(ok.code, 0, new TextDecoder().decode(ok.stderr));
+      }
+      const execMs = Math.round(rounds.sort((a, b) => a - b)[2]!);
 
       // attach: the running process's output.
       await readUntil(
@@ -277,7 +281,7 @@ Deno.test({
         new RegExp(`^kubelet_node_name\\{node="${k.node}"\\} 1$`, "m"),
       );
       // deno-lint-ignore no-console
-      console.log(`kubectl exec -- true round trip: ${execMs} ms`);
+      console.log(`kubectl exec -- true round trip p50 of 5: ${execMs} ms`);
     } finally {
       await k.stop();
     }
