@@ -21,6 +21,7 @@ import {
   ApiNotFoundError,
   type Pod,
   type PodApi,
+  type PodStatus,
 } from "../api/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
@@ -117,12 +118,19 @@ export class PodStatusSync {
    * logged and left for the next pass.
    */
   async syncBatch(full: boolean, signal?: AbortSignal): Promise<void> {
+    const all = this.#deps.pods();
     const uids = full
-      ? new Set(this.#deps.statuses.allStatuses().map((s) => s.uid))
+      ? new Set([
+        ...this.#deps.statuses.allStatuses().map((s) => s.uid),
+        // a deleted pod that never got a status must still be deleted
+        ...all.filter((p) => p.metadata.deletionTimestamp).map((p) =>
+          p.metadata.uid!
+        ),
+      ])
       : new Set(this.#dirty);
     this.#dirty.clear();
     if (!uids.size) return;
-    const pods = new Map(this.#deps.pods().map((p) => [p.metadata.uid!, p]));
+    const pods = new Map(all.map((p) => [p.metadata.uid!, p]));
     const statuses = new Map(
       this.#deps.statuses.allStatuses().map((s) => [s.uid, s]),
     );
@@ -130,13 +138,13 @@ export class PodStatusSync {
       if (signal?.aborted) return;
       const pod = pods.get(uid);
       const entry = statuses.get(uid);
-      if (!pod || !entry) continue;
+      if (!pod) continue;
       try {
-        await this.#syncPod(pod, entry.version, entry.status, signal);
+        await this.#syncPod(pod, entry, signal);
       } catch (cause) {
         if (signal?.aborted) return;
         this.#deps.logger.error("Failed to update the pod status", {
-          pod: entry.podFullName,
+          pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
           err: cause instanceof Error ? cause.message : String(cause),
         });
       }
@@ -145,8 +153,7 @@ export class PodStatusSync {
 
   async #syncPod(
     pod: Pod,
-    version: number,
-    status: NonNullable<Pod["status"]>,
+    entry: { version: number; status: PodStatus } | undefined,
     signal?: AbortSignal,
   ): Promise<void> {
     const uid = pod.metadata.uid!;
@@ -163,10 +170,10 @@ export class PodStatusSync {
     const deleting = fromApi && !!pod.metadata.deletionTimestamp;
     const deletable = deleting && this.#deps.podTerminated(uid);
     if (deleting && !deletable) this.#awaitingTermination.add(uid);
-    if (this.#written.get(uid) !== version) {
-      const ok = await this.#writeStatus(target, status, signal);
+    if (entry && this.#written.get(uid) !== entry.version) {
+      const ok = await this.#writeStatus(target, entry.status, signal);
       if (!ok) return;
-      this.#written.set(uid, version);
+      this.#written.set(uid, entry.version);
     }
     if (deletable) await this.#delete(target, signal);
   }
@@ -174,7 +181,7 @@ export class PodStatusSync {
   /** Writes the status; false when the pod is gone or was recreated (nothing to write). */
   async #writeStatus(
     target: StatusTarget,
-    status: NonNullable<Pod["status"]>,
+    status: PodStatus,
     signal?: AbortSignal,
   ): Promise<boolean> {
     const { api, logger } = this.#deps;

@@ -214,3 +214,17 @@ Deno.test("PodStatusSync.run() writes on change without waiting for the period",
   stop.abort();
   await running;
 });
+
+Deno.test("PodStatusSync deletes a deleted API pod that never got a status on the full pass", async () => {
+  const { api, pod, config, terminated, sync } = setup();
+  config.pods = [{
+    ...pod,
+    metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  }];
+  await sync.syncBatch(false);
+  assert.ok(api.pods.has("ns/web"));
+  terminated.add(pod.metadata.uid!);
+  await sync.syncBatch(true);
+  assert.ok(!api.pods.has("ns/web"));
+  assert.equal(patches(api).length, 0);
+});
