@@ -100,6 +100,18 @@ function podDnsType(pod: Pod): "cluster" | "host" | "none" {
   }
 }
 
+/**
+ * True when `pod` asks for cluster DNS but the kubelet has no `clusterDNS`: upstream then
+ * falls back to the host's resolver and records `MissingClusterDNS` on the node and the pod.
+ */
+export function missingClusterDns(pod: Pod, options: DnsOptions): boolean {
+  return podDnsType(pod) === "cluster" && !options.clusterDNS?.length;
+}
+
+/** The message of the `MissingClusterDNS` events (the pod's carries a `pod: "..."` prefix). */
+export const MISSING_CLUSTER_DNS_MESSAGE =
+  'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
+
 /** The CRI DNS config for `pod`; always a value, as upstream always sends one. */
 export function dnsConfigForPod(
   pod: Pod,

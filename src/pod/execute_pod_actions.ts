@@ -8,7 +8,11 @@
  * @module
  */
 
-import { type PodEventRecorder, podReference } from "./pod_events.ts";
+import {
+  formatPod,
+  type PodEventRecorder,
+  podReference,
+} from "./pod_events.ts";
 import type { Logger } from "../log/mod.ts";
 import type { RuntimeService } from "../runtime/mod.ts";
 import {
@@ -16,7 +20,12 @@ import {
   podLogDirectory,
   type PodSandboxConfigInit,
 } from "./container_config.ts";
-import type { DnsOptions } from "./dns_config.ts";
+import {
+  type DnsOptions,
+  MISSING_CLUSTER_DNS_MESSAGE,
+  missingClusterDns,
+} from "./dns_config.ts";
+import { nodeReference } from "../events/mod.ts";
 import type { InitContainerCleaner } from "./init_container_cleanup.ts";
 import type { PodActions } from "./pod_actions.ts";
 import {
@@ -113,13 +122,28 @@ export async function executePodActions(
   let podIPs = status.sandboxes[0]
     ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps]
     : [];
-  let nodeOptions = {};
+  let nodeOptions: { dns?: DnsOptions } = {};
   try {
     nodeOptions = await deps.environment?.sandboxOptions(pod) ?? {};
   } catch (error) {
     signal.throwIfAborted();
     results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
     return results;
+  }
+  const dns = nodeOptions.dns ?? deps.dns;
+  if (dns && missingClusterDns(pod, dns)) {
+    deps.events?.event(
+      nodeReference(deps.start.nodeName),
+      "Warning",
+      "MissingClusterDNS",
+      MISSING_CLUSTER_DNS_MESSAGE,
+    );
+    deps.events?.event(
+      podReference(pod),
+      "Warning",
+      "MissingClusterDNS",
+      `pod: "${formatPod(pod)}". ${MISSING_CLUSTER_DNS_MESSAGE}`,
+    );
   }
   const sandboxConfig = generatePodSandboxConfig(pod, {
     podLogsDir: deps.podLogsDir,

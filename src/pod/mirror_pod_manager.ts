@@ -179,9 +179,9 @@ export class MirrorPodManager {
     }
     for (const pod of plan.create) {
       const name = fullName(pod);
+      logger.info("Creating a mirror pod for static pod", { pod: name });
       try {
         this.#mirrors.set(name, await api.createPod(pod, opts));
-        logger.info("Created a mirror pod", { pod: name });
       } catch (e) {
         if (signal?.aborted) throw e;
         // Still there from a graceful delete, or an API pod holds the name: next pass.

@@ -88,3 +88,41 @@ Deno.test("stopping a pod records Killing with upstream's message", async () => 
   );
   assert.equal(events.lines().at(-1), "Killing: Stopping container app");
 });
+
+Deno.test("a ClusterFirst pod without clusterDNS records MissingClusterDNS on the node and the pod", async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const runtime = createSimRuntime({ clock });
+  const events = new RecordedEvents();
+  const syncer = createPodSyncer({
+    runtime,
+    images: runtime,
+    clock,
+    logger: new CaptureLogger(),
+    statusManager: createPodStatusManager(),
+    mkdir: () => Promise.resolve(),
+    events,
+  }, {
+    podLogsDir: "/var/log/pods",
+    serializeImagePulls: true,
+    nodeName: "node-a",
+    dns: {
+      clusterDNS: [],
+      host: { servers: ["1.1.1.1"], searches: [], options: [] },
+    },
+  });
+  await syncer.syncPod(
+    { pod, updateType: "create" },
+    new AbortController().signal,
+  );
+  const missing = events.events.filter((e) => e.reason === "MissingClusterDNS");
+  assert.deepEqual(missing.map((e) => [e.object.kind, e.message]), [
+    [
+      "Node",
+      'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.',
+    ],
+    [
+      "Pod",
+      'pod: "web_default(u1)". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.',
+    ],
+  ]);
+});
