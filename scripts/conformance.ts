@@ -224,6 +224,11 @@ async function runFor(
       !(skip?.test(name)),
     MISSING_IMAGES,
   );
+  if (results.length === 0) {
+    throw new Error(
+      `${kind}: the JUnit report has no selected test (suite exit ${suite.code}); see ${suiteLog}`,
+    );
+  }
   const s = score(results);
   log(
     `${kind}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped, ` +

@@ -153,6 +153,9 @@ export async function startNode(
       KTS_UPSTREAM_HEALTHZ_PORT: String(n.healthz),
       KTS_UPSTREAM_PORT: String(n.port),
       KTS_UPSTREAM_ARGS: `--node-ip=${n.ip} --address=${n.ip}`,
+      // Its own pod log directory: kubelets remove the log directories of pods they do not
+      // know, and other kubelets on this machine use /var/log/pods.
+      KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${root}/pod-logs`,
     };
     const down = () =>
       sh(["scripts/upstream_kubelet.sh", "down"], env).catch(() => {});
