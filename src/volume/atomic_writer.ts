@@ -127,8 +127,10 @@ async function writeFiles(
 
 /** Replaces `path` with a symlink to `target` in one rename. */
 async function swapSymlink(target: string, path: string): Promise<void> {
-  const tmp = `${path.slice(0, path.lastIndexOf("/"))}/${DATA_TMP}`;
-  await Deno.remove(tmp).catch(() => {});
+  // a name of its own, so two writers of one volume never take each other's link
+  const tmp = `${path.slice(0, path.lastIndexOf("/"))}/${DATA_TMP}.${
+    crypto.randomUUID().slice(0, 8)
+  }`;
   await Deno.symlink(target, tmp);
   await Deno.rename(tmp, path);
 }

@@ -101,6 +101,8 @@ export async function startE2e(
     cleanup?: E2eCleanup;
     /** Node settings for the configs (cgroups, DNS, hosts file, image user); the root dir is added. */
     environment?: PodEnvironmentOptions;
+    /** tmpfs directory for `medium: Memory` emptyDirs. */
+    memoryVolumeDir?: string;
   } = {},
 ): Promise<E2e> {
   const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
@@ -154,6 +156,9 @@ export async function startE2e(
       {
         podLogsDir: `${dir}/logs`,
         ...(rootDir ? { rootDir } : {}),
+        ...(options.memoryVolumeDir
+          ? { memoryVolumeDir: options.memoryVolumeDir }
+          : {}),
         serializeImagePulls: true,
         nodeName: node,
         runtimeRequestTimeoutMs: 60_000,

@@ -3,9 +3,13 @@
  * skipped without it: a shared emptyDir, hostPath DirectoryOrCreate, a read-only mount, the
  * downwardAPI files, and the subPath escape suite (absolute and relative symlinks, `..`, and a
  * symlink swapped in a loop by a running container) against a canary directory outside every
- * volume. `KUBELET_TS_SUBPATH_SWAP_SECONDS` lengthens the swap phase (default 15 s).
+ * volume. The swap phase lasts at least 10 s and until `KUBELET_TS_SUBPATH_SWAPS` swaps (default
+ * 1,000) were made, at most 120 s.
  */
 import assert from "node:assert/strict";
+import type { Pod } from "../../src/api/mod.ts";
+import { CaptureLogger } from "../../src/log/testing.ts";
+import { createVolumeManager } from "../../src/volume/mod.ts";
 import {
   endpoint,
   IMAGE,
@@ -14,9 +18,7 @@ import {
   waitFor,
 } from "./_containerd_e2e.ts";
 
-const SWAP_SECONDS = Number(
-  Deno.env.get("KUBELET_TS_SUBPATH_SWAP_SECONDS") ?? "15",
-);
+const SWAPS = Number(Deno.env.get("KUBELET_TS_SUBPATH_SWAPS") ?? "1000");
 
 function container(name: string, script: string, extra: object = {}) {
   return {
@@ -28,9 +30,10 @@ function container(name: string, script: string, extra: object = {}) {
   };
 }
 
+/** The file's text; undefined while it is missing or still empty (being written). */
 async function readOrUndefined(path: string): Promise<string | undefined> {
   try {
-    return await Deno.readTextFile(path);
+    return await Deno.readTextFile(path) || undefined;
   } catch {
     return undefined;
   }
@@ -231,7 +234,7 @@ Deno.test({
       `${e.rootDir}/pods/${escapeUid}/volumes/kubernetes.io~empty-dir/out`;
     await waitFor(
       "the in-volume container ran",
-      () => readOrUndefined(`${out}/leak-inside`),
+      () => Deno.stat(`${out}/leak-inside`).then(() => true, () => undefined),
     );
     for await (const f of Deno.readDir(out)) {
       assert.equal(await Deno.readTextFile(`${out}/${f.name}`), "", f.name);
@@ -254,9 +257,25 @@ Deno.test({
         ],
       },
     });
-    const deadline = Date.now() + SWAP_SECONDS * 1000;
+    const started = Date.now();
+    // the swapper rewrites its counter all the time: keep the highest reading
+    let swaps = 0;
+    const countFile = async () =>
+      swaps = Math.max(
+        swaps,
+        Number(
+          await readOrUndefined(
+            `${e.rootDir}/pods/${
+              (await e.containers("swap"))[0]?.uid
+            }/volumes/kubernetes.io~empty-dir/vol/count`,
+          ) ?? 0,
+        ),
+      );
     let refusals = 0;
-    while (Date.now() < deadline) {
+    while (
+      Date.now() - started < 10_000 ||
+      (await countFile() < SWAPS && Date.now() - started < 120_000)
+    ) {
       const cs = e.statuses("swap").at(-1)?.containerStatuses ?? [];
       const v = cs.find((c) => c.name === "victim");
       assert.ok(
@@ -266,20 +285,114 @@ Deno.test({
       if (v?.state.waiting?.reason === "CreateContainerConfigError") refusals++;
       await new Promise((r) => setTimeout(r, 500));
     }
-    const uid = (await e.containers("swap"))[0]!.uid;
-    const swaps = await readOrUndefined(
-      `${e.rootDir}/pods/${uid}/volumes/kubernetes.io~empty-dir/vol/count`,
-    );
+    await countFile();
+    const seconds = Math.round((Date.now() - started) / 1000);
     // deno-lint-ignore no-console
     console.log(
-      `swap loop: ${swaps?.trim()} swaps in ${SWAP_SECONDS}s, victim refused (${refusals} status samples)`,
+      `swap loop: ${swaps} swaps in ${seconds}s, victim never started (${refusals} status samples waiting)`,
     );
-    assert.ok(Number(swaps) > 0);
+    assert.ok(swaps >= SWAPS, `only ${swaps} swaps`);
     assert.ok(refusals > 0);
     const message = (e.statuses("swap").at(-1)?.containerStatuses ?? [])
       .find((c) => c.name === "victim")?.state.waiting?.message ?? "";
     assert.match(message, /container "swapper" can write that volume/);
     assert.equal(await snapshot(canary), before, "canary dir unchanged");
     await Deno.remove(canary, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "containerd: downwardAPI files change atomically under a reading container; a Memory emptyDir is on tmpfs",
+  ignore: !endpoint,
+  async fn() {
+    const memoryDir = `/dev/shm/kts-h4-${crypto.randomUUID().slice(0, 8)}`;
+    await using e = await startE2e({
+      rootDir: true,
+      memoryVolumeDir: memoryDir,
+    });
+    const volumes = [
+      {
+        name: "info",
+        downwardAPI: {
+          items: [
+            { path: "labels", fieldRef: { fieldPath: "metadata.labels" } },
+            { path: "gen", fieldRef: { fieldPath: "metadata.labels['gen']" } },
+          ],
+        },
+      },
+      { name: "mem", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+    ];
+    // upstream's promise: a reader that enters ..data once sees one generation of every
+    // file (labels says gen="N", gen says N); a mixed, empty or partial pair is recorded as
+    // bad. A generation removed under the reader (ENOENT) is read again, as upstream expects.
+    const reader =
+      'while true; do r=$(cd /info/..data && l=$(cat labels) && g=$(cat gen) && echo "$l|$g") || continue; ' +
+      'g=${r#*|}; [ "$r" = "gen=\\"$g\\"|$g" ] || echo "$r" >> /mem/bad; ' +
+      '[ "$g" != "$last" ] && echo "$g" >> /mem/seen; last=$g; done';
+    await e.write("atomic.yaml", {
+      metadata: { name: "atomic", labels: { gen: "0" } },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        volumes,
+        containers: [container("reader", reader, {
+          volumeMounts: [
+            { name: "info", mountPath: "/info" },
+            { name: "mem", mountPath: "/mem" },
+          ],
+        })],
+      },
+    });
+    await waitFor("the reader running", async () => {
+      const cs = running(await e.containers("atomic"));
+      return cs.length === 1 ? cs : undefined;
+    });
+    const uid = (await e.containers("atomic"))[0]!.uid;
+    const mem = `${memoryDir}/${uid}/mem`;
+    await waitFor("the first read", () => readOrUndefined(`${mem}/seen`));
+    // an API pod's label updates, written into the same volume as the kubelet does
+    const writer = createVolumeManager({ logger: new CaptureLogger() }, {
+      rootDir: e.rootDir!,
+      memoryDir,
+      writerLayout: "symlinks",
+    });
+    const updates = 200;
+    for (let gen = 1; gen <= updates; gen++) {
+      const pod = {
+        metadata: {
+          name: `atomic-${e.node}`,
+          namespace: "default",
+          uid,
+          labels: { gen: String(gen) },
+        },
+        spec: { containers: [], volumes },
+      } as unknown as Pod;
+      assert.deepEqual(await writer.setUpPod(pod), { ok: true });
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const seen = (await Deno.readTextFile(`${mem}/seen`)).trim().split("\n");
+    // deno-lint-ignore no-console
+    console.log(
+      `downwardAPI: ${updates} updates, the reader saw ${seen.length} generations, none mixed`,
+    );
+    assert.equal(await readOrUndefined(`${mem}/bad`), undefined);
+    assert.ok(seen.length > 10, `only ${seen.length} generations seen`);
+    assert.ok(
+      seen.every((g) => /^\d+$/.test(g) && Number(g) <= updates),
+      seen.join(","),
+    );
+    // the Memory volume sits in the tmpfs directory and goes with the pod
+    assert.ok((await Deno.stat(`${mem}/seen`)).isFile);
+    await e.remove("atomic.yaml");
+    await waitFor("the Memory volume removed", async () => {
+      try {
+        await Deno.stat(`${memoryDir}/${uid}`);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    await Deno.remove(memoryDir, { recursive: true });
   },
 });
