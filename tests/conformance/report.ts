@@ -138,7 +138,8 @@ export function regressions(
 }
 
 function scoreLine(label: string, s: Score, seconds: number): string {
-  return `${label}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped, ` +
+  const total = s.passed + s.failed + s.skipped + s.environment;
+  return `${label}: ${total} tests, ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped, ` +
     `${s.environment} environment failures (${Math.round(seconds / 60)} min)`;
 }
 

@@ -150,9 +150,9 @@ Deno.test("renderSummary lists both scores, the regressions and every test", () 
   ]);
   assert.match(
     text,
-    /- upstream: 2 passed, 0 failed, 0 skipped, 0 environment failures \(10 min\)/,
+    /- upstream: 2 tests, 2 passed, 0 failed, 0 skipped, 0 environment failures \(10 min\)/,
   );
-  assert.match(text, /- ours: 1 passed, 1 failed/);
+  assert.match(text, /- ours: 2 tests, 1 passed, 1 failed/);
   assert.match(
     text,
     /## Pass with upstream, not with ours \(1\)\n\n- b: failed — why/,
