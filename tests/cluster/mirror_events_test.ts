@@ -188,6 +188,7 @@ Deno.test({
       );
 
       // Deleted: it comes back (the container keeps running).
+      const deletedAt = Date.now();
       await kubectl(
         "delete",
         "pod",
@@ -200,6 +201,7 @@ Deno.test({
         const p = await mirror();
         return p && p.metadata.uid !== first.metadata.uid ? p : undefined;
       }, 30_000);
+      const backMs = Date.now() - deletedAt;
 
       // Manifest edited: the mirror is replaced by one with the new hash.
       await Deno.writeTextFile(`${manifests}/web.yaml`, manifest("two"));
@@ -267,7 +269,7 @@ Deno.test({
       );
       // deno-lint-ignore no-console
       console.log(
-        `mirror pods: start → mirror ${mirrorMs} ms; events: ${podEvents.length} pod, ${nodeEvents.length} node`,
+        `mirror pods: start → mirror ${mirrorMs} ms, kubectl delete → back ${backMs} ms; events: ${podEvents.length} pod, ${nodeEvents.length} node`,
       );
     } finally {
       await late.kubelet?.stop();
