@@ -164,13 +164,21 @@ export function renderSummary(runs: readonly Run[]): string {
       lines.push(`- ${l.name}: ${l.outcome} — ${l.message}`);
     }
   }
-  for (const r of runs) {
-    lines.push("", `## ${r.kubelet}: per test`, "");
-    const sorted = [...r.results].sort((a, b) => a.name.localeCompare(b.name));
-    for (const t of sorted) {
-      const why = t.message ? ` — ${t.message}` : "";
-      lines.push(`- ${t.outcome}: ${t.name} (${t.seconds.toFixed(0)} s)${why}`);
-    }
+  // One table, a column per kubelet: "outcome (seconds)", the reason for anything but a pass.
+  const names = [...new Set(runs.flatMap((r) => r.results.map((t) => t.name)))]
+    .sort();
+  const byRun = runs.map((r) => new Map(r.results.map((t) => [t.name, t])));
+  lines.push("", "## Per test", "");
+  lines.push(`| test | ${runs.map((r) => r.kubelet).join(" | ")} |`);
+  lines.push(`| --- |${runs.map(() => " --- |").join("")}`);
+  for (const name of names) {
+    const cells = byRun.map((m) => {
+      const t = m.get(name);
+      if (!t) return "not run";
+      const why = t.message ? `: ${t.message}` : "";
+      return `${t.outcome} (${t.seconds.toFixed(0)} s)${why}`;
+    });
+    lines.push(`| ${name} | ${cells.join(" | ")} |`.replaceAll("\n", " "));
   }
   return lines.join("\n") + "\n";
 }

@@ -159,6 +159,6 @@ Deno.test("renderSummary lists both scores, the regressions and every test", () 
   );
   assert.match(
     text,
-    /## ours: per test\n\n- passed: a \(1 s\)\n- failed: b \(1 s\) — why/,
+    /\| test \| upstream \| ours \|\n\| --- \| --- \| --- \|\n\| a \| passed \(1 s\) \| passed \(1 s\) \|\n\| b \| passed \(1 s\) \| failed \(1 s\): why \|/,
   );
 });
