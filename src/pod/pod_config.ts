@@ -1,12 +1,12 @@
 /**
- * Merges the snapshots of every pod source (file, http, later api) into incremental
+ * Merges the snapshots of every pod source (file, http, api) into incremental
  * {@linkcode PodUpdate}s, the way the kubelet's `PodConfig` does in its incremental mode.
  *
  * Each source reports its full set of pods (`set(source, pods)`); the merger diffs it against
  * what that source reported before and emits REMOVE (pods gone), ADD (new UIDs) and UPDATE
- * (same UID, changed content) updates, in that order. `allSourcesReady()` is true once every
- * configured source has reported at least once: deleting anything before that would kill pods
- * a slow source has simply not listed yet.
+ * (same UID, changed spec, labels, annotations or deletion request) updates, in that order.
+ * `allSourcesReady()` is true once every configured source has reported at least once:
+ * deleting anything before that would kill pods a slow source has simply not listed yet.
  *
  * @module
  */
@@ -121,13 +121,25 @@ export class PodConfig {
   }
 }
 
-/** Equal content, ignoring the `config.seen` stamp. */
+/**
+ * Equal as the kubelet sees a pod (upstream `podsDifferSemantically`): spec, labels,
+ * annotations (the `config.seen` stamp aside) and the deletion request. A new status or
+ * resourceVersion alone (the API server echoing the kubelet's own status write) is no update;
+ * the stored copy still takes it.
+ */
 function samePod(a: Pod, b: Pod): boolean {
-  return canonicalJson(withoutSeen(a)) === canonicalJson(withoutSeen(b));
+  return canonicalJson(semantics(a)) === canonicalJson(semantics(b));
 }
 
-function withoutSeen(pod: Pod): Pod {
+function semantics(pod: Pod): unknown {
   const annotations = { ...pod.metadata.annotations };
   delete annotations[CONFIG_SEEN_ANNOTATION];
-  return { ...pod, metadata: { ...pod.metadata, annotations } };
+  return {
+    spec: pod.spec,
+    labels: pod.metadata.labels ?? {},
+    annotations,
+    deletionTimestamp: pod.metadata.deletionTimestamp ?? null,
+    deletionGracePeriodSeconds: pod.metadata.deletionGracePeriodSeconds ??
+      null,
+  };
 }

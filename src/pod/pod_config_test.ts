@@ -65,3 +65,34 @@ Deno.test("PodConfig.allSourcesReady() waits for every source, even an empty one
   assert.equal(config.allSourcesReady(), true);
   assert.equal(config.sourceSeen("http"), true);
 });
+
+Deno.test("PodConfig.set() reports no update for a new status or resourceVersion alone, but keeps the new copy", () => {
+  const seen: PodUpdate[] = [];
+  const config = new PodConfig({ clock: new FakeClock() }, {
+    sources: ["api"],
+    onUpdate: (u) => seen.push(u),
+  });
+  const pod: Pod = {
+    metadata: {
+      name: "a",
+      namespace: "default",
+      uid: "u",
+      resourceVersion: "1",
+    },
+    spec: { containers: [{ name: "c", image: "busybox" }] },
+  };
+  config.set("api", [pod]);
+  const echoed: Pod = {
+    ...pod,
+    metadata: { ...pod.metadata, resourceVersion: "2" },
+    status: { phase: "Running" },
+  };
+  config.set("api", [echoed]);
+  assert.deepEqual(seen.map((u) => u.op), ["ADD"]);
+  assert.equal(config.pods()[0]!.status?.phase, "Running");
+  config.set("api", [{
+    ...echoed,
+    metadata: { ...echoed.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  }]);
+  assert.deepEqual(seen.map((u) => u.op), ["ADD", "UPDATE"]);
+});
