@@ -1,0 +1,69 @@
+/**
+ * Run by volumes_permissions_test.ts under path-scoped grants (as the compiled kubelet runs):
+ * sets up a pod's volumes under the root dir given as the first argument and prints the
+ * results as JSON.
+ */
+import type { Pod } from "../../../src/api/mod.ts";
+import { CaptureLogger } from "../../../src/log/testing.ts";
+import { createVolumeManager } from "../../../src/volume/mod.ts";
+
+const root = Deno.args[0]!;
+const logger = new CaptureLogger();
+const volumes = createVolumeManager({ logger }, { rootDir: root });
+const pod = (labels: Record<string, string>, extra: unknown[] = []) =>
+  ({
+    metadata: { name: "p", namespace: "ns", uid: "u1", labels },
+    spec: {
+      containers: [{
+        name: "c",
+        volumeMounts: [
+          { name: "data", mountPath: "/d", subPath: "a/b" },
+          { name: "info", mountPath: "/i" },
+          { name: "host", mountPath: "/h" },
+        ],
+      }],
+      volumes: [
+        { name: "data", emptyDir: {} },
+        {
+          name: "info",
+          downwardAPI: {
+            items: [{
+              path: "labels",
+              fieldRef: { fieldPath: "metadata.labels" },
+            }],
+          },
+        },
+        {
+          name: "host",
+          hostPath: { path: `${root}/host/made`, type: "DirectoryOrCreate" },
+        },
+        ...extra,
+      ],
+    },
+  }) as unknown as Pod;
+const first = await volumes.setUpPod(pod({ v: "1" }));
+const second = await volumes.setUpPod(pod({ v: "2" }));
+const mounts = await volumes.containerMounts(
+  pod({ v: "2" }),
+  pod({ v: "2" }).spec.containers[0]!,
+  { expand: (s) => s, running: new Set() },
+);
+const labels = await Deno.readTextFile(
+  `${root}/pods/u1/volumes/kubernetes.io~downward-api/info/labels`,
+);
+const outside = await createVolumeManager({ logger }, { rootDir: root })
+  .setUpPod(
+    pod({ v: "3" }, [{
+      name: "etc",
+      hostPath: { path: "/etc/kts-h4-nope", type: "DirectoryOrCreate" },
+    }]),
+  );
+// deno-lint-ignore no-console
+console.log(JSON.stringify({
+  first,
+  second,
+  mounts,
+  outside,
+  labels,
+  warnings: logger.records.map((r) => r.msg),
+}));
