@@ -7,6 +7,8 @@
  * by a SubjectAccessReview.
  */
 import assert from "node:assert/strict";
+import { endpoint, IMAGE } from "../pod/_containerd_e2e.ts";
+import { streamingContainers } from "../server/_stream_client.ts";
 import { startApiKubelet } from "./_api_kubelet.ts";
 import {
   cluster,
@@ -15,10 +17,6 @@ import {
   kubectl,
   waitFor,
 } from "./_cluster.ts";
-
-const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
-const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
-  "kts.local/busybox:latest";
 
 function kubectlCommand(args: string[], stdin: "piped" | "null" = "null") {
   return new Deno.Command(`${cluster.bin}/kubectl`, {
@@ -73,11 +71,11 @@ interface PodJson {
 Deno.test({
   name:
     "kubectl exec, attach, port-forward, logs and get --raw reach kubelet.ts through the API server",
-  ignore: clusterMissing !== undefined || CRI_ENDPOINT === "",
+  ignore: clusterMissing !== undefined || endpoint === "",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const k = await startApiKubelet("h3-stream", CRI_ENDPOINT);
+    const k = await startApiKubelet("h3-stream", endpoint);
     const ns = k.node;
     try {
       const manifest = JSON.stringify({
@@ -89,25 +87,7 @@ Deno.test({
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 1,
-          containers: [{
-            name: "httpd",
-            image: IMAGE,
-            imagePullPolicy: "IfNotPresent",
-            command: [
-              "sh",
-              "-c",
-              "mkdir -p /www && echo served-by-httpd > /www/index.html && exec httpd -f -p 8080 -h /www",
-            ],
-          }, {
-            name: "talker",
-            image: IMAGE,
-            imagePullPolicy: "IfNotPresent",
-            command: [
-              "sh",
-              "-c",
-              "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done",
-            ],
-          }, {
+          containers: [...streamingContainers(IMAGE), {
             name: "crasher",
             image: IMAGE,
             imagePullPolicy: "IfNotPresent",

@@ -220,3 +220,29 @@ export function websocketHeaders(protocols: string[]): Record<string, string> {
     "Sec-WebSocket-Protocol": protocols.join(", "),
   };
 }
+
+/**
+ * The containers of the streaming tests' pod: busybox httpd serving "served-by-httpd" on 8080
+ * and a talker printing "tick N" every 0.2 s.
+ */
+export function streamingContainers(image: string): unknown[] {
+  return [{
+    name: "httpd",
+    image,
+    imagePullPolicy: "IfNotPresent",
+    command: [
+      "sh",
+      "-c",
+      "mkdir -p /www && echo served-by-httpd > /www/index.html && exec httpd -f -p 8080 -h /www",
+    ],
+  }, {
+    name: "talker",
+    image,
+    imagePullPolicy: "IfNotPresent",
+    command: [
+      "sh",
+      "-c",
+      "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done",
+    ],
+  }];
+}
