@@ -4,10 +4,10 @@ import { RecordedEvents } from "../events/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createSimRuntime } from "../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../status/mod.ts";
-import { createPodSyncer } from "./pod_syncer.ts";
+import { createPodSyncer, type PodSyncerOptions } from "./pod_syncer.ts";
 import type { Pod } from "./types.ts";
 
-function setup() {
+function setup(dns?: PodSyncerOptions["dns"]) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const runtime = createSimRuntime({ clock });
   const events = new RecordedEvents();
@@ -23,6 +23,7 @@ function setup() {
     podLogsDir: "/var/log/pods",
     serializeImagePulls: true,
     nodeName: "node-a",
+    ...(dns ? { dns } : {}),
   });
   return { syncer, events, signal: new AbortController().signal };
 }
@@ -90,25 +91,9 @@ Deno.test("stopping a pod records Killing with upstream's message", async () => 
 });
 
 Deno.test("a ClusterFirst pod without clusterDNS records MissingClusterDNS on the node and the pod", async () => {
-  const clock = new FakeClock(Date.UTC(2026, 0, 1));
-  const runtime = createSimRuntime({ clock });
-  const events = new RecordedEvents();
-  const syncer = createPodSyncer({
-    runtime,
-    images: runtime,
-    clock,
-    logger: new CaptureLogger(),
-    statusManager: createPodStatusManager(),
-    mkdir: () => Promise.resolve(),
-    events,
-  }, {
-    podLogsDir: "/var/log/pods",
-    serializeImagePulls: true,
-    nodeName: "node-a",
-    dns: {
-      clusterDNS: [],
-      host: { servers: ["1.1.1.1"], searches: [], options: [] },
-    },
+  const { syncer, events } = setup({
+    clusterDNS: [],
+    host: { servers: ["1.1.1.1"], searches: [], options: [] },
   });
   await syncer.syncPod(
     { pod, updateType: "create" },

@@ -141,3 +141,16 @@ export function conditionTrue(
     c.type === type && c.status === "True"
   ) ?? false;
 }
+
+/** Deletes a test node's Node and Lease (whatever of them exists; errors ignored). */
+export async function deleteNode(node: string): Promise<void> {
+  await kubectl("delete", "node", node, "--ignore-not-found").catch(() => {});
+  await kubectl(
+    "-n",
+    "kube-node-lease",
+    "delete",
+    "lease",
+    node,
+    "--ignore-not-found",
+  ).catch(() => {});
+}

@@ -17,7 +17,13 @@ import { CaptureLogger } from "../../src/log/testing.ts";
 import { createPodSyncer } from "../../src/pod/mod.ts";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { createPodStatusManager } from "../../src/status/mod.ts";
-import { clusterMissing, getJson, kubectl, waitFor } from "./_cluster.ts";
+import {
+  clusterMissing,
+  deleteNode,
+  getJson,
+  kubectl,
+  waitFor,
+} from "./_cluster.ts";
 
 const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
 const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
@@ -300,17 +306,7 @@ Deno.test({
           `involvedObject.name=${name}`,
         ).catch(() => {});
       }
-      await kubectl("delete", "node", node, "--ignore-not-found").catch(
-        () => {},
-      );
-      await kubectl(
-        "-n",
-        "kube-node-lease",
-        "delete",
-        "lease",
-        node,
-        "--ignore-not-found",
-      ).catch(() => {});
+      await deleteNode(node);
       await runtime.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
