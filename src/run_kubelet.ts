@@ -15,6 +15,7 @@ import type { EventRecorder } from "./events/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import {
   createContainerGc,
+  createContainerLogs,
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
@@ -60,6 +61,10 @@ export interface KubeletRunContext {
     clusterDNS?: string[] | undefined;
     clusterDomain?: string | undefined;
     seccompDefault?: boolean | undefined;
+    containerLogMaxSize?: string | undefined;
+    containerLogMaxFiles?: number | undefined;
+    containerLogMaxWorkers?: number | undefined;
+    containerLogMonitorInterval?: string | undefined;
     /** Sysctls pods may set beyond the safe set (names or `prefix*`). */
     allowedUnsafeSysctls?: string[] | undefined;
     configMapAndSecretChangeDetectionStrategy?: string | undefined;
@@ -249,12 +254,14 @@ export async function runKubelet(
         config.configMapAndSecretChangeDetectionStrategy,
       ),
     });
+  const containerLogs = createContainerLogs({ runtime, clock, logger }, config);
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
     clock,
     logger,
     statusManager,
+    logLinks: containerLogs.links,
     probes: probeResults,
     ...(podObjects ? { objects: podObjects } : {}),
     ...(cluster ? { events: cluster.events } : {}),
@@ -280,6 +287,7 @@ export async function runKubelet(
   });
   const containerGc = createContainerGc({
     runtime,
+    logLinks: containerLogs.links,
     clock,
     logger: logger.with({ component: "container-gc" }),
   }, {
@@ -359,6 +367,7 @@ export async function runKubelet(
     });
   });
   kubelet.start();
+  const logRotation = containerLogs.run(ctx.signal);
   const healthz = runHealthzServer({
     clock,
     logger: logger.with({ component: "healthz" }),
@@ -383,6 +392,7 @@ export async function runKubelet(
   podObjects?.close();
   await cluster?.stop();
   await kubelet.stop();
+  await logRotation;
   await runtime.close();
   return 0;
 }

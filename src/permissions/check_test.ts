@@ -139,7 +139,11 @@ Deno.test("permissionsHook.flagsFor() renders the plan as flags", async () => {
     config: { containerRuntimeEndpoint: "sim://" },
     flags: { rootDir: "/tmp/kts" },
   });
-  assert.ok(flags.includes("--allow-write=/run/kubelet.ts/memory,/tmp/kts,/var/log/pods"));
+  assert.ok(
+    flags.includes(
+      "--allow-write=/run/kubelet.ts/memory,/tmp/kts,/var/log/containers,/var/log/pods",
+    ),
+  );
   assert.ok(flags.every((f) => !/allow-(all|run|ffi)/.test(f)));
 });
 

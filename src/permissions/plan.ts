@@ -41,7 +41,8 @@ export const PLAN_DEFAULTS = {
  */
 export const KUBELET_SYS_NAMES: Readonly<Record<string, string>> = {
   hostname: "node name defaults to the hostname (no --hostname-override)",
-  osRelease: "node status nodeInfo.kernelVersion (API server mode)",
+  osRelease:
+    "the kernel version: which safe sysctls pods may set, node status nodeInfo.kernelVersion",
   networkInterfaces: "node status addresses (API server mode)",
   systemMemoryInfo: "memory capacity and the memory.available eviction signal",
   statfs: "nodefs/imagefs capacity and eviction signals",
@@ -49,15 +50,15 @@ export const KUBELET_SYS_NAMES: Readonly<Record<string, string>> = {
 
 /**
  * The sys names a configuration needs: `hostname` only without
- * `--hostname-override`; `osRelease`/`networkInterfaces` only when the
- * kubelet reports node status to an API server (a kubeconfig is set);
- * `systemMemoryInfo`/`statfs` always (eviction signals).
+ * `--hostname-override`; `networkInterfaces` only when the kubelet reports
+ * node status to an API server (a kubeconfig is set); `systemMemoryInfo`/
+ * `statfs` (eviction signals) and `osRelease` (the safe sysctl list) always.
  */
 export function sysNamesFor(flags: PlanFlags): string[] {
-  const names = ["systemMemoryInfo", "statfs"];
+  const names = ["systemMemoryInfo", "statfs", "osRelease"];
   if (!flags.hostnameOverride?.trim()) names.push("hostname");
   if (flags.kubeconfig || flags.bootstrapKubeconfig) {
-    names.push("osRelease", "networkInterfaces");
+    names.push("networkInterfaces");
   }
   return names;
 }
@@ -204,6 +205,8 @@ function addEndpoint(b: PlanBuilder, endpoint: string, field: string): void {
 
 /** The net grant for the runtime's streaming server: every port of the loopback address. */
 export const STREAMING_SERVER_GRANT = "127.0.0.1";
+/** Upstream's legacy container log link directory (for the default `podLogsDir`). */
+export const CONTAINER_LOG_LINKS_DIR = "/var/log/containers";
 
 /** The net grant for the CRI client's request URL host. */
 export const CRI_URL_GRANT = "cri.invalid:80";
@@ -301,6 +304,12 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   const logs = b.path(config.podLogsDir || PLAN_DEFAULTS.podLogsDir, base);
   b.add("read", logs, "podLogsDir");
   b.add("write", logs, "podLogsDir");
+  if (logs === PLAN_DEFAULTS.podLogsDir) {
+    // the legacy container log links (hard links under these scoped grants); with another
+    // podLogsDir they go under it (src/pod/container_logs.ts)
+    b.add("read", CONTAINER_LOG_LINKS_DIR, "container log links");
+    b.add("write", CONTAINER_LOG_LINKS_DIR, "container log links");
+  }
 
   const runtime = config.containerRuntimeEndpoint ||
     PLAN_DEFAULTS.containerRuntimeEndpoint;

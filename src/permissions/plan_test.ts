@@ -20,12 +20,14 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "/run/containerd/containerd.sock",
     "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
+    "/var/log/containers",
     "/var/log/pods",
   ]);
   assert.deepEqual(plan.write, [
     "/run/containerd/containerd.sock",
     "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
+    "/var/log/containers",
     "/var/log/pods",
   ]);
   assert.deepEqual(plan.net, [
@@ -40,7 +42,12 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "LOG_STREAM",
     "LOG_TOKENS",
   ]);
-  assert.deepEqual(plan.sys, ["hostname", "statfs", "systemMemoryInfo"]);
+  assert.deepEqual(plan.sys, [
+    "hostname",
+    "osRelease",
+    "statfs",
+    "systemMemoryInfo",
+  ]);
   for (const forbidden of ["all", "run", "ffi"]) {
     assert.ok(!plan.grants.some((g) => (g.name as string) === forbidden));
   }
@@ -70,6 +77,7 @@ Deno.test("planPermissions() grants nothing for the sim:// runtime", async () =>
   assert.deepEqual(plan.write, [
     "/run/kubelet.ts/memory",
     "/tmp/r",
+    "/var/log/containers",
     "/var/log/pods",
   ]);
 });
@@ -240,6 +248,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
     "/run/containerd/containerd.sock",
     "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
+    "/var/log/containers",
     "/var/log/pods",
   ]);
   assert.ok(plan.read.includes("/etc/kubernetes/manifests"));
@@ -267,7 +276,11 @@ Deno.test("planPermissions() grants sys names only for the features in use", asy
     config: {},
     flags: { hostnameOverride: "node-1" },
   }, { readFile: noFile });
-  assert.deepEqual(standalone.sys, ["statfs", "systemMemoryInfo"]);
+  assert.deepEqual(standalone.sys, [
+    "osRelease",
+    "statfs",
+    "systemMemoryInfo",
+  ]);
   const connected = await planPermissions({
     config: {},
     flags: { kubeconfig: "/etc/k/kubelet.conf" },

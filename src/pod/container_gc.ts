@@ -11,7 +11,13 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { isNotFound, type RuntimeService } from "../runtime/mod.ts";
-import { POD_UID_LABEL } from "./container_config.ts";
+import {
+  CONTAINER_NAME_LABEL,
+  POD_NAME_LABEL,
+  POD_NAMESPACE_LABEL,
+  POD_UID_LABEL,
+} from "./container_config.ts";
+import type { ContainerLogLinks } from "./container_log_links.ts";
 import { errorText } from "./pod_kill.ts";
 
 export {
@@ -83,6 +89,8 @@ export interface ContainerGcDeps {
   clock: Clock;
   logger: Logger;
   fs?: GcFileSystem;
+  /** `/var/log/containers` links: removed with their container, dead ones swept. */
+  logLinks?: Pick<ContainerLogLinks, "remove" | "removeStale">;
 }
 
 /** Options of {@linkcode createContainerGc}. */
@@ -208,6 +216,7 @@ class CriContainerGc implements ContainerGc {
     await this.#evictSandboxes(pass, states, left, evictNonDeletedPods);
     if (options.allSourcesReady) {
       await this.#evictPodLogDirectories(pass, states);
+      await this.#removeDeadLogLinks(pass);
       if (this.#options.rootDir) {
         await removePodDirectories(this.#fs, this.#options.rootDir, states, {
           inUse: new Set(left.map((c) => c.uid)),
@@ -256,6 +265,13 @@ class CriContainerGc implements ContainerGc {
         );
         const path = res.status?.logPath ?? "";
         if (path) await removeWithRotations(this.#fs, path);
+        const labels = res.status?.labels ?? {};
+        await this.#deps.logLinks?.remove({
+          podName: labels[POD_NAME_LABEL] ?? "",
+          podNamespace: labels[POD_NAMESPACE_LABEL] ?? "",
+          containerName: labels[CONTAINER_NAME_LABEL] ?? "",
+          containerId: id,
+        });
       });
       if (
         await pass.attempt(
@@ -297,6 +313,30 @@ class CriContainerGc implements ContainerGc {
         )
       ) pass.result.sandboxesRemoved++;
     }
+  }
+
+  /**
+   * The dead-link part of upstream `evictPodLogsDirectories`: a link whose log file is gone
+   * goes unless its container is still there and not exited.
+   */
+  async #removeDeadLogLinks(pass: GcPass): Promise<void> {
+    const links = this.#deps.logLinks;
+    if (!links) return;
+    await pass.attempt(
+      "remove dead container log links",
+      () =>
+        links.removeStale(async (containerId) => {
+          try {
+            const res = await this.#deps.runtime.containerStatus(
+              { containerId },
+              pass.call,
+            );
+            return res.status !== undefined && res.status.state !== 2;
+          } catch {
+            return false;
+          }
+        }),
+    );
   }
 
   /** Upstream `evictPodLogsDirectories`: directories of pods whose content may go. */

@@ -78,9 +78,12 @@ export { listRunningPods, runningPodStandIn } from "./runtime_pods.ts";
 export type { ListRunningPodsOptions, RunningPod } from "./runtime_pods.ts";
 export { containerHashString, hashContainer } from "./container_hash.ts";
 export {
+  CONTAINER_NAME_LABEL,
   ContainerConfigError,
   generateContainerConfig,
   generatePodSandboxConfig,
+  POD_NAME_LABEL,
+  POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
   podLogDirectory,
 } from "./container_config.ts";
@@ -139,6 +142,9 @@ export {
   runSyncLoop,
 } from "./sync_loop.ts";
 export type { LoopEvent, PodAdmission, SyncHandler } from "./sync_loop.ts";
+/** `/var/log/containers` links and log rotation (`containerLogMax*`). */
+export { createContainerLogs } from "./container_logs.ts";
+export type { ContainerLogs } from "./container_logs.ts";
 /** Pod admission for sysctls: safe ones plus `allowedUnsafeSysctls` (`SysctlForbidden`). */
 export {
   createSysctlAllowlist,

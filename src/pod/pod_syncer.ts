@@ -75,6 +75,8 @@ export interface PodSyncerDeps {
   messageReader?: TerminationMessageReader;
   /** Creates/removes termination-message files (default: the host file system). */
   messageWriter?: TerminationMessageWriter;
+  /** `/var/log/containers` links made after each container start; omitted → none. */
+  logLinks?: StartContainerDeps["logLinks"];
   /**
    * The pods' ConfigMaps and Secrets (env, `imagePullSecrets`); absent: standalone, where env
    * references to them fail as upstream's do without a kubeClient.
@@ -224,6 +226,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       : undefined;
     const start: StartContainerDeps = {
       kill: this.#kill,
+      ...(deps.logLinks ? { logLinks: deps.logLinks } : {}),
       runtime: deps.runtime,
       logger: deps.logger,
       backoff: this.#backoff,

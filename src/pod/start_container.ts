@@ -20,6 +20,7 @@ import {
 import type { ImagePuller } from "./image_puller.ts";
 import { fetchEnvObjects } from "./env_objects.ts";
 import type { ObjectGetter } from "../objects/mod.ts";
+import type { ContainerLogLinks } from "./container_log_links.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
 import {
   containerReference,
@@ -48,6 +49,8 @@ import type {
 export interface StartContainerDeps {
   /** Used to run postStart hooks and to kill a container whose postStart hook failed. */
   kill: KillDeps;
+  /** `/var/log/containers` links, made after each start; omitted → none. */
+  logLinks?: Pick<ContainerLogLinks, "link">;
   runtime: RuntimeService;
   logger: Logger;
   backoff: Backoff;
@@ -285,6 +288,13 @@ export async function startContainer(
     return failWithEvent("RunContainerError", runtimeStatusMessage(error));
   }
   record("Normal", "Started", `Started container ${container.name}`);
+  // upstream links the log for log shippers right after the start, before postStart
+  await deps.logLinks?.link({
+    podName: pod.metadata.name ?? "",
+    podNamespace: pod.metadata.namespace ?? "default",
+    containerName: container.name,
+    containerId,
+  }, `${ctx.sandboxConfig.logDirectory ?? ""}/${config.logPath ?? ""}`);
   const postStart = container.lifecycle?.postStart;
   if (postStart) {
     const failure = await runLifecycleHook(deps.kill, {
