@@ -18,6 +18,13 @@ export const clusterMissing = cluster.kubeconfig && cluster.bin
   ? undefined
   : 'no control plane: run `eval "$(bash scripts/cluster_env.sh up)"` (sets KUBELET_TS_KUBECONFIG)';
 
+/** The shared containerd of scripts/cri_env.sh; empty when it is not up. */
+export const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
+
+/** The image scripts/cri_env.sh imports into every containerd it starts. */
+export const CRI_IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
+  "kts.local/busybox:latest";
+
 /** The registry image every containerd instance of scripts/cri_env.sh can pull. */
 export const REGISTRY_IMAGE = Deno.env.get("KUBELET_TS_CRI_REGISTRY_IMAGE") ??
   "127.0.0.1:5000/kts/busybox:latest";

@@ -19,15 +19,13 @@ import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { createPodStatusManager } from "../../src/status/mod.ts";
 import {
   clusterMissing,
+  CRI_ENDPOINT,
+  CRI_IMAGE as IMAGE,
   deleteNode,
   getJson,
   kubectl,
   waitFor,
 } from "./_cluster.ts";
-
-const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
-const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
-  "kts.local/busybox:latest";
 
 interface PodJson {
   metadata: {
