@@ -19,7 +19,7 @@ import {
   buildSummary,
   type CriPodSandboxStats,
   type FsFigures,
-} from "./server/stats/summary.ts";
+} from "./server/mod.ts";
 
 /** What the summary reads. */
 export interface StatsDeps {

@@ -67,6 +67,14 @@ export type {
   StreamingHost,
   StreamOptions,
 } from "./routes/streaming.ts";
+/** `/stats/summary`: the pure conversion from CRI stats and the node's figures. */
+export { buildSummary, cpuAndMemoryOnly } from "./stats/summary.ts";
+export type {
+  CriContainerStats,
+  CriPodSandboxStats,
+  FsFigures,
+  SummaryInput,
+} from "./stats/summary.ts";
 /** Authentication, authorization and the path → attributes table. */
 export { ANONYMOUS_USER, createAuthenticator } from "./auth/authenticate.ts";
 export type {
