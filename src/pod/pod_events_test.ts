@@ -7,7 +7,7 @@ import { createPodStatusManager } from "../status/mod.ts";
 import { createPodSyncer, type PodSyncerOptions } from "./pod_syncer.ts";
 import type { Pod } from "./types.ts";
 
-function setup(dns?: PodSyncerOptions["dns"]) {
+function setup(options: Partial<PodSyncerOptions> = {}) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const runtime = createSimRuntime({ clock });
   const events = new RecordedEvents();
@@ -23,7 +23,7 @@ function setup(dns?: PodSyncerOptions["dns"]) {
     podLogsDir: "/var/log/pods",
     serializeImagePulls: true,
     nodeName: "node-a",
-    ...(dns ? { dns } : {}),
+    ...options,
   });
   return { syncer, events, signal: new AbortController().signal };
 }
@@ -92,8 +92,10 @@ Deno.test("stopping a pod records Killing with upstream's message", async () => 
 
 Deno.test("a ClusterFirst pod without clusterDNS records MissingClusterDNS on the node and the pod", async () => {
   const { syncer, events } = setup({
-    clusterDNS: [],
-    host: { servers: ["1.1.1.1"], searches: [], options: [] },
+    dns: {
+      clusterDNS: [],
+      host: { servers: ["1.1.1.1"], searches: [], options: [] },
+    },
   });
   await syncer.syncPod(
     { pod, updateType: "create" },
@@ -110,4 +112,31 @@ Deno.test("a ClusterFirst pod without clusterDNS records MissingClusterDNS on th
       'pod: "web_default(u1)". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.',
     ],
   ]);
+});
+
+Deno.test("a volume that cannot be set up records FailedMount on the pod", async () => {
+  const rootDir = await Deno.makeTempDir();
+  try {
+    const { syncer, events, signal } = setup({ rootDir });
+    await syncer.syncPod({
+      pod: {
+        ...pod,
+        spec: {
+          ...pod.spec,
+          volumes: [{ name: "cfg", configMap: { name: "settings" } }],
+        },
+      },
+      updateType: "create",
+    }, signal);
+    const [failed] = events.events;
+    assert.equal(failed?.reason, "FailedMount");
+    assert.equal(failed?.type, "Warning");
+    assert.equal(failed?.object.fieldPath, undefined);
+    assert.match(
+      failed?.message ?? "",
+      /^MountVolume\.SetUp failed for volume "cfg" : /,
+    );
+  } finally {
+    await Deno.remove(rootDir, { recursive: true });
+  }
 });

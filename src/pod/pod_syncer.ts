@@ -22,10 +22,11 @@ import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
 import { createImagePuller } from "./image_puller.ts";
-import type { PodEventRecorder } from "./pod_events.ts";
+import { type PodEventRecorder, podReference } from "./pod_events.ts";
 import { createVolumeManager, type VolumeManager } from "../volume/mod.ts";
 import { pullSecretsFor } from "./pull_credentials.ts";
-import type { ObjectGetter } from "../objects/mod.ts";
+import type { ObjectGetter, TokenSource } from "../objects/mod.ts";
+import { withObjectVolumes } from "./object_volumes.ts";
 import {
   createPodEnvironment,
   type PodEnvironment,
@@ -82,6 +83,11 @@ export interface PodSyncerDeps {
    * references to them fail as upstream's do without a kubeClient.
    */
   objects?: ObjectGetter;
+  /**
+   * Service account tokens for projected volumes; with `objects`, configMap, secret and
+   * projected volumes are written from the API server's objects.
+   */
+  tokens?: TokenSource;
   /** Pod and container lifecycle events; omitted → none. */
   events?: PodEventRecorder;
 }
@@ -216,7 +222,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         { images: deps.images, logger: deps.logger },
         options.environment,
       );
-    this.#volumes = options.rootDir
+    const volumes = options.rootDir
       ? createVolumeManager({ logger: deps.logger }, {
         rootDir: options.rootDir,
         ...(options.memoryVolumeDir
@@ -224,6 +230,11 @@ class KubePodSyncer implements RuntimePodSyncer {
           : {}),
       })
       : undefined;
+    this.#volumes = volumes && objects && deps.tokens && options.rootDir
+      ? withObjectVolumes(volumes, { objects, tokens: deps.tokens }, {
+        rootDir: options.rootDir,
+      })
+      : volumes;
     const start: StartContainerDeps = {
       kill: this.#kill,
       ...(deps.logLinks ? { logLinks: deps.logLinks } : {}),
@@ -334,6 +345,14 @@ class KubePodSyncer implements RuntimePodSyncer {
         : {}),
     });
     const mount = await this.#volumes?.setUpPod(pod);
+    if (mount && !mount.ok) {
+      this.#deps.events?.event(
+        podReference(pod),
+        "Warning",
+        mount.reason,
+        mount.message,
+      );
+    }
     const results = mount && !mount.ok
       ? mountFailures(pod, before, mount.message)
       : await executePodActions(this.#execDeps, {
