@@ -24,15 +24,36 @@ export function podStatusPatch(
   const status: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     if (key === "conditions") continue;
-    const a = before[key];
-    const b = after[key];
+    const a = pruned(before[key]);
+    const b = pruned(after[key]);
     if (b === undefined) {
       if (a !== undefined && CLEARED_BY_KUBELET.has(key)) status[key] = null;
-    } else if (b !== undefined && !jsonEqual(a, b)) status[key] = b;
+    } else if (!jsonEqual(a, b)) status[key] = after[key];
   }
   const changedConditions = (next.conditions ?? []).filter((c) =>
-    !old?.conditions?.some((o) => jsonEqual(o, c))
+    !old?.conditions?.some((o) => jsonEqual(pruned(o), pruned(c)))
   );
   if (changedConditions.length) status.conditions = changedConditions;
   return Object.keys(status).length ? { metadata: { uid }, status } : undefined;
+}
+
+/**
+ * The value as the API server stores it: empty strings, nulls, empty objects and lists are
+ * omitted there (`omitempty`), so they must not count as a difference.
+ */
+function pruned(value: unknown): unknown {
+  if (value === null || value === "") return undefined;
+  if (Array.isArray(value)) {
+    const items = value.map(pruned).filter((v) => v !== undefined);
+    return items.length ? items : undefined;
+  }
+  if (typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const p = pruned(v);
+      if (p !== undefined) out[k] = p;
+    }
+    return Object.keys(out).length ? out : undefined;
+  }
+  return value;
 }

@@ -5,7 +5,7 @@
  *
  * - A status change wakes the loop at once; every `syncPeriodMs` (10 s) every pod whose latest
  *   version was not written yet (a failed write) is tried again, so the latest status is never
- *   lost.
+ *   lost, and so is every API pod whose watched status differs from ours.
  * - Each write GETs the pod, skips it when the UID differs (the pod was recreated), and sends a
  *   two-way merge patch with the UID precondition only when something changed. A 409 retries
  *   with a fresh GET.
@@ -140,7 +140,7 @@ export class PodStatusSync {
       const entry = statuses.get(uid);
       if (!pod) continue;
       try {
-        await this.#syncPod(pod, entry, signal);
+        await this.#syncPod(pod, entry, full, signal);
       } catch (cause) {
         if (signal?.aborted) return;
         this.#deps.logger.error("Failed to update the pod status", {
@@ -154,6 +154,7 @@ export class PodStatusSync {
   async #syncPod(
     pod: Pod,
     entry: { version: number; status: PodStatus } | undefined,
+    full: boolean,
     signal?: AbortSignal,
   ): Promise<void> {
     const uid = pod.metadata.uid!;
@@ -170,7 +171,11 @@ export class PodStatusSync {
     const deleting = fromApi && !!pod.metadata.deletionTimestamp;
     const deletable = deleting && this.#deps.podTerminated(uid);
     if (deleting && !deletable) this.#awaitingTermination.add(uid);
-    if (entry && this.#written.get(uid) !== entry.version) {
+    // The full pass also repairs an API status someone else changed (upstream
+    // `needsReconcile`), judged from the watched copy without a GET.
+    const stale = entry && (this.#written.get(uid) !== entry.version ||
+      (full && fromApi && podStatusPatch(uid, pod.status, entry.status)));
+    if (entry && stale) {
       const ok = await this.#writeStatus(target, entry.status, signal);
       if (!ok) return;
       this.#written.set(uid, entry.version);

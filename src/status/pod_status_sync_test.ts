@@ -68,6 +68,38 @@ Deno.test("podStatusPatch() carries the UID, only changed fields, and never clea
   );
 });
 
+Deno.test("podStatusPatch() ignores what the API server omits (empty strings, lists, objects)", () => {
+  assert.equal(
+    podStatusPatch("u", {
+      phase: "Running",
+      containerStatuses: [{
+        name: "c",
+        image: "i",
+        imageID: "",
+        ready: true,
+        restartCount: 0,
+        state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
+        lastState: {},
+      }],
+    }, {
+      phase: "Running",
+      message: "",
+      podIPs: [],
+      containerStatuses: [{
+        name: "c",
+        image: "i",
+        imageID: "",
+        ready: true,
+        restartCount: 0,
+        state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
+        lastState: {},
+        containerID: "",
+      }],
+    }),
+    undefined,
+  );
+});
+
 Deno.test("PodStatusSync patches an API pod's status only when it changed, keeping other conditions", async () => {
   const { api, pod, statuses, sync } = setup();
   statuses.setPodStatus(pod, {
@@ -227,4 +259,24 @@ Deno.test("PodStatusSync deletes a deleted API pod that never got a status on th
   await sync.syncBatch(true);
   assert.ok(!api.pods.has("ns/web"));
   assert.equal(patches(api).length, 0);
+});
+
+Deno.test("PodStatusSync's full pass rewrites an API status someone else changed", async () => {
+  const { api, pod, config, statuses, sync } = setup();
+  statuses.setPodStatus(pod, { phase: "Running" });
+  await sync.syncBatch(false);
+  assert.equal(patches(api).length, 1);
+  // the watched copy agrees: the full pass sends nothing
+  config.pods = [{ ...pod, status: api.pods.get("ns/web")!.status! }];
+  await sync.syncBatch(true);
+  assert.equal(patches(api).length, 1);
+  // another client set phase Pending: the full pass puts Running back
+  const tampered = api.put({
+    ...api.pods.get("ns/web")!,
+    status: { ...api.pods.get("ns/web")!.status, phase: "Pending" },
+  });
+  config.pods = [{ ...pod, status: tampered.status! }];
+  await sync.syncBatch(true);
+  assert.equal(patches(api).length, 2);
+  assert.equal(api.pods.get("ns/web")!.status?.phase, "Running");
 });
