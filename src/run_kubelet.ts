@@ -26,6 +26,7 @@ import {
 import {
   type ChangeDetectionStrategy,
   createPodObjectManager,
+  createTokenManager,
   podUpdateRegistrar,
 } from "./objects/mod.ts";
 import type { MirrorPodManager } from "./pod/mod.ts";
@@ -263,7 +264,16 @@ export async function runKubelet(
     statusManager,
     logLinks: containerLogs.links,
     probes: probeResults,
-    ...(podObjects ? { objects: podObjects } : {}),
+    ...(podObjects && cluster
+      ? {
+        objects: podObjects,
+        tokens: createTokenManager({
+          api: cluster.objects,
+          clock,
+          logger: logger.with({ component: "tokens" }),
+        }),
+      }
+      : {}),
     ...(cluster ? { events: cluster.events } : {}),
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
