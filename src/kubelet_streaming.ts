@@ -10,11 +10,11 @@
 import type { Kubelet } from "./kubelet.ts";
 import {
   CONTAINER_NAME_LABEL,
+  type Pod,
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
-} from "./pod/container_config.ts";
-import type { Pod } from "./pod/mod.ts";
+} from "./pod/mod.ts";
 import {
   isNotFound,
   RuntimeError,
