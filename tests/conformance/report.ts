@@ -14,6 +14,13 @@ export interface TestResult {
   message: string;
 }
 
+/** Explains a failure by the environment: `text` found in the failure or the test name. */
+export interface EnvironmentRule {
+  in: "failure" | "name";
+  text: string;
+  why: string;
+}
+
 export interface Score {
   passed: number;
   failed: number;
@@ -48,13 +55,14 @@ function attribute(tag: string, name: string): string | undefined {
  * The test cases of a Ginkgo JUnit report whose names `select` accepts (the report also
  * lists every spec the filter left out, as skipped). Suite setup and teardown nodes, named
  * `[SynchronizedBeforeSuite]` and the like, are kept: a failed setup fails the run.
- * `missingImages` are image references this machine cannot build; a failure that names one
- * is an environment failure, never the kubelet's.
+ * A failure that `environment` explains (the failure text or the test name contains the
+ * rule's text: an image this machine cannot build, a known gap of a stand-in image) is an
+ * environment failure, never the kubelet's and never a pass.
  */
 export function parseJUnit(
   xml: string,
   select: (name: string) => boolean,
-  missingImages: readonly string[] = [],
+  environment: readonly EnvironmentRule[] = [],
 ): TestResult[] {
   const results: TestResult[] = [];
   const cases = xml.matchAll(
@@ -75,12 +83,14 @@ export function parseJUnit(
       const text = unescapeXml(
         `${attribute(failure[2] ?? "", "message") ?? ""}\n${failure[4] ?? ""}`,
       );
-      const env = missingImages.find((i) => text.includes(i));
+      const env = environment.find((e) =>
+        (e.in === "failure" ? text : name).includes(e.text)
+      );
       results.push({
         name,
         outcome: env ? "environment" : "failed",
         seconds,
-        message: env ? `needs image ${env}, not built here` : firstLine(text),
+        message: env ? env.why : firstLine(text),
       });
     } else if (skipped || attribute(head, "status") === "skipped") {
       const why = attribute(skipped?.[1] ?? "", "message") ?? "";
