@@ -11,10 +11,13 @@ import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
 import {
   type ContainerGcPolicy,
   createContainerGc,
+  createContainerLogs,
   createPodSyncer,
   createProbeResults,
+  createSysctlAllowlist,
   listRunningPods,
   type PodEnvironmentOptions,
+  sysctlAdmission,
 } from "../../src/pod/mod.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import {
@@ -103,6 +106,13 @@ export async function startE2e(
     environment?: PodEnvironmentOptions;
     /** tmpfs directory for `medium: Memory` emptyDirs. */
     memoryVolumeDir?: string;
+    /** Container log links (under `<logsDir>/.containers`) and rotation settings. */
+    containerLogs?: {
+      containerLogMaxSize?: string;
+      containerLogMonitorInterval?: string;
+    };
+    /** Sysctl admission with these `allowedUnsafeSysctls`. */
+    allowedUnsafeSysctls?: string[];
   } = {},
 ): Promise<E2e> {
   const node = `e2e-${crypto.randomUUID().slice(0, 8)}`;
@@ -134,6 +144,14 @@ export async function startE2e(
   const mine = (name: string | undefined) => name?.endsWith(`-${node}`);
   const owns = (labels: Readonly<Record<string, string>>) =>
     mine(labels["io.kubernetes.pod.name"]) === true;
+  const logs = options.containerLogs
+    ? createContainerLogs({ runtime, clock: systemClock, logger }, {
+      ...options.containerLogs,
+      podLogsDir: `${dir}/logs`,
+    })
+    : undefined;
+  const rotation = new AbortController();
+  const rotating = logs?.run(rotation.signal);
   const build = () => {
     // a restarted kubelet starts with an empty status cache, as a new process would
     const statusManager = createPodStatusManager();
@@ -152,6 +170,7 @@ export async function startE2e(
         logger,
         statusManager,
         probes,
+        ...(logs ? { logLinks: logs.links } : {}),
       },
       {
         podLogsDir: `${dir}/logs`,
@@ -180,6 +199,16 @@ export async function startE2e(
       logger,
       probes: { runtime, statuses: statusManager, results: probes },
       statuses: statusManager,
+      ...(options.allowedUnsafeSysctls
+        ? {
+          admission: sysctlAdmission(
+            createSysctlAllowlist(options.allowedUnsafeSysctls, {
+              kernelRelease: Deno.osRelease(),
+            }),
+            statusManager,
+          ),
+        }
+        : {}),
       ...(cleanup
         ? {
           listRunningPods: () => listRunningPods(runtime, { owns }),
@@ -187,6 +216,7 @@ export async function startE2e(
             runtime,
             clock: systemClock,
             logger,
+            ...(logs ? { logLinks: logs.links } : {}),
           }, {
             podLogsDir: `${dir}/logs`,
             ...(rootDir ? { rootDir } : {}),
@@ -255,6 +285,8 @@ export async function startE2e(
     statuses: (pod) => history.get(`default/${pod}-${node}`) ?? [],
     async [Symbol.asyncDispose]() {
       await kubelet.stop();
+      rotation.abort();
+      await rotating;
       // A call the stopped kubelet aborted may still be finishing inside
       // containerd and make a removal fail for a moment: sweep until none is left.
       await waitFor("this test's sandboxes removed", async () => {
