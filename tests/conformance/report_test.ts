@@ -42,7 +42,7 @@ Deno.test("parseJUnit: selected tests with outcome, time and first message line"
       text: "e2e-test-images/nginx:",
       why: "no nginx image here",
     },
-    { in: "name", text: "Pods should cap back-off", why: "named rule" },
+    { in: "name", text: "Probing container should be", why: "named rule" },
   ]);
   assert.deepEqual(results, [
     {
@@ -55,9 +55,9 @@ Deno.test("parseJUnit: selected tests with outcome, time and first message line"
     {
       name:
         "[sig-node] Probing container should be restarted [NodeConformance]",
-      outcome: "failed",
+      outcome: "environment",
       seconds: 30.5,
-      message: "timed out waiting for the condition & more",
+      message: "named rule",
     },
     {
       name: "[sig-node] Pods should cap back-off [Slow] [NodeConformance]",
@@ -73,6 +73,14 @@ Deno.test("parseJUnit: selected tests with outcome, time and first message line"
       message: "Only supported for node OS distro [gci ubuntu]",
     },
   ]);
+});
+
+Deno.test("parseJUnit: a failure's message is its first line, entities decoded", () => {
+  const probe = parseJUnit(XML, nodeConformance).find((t) =>
+    t.name.includes("Probing")
+  );
+  assert.equal(probe?.outcome, "failed");
+  assert.equal(probe?.message, "timed out waiting for the condition & more");
 });
 
 Deno.test("parseJUnit: a failed suite setup is reported, a passed one is not a test", () => {
