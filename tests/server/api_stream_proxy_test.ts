@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { runApiServer } from "../../src/server/mod.ts";
+import { runApiServer, type TlsLimits } from "../../src/server/mod.ts";
 import {
   ALLOW_ALL,
   BASE_CONFIG,
@@ -19,6 +19,7 @@ import {
 function fakeRuntime(answer: string) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const heads: string[] = [];
+  let after = "";
   const conns: Deno.Conn[] = [];
   (async () => {
     for await (const conn of listener) {
@@ -30,13 +31,21 @@ function fakeRuntime(answer: string) {
         if (n === null) break;
         head += new TextDecoder().decode(buf.subarray(0, n));
       }
-      heads.push(head);
+      heads.push(head.slice(0, head.indexOf("\r\n\r\n") + 4));
+      after += head.slice(head.indexOf("\r\n\r\n") + 4);
       await conn.write(new TextEncoder().encode(answer)).catch(() => {});
+      for (;;) {
+        const n = await conn.read(buf).catch(() => null);
+        if (n === null) break;
+        after += new TextDecoder().decode(buf.subarray(0, n));
+      }
     }
   })().catch(() => {});
   return {
     url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/exec/tok`,
     heads,
+    /** What the client sent after its request head. */
+    after: () => after,
     close() {
       listener.close();
       for (const c of conns) {
@@ -93,6 +102,7 @@ async function upgrade(port: number, caPem: string): Promise<
 async function withApi(
   streamUrl: string,
   fn: (port: number, caPem: string) => Promise<void>,
+  limits: TlsLimits = {},
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "kts-api-proxy-" });
   const ac = new AbortController();
@@ -115,6 +125,7 @@ async function withApi(
       certDir: `${dir}/pki`,
     },
     reviewClient: ALLOW_ALL,
+    limits,
     signal: ac.signal,
     onListen: resolve,
   });
@@ -175,4 +186,44 @@ Deno.test("an unreachable streaming server is a 502 naming it", async () => {
     );
     assert.ok(closed);
   });
+});
+
+Deno.test("an upgraded session outlives the request, header and idle time limits", async () => {
+  const runtime = fakeRuntime(
+    "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n",
+  );
+  try {
+    await withApi(runtime.url, async (port, caPem) => {
+      const conn = await Deno.connectTls({
+        hostname: "127.0.0.1",
+        port,
+        caCerts: [caPem],
+      });
+      try {
+        await conn.write(new TextEncoder().encode(
+          "POST /exec/default/web/app?command=sh&output=1 HTTP/1.1\r\nHost: x\r\n" +
+            "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n",
+        ));
+        const buf = new Uint8Array(4096);
+        const n = await conn.read(buf);
+        assert.match(
+          new TextDecoder().decode(buf.subarray(0, n ?? 0)),
+          /^HTTP\/1\.1 101 /,
+        );
+        // well past every limit of the listener, the session is still open
+        await new Promise((r) => setTimeout(r, 2_500));
+        await conn.write(new TextEncoder().encode("still here"));
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(runtime.after(), "still here");
+      } finally {
+        conn.close();
+      }
+    }, {
+      requestTimeoutMs: 1_000,
+      headersTimeoutMs: 1_000,
+      idleTimeoutMs: 1_000,
+    });
+  } finally {
+    runtime.close();
+  }
 });
