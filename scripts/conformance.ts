@@ -163,6 +163,19 @@ async function waitSchedulable(bin: string, kubeconfig: string, node: string) {
   }
 }
 
+/** The selected tests of a JUnit report, scored with the environment rules. */
+function scoreReport(xml: string, sel: { focus: string; skip: string }) {
+  const focus = sel.focus ? new RegExp(sel.focus) : undefined;
+  const skip = sel.skip ? new RegExp(sel.skip) : undefined;
+  return parseJUnit(
+    xml,
+    (name) =>
+      name.includes("[NodeConformance]") && (!focus || focus.test(name)) &&
+      !(skip?.test(name)),
+    ENVIRONMENT,
+  );
+}
+
 /** One kubelet's run; returns its results. */
 async function runFor(
   kind: KubeletKind,
@@ -231,15 +244,7 @@ async function runFor(
       `${kind}: the suite wrote no JUnit report (exit ${suite.code}); see ${suiteLog}`,
     );
   }
-  const focus = opts.focus ? new RegExp(opts.focus) : undefined;
-  const skip = opts.skip ? new RegExp(opts.skip) : undefined;
-  const results = parseJUnit(
-    xml,
-    (name) =>
-      name.includes("[NodeConformance]") && (!focus || focus.test(name)) &&
-      !(skip?.test(name)),
-    ENVIRONMENT,
-  );
+  const results = scoreReport(xml, opts);
   if (results.length === 0) {
     throw new Error(
       `${kind}: the JUnit report has no selected test (suite exit ${suite.code}); see ${suiteLog}`,
@@ -252,7 +257,11 @@ async function runFor(
   );
   await Deno.writeTextFile(
     `${out}/results.json`,
-    JSON.stringify({ seconds, results }, null, 1),
+    JSON.stringify(
+      { seconds, focus: opts.focus, skip: opts.skip, results },
+      null,
+      1,
+    ),
   );
   return { kubelet: kind, results, seconds };
 }
@@ -285,12 +294,21 @@ async function main(): Promise<number> {
       await bash(["scripts/cluster_env.sh", "down"], clusterEnv(kind));
     }
   }
-  // A kubelet not run this time keeps its last results in the same --out directory.
+  // A kubelet not run this time keeps its last run in the same --out directory; its JUnit
+  // report is scored again, with the current environment rules.
   for (const kind of ["upstream", "ours"] as const) {
     if (opts.kubelets.includes(kind)) continue;
     const last = await Deno.readTextFile(`${opts.out}/${kind}/results.json`)
       .catch(() => "");
-    if (last) runs.push({ kubelet: kind, ...JSON.parse(last) });
+    const xml = await Deno.readTextFile(`${opts.out}/${kind}/junit.xml`)
+      .catch(() => "");
+    if (!last || !xml) continue;
+    const { seconds, focus = "", skip = "" } = JSON.parse(last);
+    runs.push({
+      kubelet: kind,
+      seconds,
+      results: scoreReport(xml, { focus, skip }),
+    });
   }
   const summary = renderSummary(runs);
   await Deno.writeTextFile(`${opts.out}/summary.md`, summary);
