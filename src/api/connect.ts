@@ -48,18 +48,26 @@ export function openApiClient(
   options: RestClientOptions = {},
 ): ApiConnection {
   const rest = createRestClient(deps, connection, options);
+  // Events get a client of their own, as upstream's event client: the event recorder paces
+  // them with eventRecordQPS/eventBurst, so they neither wait for nor use kubeAPIQPS.
+  const eventRest = createRestClient(deps, connection, { ...options, qps: -1 });
+  const close = () => {
+    rest.close();
+    eventRest.close();
+  };
   const open: ApiConnection = {
     api: new KubeApiClient({ rest }),
     pods: new RestPodApi({ rest }),
-    events: new RestEventApi({ rest }),
+    events: new RestEventApi({ rest: eventRest }),
     objects: new ObjectClient({ rest }),
     connection,
     reconnect(next) {
       rest.reconnect(next);
+      eventRest.reconnect(next);
       open.connection = next;
     },
-    close: () => rest.close(),
-    [Symbol.dispose]: () => rest.close(),
+    close,
+    [Symbol.dispose]: close,
   };
   return open;
 }
