@@ -47,6 +47,11 @@ rootfs_agnhost() {
   printf '%s\n' '#!/bin/sh' 'url=' 'for a in "$@"; do case "$a" in -*) ;; *) url=$a ;; esac; done' \
     'exec wget -q -O - "$url"' >"$1/usr/bin/curl"
   chmod 755 "$1/usr/bin/curl"
+  # Upstream's image carries a test serving pair for `netexec --tls-cert-file /localhost.crt`
+  # (the HTTPS lifecycle hook tests); this one is made here, self-signed.
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout "$1/localhost.key" -out "$1/localhost.crt" 2>/dev/null
   # The user and group upstream's image defines (supplemental group tests read them).
   printf 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' >>"$1/etc/passwd"
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
