@@ -8,6 +8,8 @@
  *   pod on the node uses (proof that it reads with its node identity);
  * - a pod pulls from the password-protected registry of scripts/cri_env.sh with an
  *   imagePullSecret, and a pod without it fails with ErrImagePull;
+ * - the kube-api-access volume the admission plugin injects holds a token, the CA and the
+ *   namespace;
  * - a configMap volume file appears, and an edit of the ConfigMap reaches it within the sync
  *   period (shortened to 5 s here).
  *
@@ -22,6 +24,7 @@ import { createKubelet } from "../../src/kubelet.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import {
   createPodObjectManager,
+  createTokenManager,
   podUpdateRegistrar,
 } from "../../src/objects/mod.ts";
 import { createPodSyncer, createProbeResults } from "../../src/pod/mod.ts";
@@ -50,12 +53,6 @@ const missing = clusterMissing ??
     : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
 // deno-lint-ignore no-console
 if (missing) console.log(`skipping configmaps_secrets_test: ${missing}`);
-
-/**
- * Whether the volume manager mounts configMap volumes (through `collectVolumePayload` of
- * src/objects); until then that step is skipped.
- */
-const CONFIGMAP_VOLUMES = false;
 
 interface PodJson {
   status?: {
@@ -171,6 +168,11 @@ Deno.test({
       statusManager: statuses,
       probes,
       objects,
+      tokens: createTokenManager({
+        api: joined.objects,
+        clock: systemClock,
+        logger,
+      }),
     }, {
       podLogsDir: `${dir}/logs`,
       rootDir: flags.rootDir,
@@ -345,8 +347,46 @@ Deno.test({
       });
 
       await t.step({
+        name:
+          "the injected kube-api-access volume: a bound token, the CA and the namespace",
+        fn: async () => {
+          await waitFor(
+            "the namespace's default ServiceAccount",
+            () => getJson("serviceaccount", "-n", ns, "default"),
+            30_000,
+          );
+          await apply(JSON.stringify({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "sa", namespace: ns },
+            spec: {
+              nodeName: node,
+              enableServiceLinks: false,
+              terminationGracePeriodSeconds: 1,
+              containers: [{
+                name: "main",
+                image: IMAGE,
+                imagePullPolicy: "IfNotPresent",
+                command: [
+                  "sh",
+                  "-c",
+                  "cd /var/run/secrets/kubernetes.io/serviceaccount && echo ns=$(cat namespace) && echo jwt=$(cut -c1-3 token) && grep -c 'BEGIN CERTIFICATE' ca.crt && sleep 3600",
+                ],
+              }],
+            },
+          }));
+          const out = await waitFor("the token files in the log", async () => {
+            const text = await containerLog(`${dir}/logs`, ns, "sa");
+            return text.includes("jwt=") ? text : undefined;
+          }, 60_000);
+          assert.match(out, new RegExp(`^ns=${ns}$`, "m"));
+          assert.match(out, /^jwt=eyJ$/m);
+          assert.match(out, /^[1-9]\d*$/m);
+        },
+      });
+
+      await t.step({
         name: "a configMap volume file follows an edit of the ConfigMap",
-        ignore: !CONFIGMAP_VOLUMES,
         fn: async () => {
           await apply(pod("vol", ns, node, {
             volumes: [{ name: "cfg", configMap: { name: "cfg" } }],
