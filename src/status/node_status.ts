@@ -21,6 +21,7 @@ import {
 import { nodeStatusChanged, twoWayPatch } from "./node_status_patch.ts";
 import { computeNodeStatus, type NodeFacts } from "./node_status_setters.ts";
 import {
+  nodeRebootMessage,
   nodeStatusEventMessage,
   nodeStatusEventReasons,
 } from "./node_status_events.ts";
@@ -96,6 +97,8 @@ export class NodeStatusReporter {
   #recordTransitions(previous: NodeStatus | undefined, next: NodeStatus) {
     const record = this.#deps.recordEvent;
     if (!record) return;
+    const rebooted = nodeRebootMessage(this.#name, previous, next);
+    if (rebooted) record("Warning", "Rebooted", rebooted);
     for (const reason of nodeStatusEventReasons(previous, next)) {
       record("Normal", reason, nodeStatusEventMessage(this.#name, reason));
     }

@@ -2,7 +2,8 @@
  * The node events the status setters record (upstream `nodestatus/setters.go`): a pressure
  * condition that appears or changes status records `NodeHas…`, the Ready condition records
  * `NodeReady`/`NodeNotReady` only when an existing condition changes status. The message is
- * always `Node <name> status is now: <reason>` and the type Normal.
+ * always `Node <name> status is now: <reason>` and the type Normal. Before them, a changed
+ * boot ID records the Warning `Rebooted` (the machine info setter runs first).
  * @module
  */
 import type { NodeStatus } from "../api/mod.ts";
@@ -62,4 +63,17 @@ export function nodeStatusEventMessage(
   reason: string,
 ): string {
   return `Node ${nodeName} status is now: ${reason}`;
+}
+
+/** The `Rebooted` event's message when the boot ID changed since the last report. */
+export function nodeRebootMessage(
+  nodeName: string,
+  previous: NodeStatus | undefined,
+  next: NodeStatus,
+): string | undefined {
+  const before = previous?.nodeInfo?.bootID;
+  const now = next.nodeInfo?.bootID;
+  return before && now && before !== now
+    ? `Node ${nodeName} has been rebooted, boot id: ${now}`
+    : undefined;
 }

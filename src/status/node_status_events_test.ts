@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { NodeStatus } from "../api/mod.ts";
 import {
+  nodeRebootMessage,
   nodeStatusEventMessage,
   nodeStatusEventReasons,
 } from "./node_status_events.ts";
@@ -45,5 +46,28 @@ Deno.test("changes record their reason; unchanged conditions record nothing", ()
   assert.equal(
     nodeStatusEventMessage("n1", "NodeReady"),
     "Node n1 status is now: NodeReady",
+  );
+});
+
+Deno.test("a changed boot ID is a reboot; a first one is not", () => {
+  const boot = (bootID: string): NodeStatus => ({
+    nodeInfo: {
+      machineID: "m",
+      systemUUID: "",
+      bootID,
+      kernelVersion: "",
+      osImage: "",
+      containerRuntimeVersion: "",
+      kubeletVersion: "",
+      kubeProxyVersion: "",
+      operatingSystem: "linux",
+      architecture: "amd64",
+    },
+  });
+  assert.equal(nodeRebootMessage("n1", undefined, boot("b1")), undefined);
+  assert.equal(nodeRebootMessage("n1", boot("b1"), boot("b1")), undefined);
+  assert.equal(
+    nodeRebootMessage("n1", boot("b1"), boot("b2")),
+    "Node n1 has been rebooted, boot id: b2",
   );
 });
