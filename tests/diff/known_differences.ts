@@ -59,7 +59,35 @@ function onlyMoreRestarts(detail: string): boolean {
     );
 }
 
+/**
+ * True when two container mount lists differ only in where a subPath's host path points:
+ * upstream's bind mount `<pod>/volume-subpaths/<volume>/<container>/<index>`, kubelet.ts's
+ * resolved path inside the volume `<pod>/volumes/<plugin>/<volume>/<subPath>`.
+ */
+function onlySubPathSources(detail: string): boolean {
+  const m = /^mounts: (\[.*\]) ≠ (\[.*\])$/.exec(detail);
+  if (!m) return false;
+  const norm = (json: string) =>
+    (JSON.parse(json) as { hostPath?: string }[]).map((mount) => ({
+      ...mount,
+      hostPath: (mount.hostPath ?? "")
+        .replace(/\/volume-subpaths\/([^/]+)\/[^/]+\/\d+$/, "/subpath:$1")
+        .replace(
+          /\/volumes\/kubernetes\.io~[^/]+\/([^/]+)\/.+$/,
+          "/subpath:$1",
+        ),
+    }));
+  return JSON.stringify(norm(m[1]!)) === JSON.stringify(norm(m[2]!));
+}
+
 export const KNOWN_DIFFERENCES: KnownDifference[] = [
+  {
+    scenario: "volumes",
+    what: /^container /,
+    detail: onlySubPathSources,
+    why:
+      "a subPath's host path: upstream bind-mounts an O_NOFOLLOW descriptor of it under volume-subpaths/; kubelet.ts cannot mount and hands the runtime the resolved path inside the volume, started only while no container can change it (docs/volumes.md)",
+  },
   {
     what: /^lifecycle$/,
     detail: onlyRemovals,

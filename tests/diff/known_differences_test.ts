@@ -91,3 +91,34 @@ Deno.test("explain: in the crash loop scenario only, one side may have restarted
     undefined,
   );
 });
+
+Deno.test("explain() keeps a subPath host path inside the volume, nothing else", () => {
+  const mounts = (sub: string, host = "/tmp/h") =>
+    JSON.stringify([
+      {
+        containerPath: "/s",
+        hostPath: "<root>/pods/<uid>/volumes/kubernetes.io~empty-dir/v",
+      },
+      { containerPath: "/h", hostPath: host },
+      { containerPath: "/sub", hostPath: sub },
+    ]);
+  const ours = mounts(
+    "<root>/pods/<uid>/volumes/kubernetes.io~empty-dir/v/a/b",
+  );
+  const upstream = mounts("<root>/pods/<uid>/volume-subpaths/v/app/2");
+  const d = (detail: string) => ({
+    pod: "default/volumes-n",
+    what: "container app",
+    detail,
+  });
+  assert.ok(explain("volumes: x", d(`mounts: ${ours} ≠ ${upstream}`)));
+  assert.equal(
+    explain(
+      "volumes: x",
+      d(`mounts: ${
+        mounts("<root>/pods/<uid>/volumes/kubernetes.io~empty-dir/v/a", "/etc")
+      } ≠ ${upstream}`),
+    ),
+    undefined,
+  );
+});

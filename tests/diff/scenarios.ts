@@ -305,4 +305,54 @@ export const SCENARIOS: Scenario[] = [
       await ctx.sleep(2000);
     },
   },
+  {
+    name: "volumes: emptyDir, hostPath, downwardAPI, readOnly, subPath",
+    short: true,
+    async run(ctx) {
+      await ctx.write(
+        "volumes.yaml",
+        pod("volumes", [{
+          ...sleeper("app"),
+          volumeMounts: [
+            { name: "scratch", mountPath: "/scratch" },
+            { name: "scratch", mountPath: "/ro", readOnly: true },
+            { name: "host", mountPath: "/host" },
+            { name: "info", mountPath: "/info" },
+            { name: "scratch", mountPath: "/sub", subPath: "a/b" },
+          ],
+        }], {
+          volumes: [
+            { name: "scratch", emptyDir: {} },
+            {
+              name: "host",
+              hostPath: {
+                path: `/tmp/kts-diff-volumes-${ctx.node}`,
+                type: "DirectoryOrCreate",
+              },
+            },
+            {
+              name: "info",
+              downwardAPI: {
+                items: [{
+                  path: "name",
+                  fieldRef: { fieldPath: "metadata.name" },
+                }],
+              },
+            },
+          ],
+        }),
+      );
+      await ctx.waitFor(
+        "the app started",
+        (p) => reached(p, key(ctx, "volumes"), ["StartContainer app"]),
+      );
+      await ctx.sleep(2000);
+      await ctx.remove("volumes.yaml");
+      await ctx.waitFor(
+        "the sandbox stopped",
+        (p) => reached(p, key(ctx, "volumes"), ["StopPodSandbox"]),
+      );
+      await ctx.sleep(2000);
+    },
+  },
 ];
