@@ -1,0 +1,167 @@
+/**
+ * The bundled kubelet under exactly its planned permission lists on a real containerd
+ * (`KUBELET_TS_CRI_ENDPOINT`, see scripts/cri_env.sh; skipped without it): the container log
+ * link is a hard link (Deno's scoped grants allow no symbolic link), log rotation renames,
+ * compresses and reopens the log, and the link follows the new file.
+ */
+import assert from "node:assert/strict";
+import { createCriRuntime } from "../../src/runtime/mod.ts";
+import { bundleInto, CHILD_ENV, ROOT } from "../ship/_helpers.ts";
+import { endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
+
+async function output(args: string[]): Promise<{ code: number; out: string }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args,
+    env: CHILD_ENV,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: r.code, out: new TextDecoder().decode(r.stdout) };
+}
+
+async function findFile(
+  dir: string,
+  match: (name: string) => boolean,
+): Promise<string | undefined> {
+  try {
+    for await (const e of Deno.readDir(dir)) if (match(e.name)) return e.name;
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+Deno.test({
+  name:
+    "containerd, bundled with planned permissions: hard log links that follow log rotation",
+  ignore: !endpoint,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const node = `e2e-logs-${crypto.randomUUID().slice(0, 8)}`;
+    const dir = await Deno.makeTempDir({ prefix: "kts-logs-" });
+    await Deno.mkdir(`${dir}/manifests`);
+    await Deno.mkdir(`${dir}/logs`);
+    await Deno.writeTextFile(
+      `${dir}/manifests/logger.json`,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "logger" },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [{
+            name: "app",
+            image: IMAGE,
+            imagePullPolicy: "IfNotPresent",
+            command: [
+              "sh",
+              "-c",
+              "i=0; while true; do echo line-$i-0123456789abcdef0123456789abcdef; i=$((i+1)); sleep 0.01; done",
+            ],
+          }],
+        },
+      }),
+    );
+    await Deno.writeTextFile(
+      `${dir}/config.yaml`,
+      [
+        "apiVersion: kubelet.config.k8s.io/v1beta1",
+        "kind: KubeletConfiguration",
+        `containerRuntimeEndpoint: ${endpoint}`,
+        `staticPodPath: ${dir}/manifests`,
+        `podLogsDir: ${dir}/logs`,
+        "fileCheckFrequency: 1s",
+        "healthzPort: 0",
+        "address: 127.0.0.1",
+        "containerLogMaxSize: 4Ki",
+        "containerLogMaxFiles: 3",
+        "containerLogMonitorInterval: 3s",
+        "",
+      ].join("\n"),
+    );
+    const args = [
+      "--config",
+      `${dir}/config.yaml`,
+      "--root-dir",
+      `${dir}/root`,
+      "--hostname-override",
+      node,
+    ];
+    const dry = await output([
+      "run",
+      "-A",
+      `${ROOT}main.ts`,
+      "--dry-run",
+      ...args,
+    ]);
+    assert.equal(dry.code, 0, dry.out);
+    const grants = dry.out.split("\n")
+      .filter((l) => l.startsWith("# deno permission: "))
+      .map((l) => l.slice("# deno permission: ".length));
+    assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
+    const bundle = await bundleInto(dir);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", ...grants, bundle, ...args],
+      cwd: dir,
+      env: CHILD_ENV,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    const runtime = createCriRuntime({ endpoint, timeoutMs: 30_000 });
+    try {
+      const links = `${dir}/logs/.containers`;
+      const link = await waitFor(
+        "the container log link",
+        () =>
+          findFile(links, (n) => n.startsWith(`logger-${node}_default_app-`)),
+      );
+      assert.equal((await Deno.lstat(`${links}/${link}`)).isSymlink, false);
+      const podDir = await waitFor(
+        "the pod log directory",
+        () =>
+          findFile(
+            `${dir}/logs`,
+            (n) => n.startsWith(`default_logger-${node}_`),
+          ),
+      );
+      const logDir = `${dir}/logs/${podDir}/app`;
+      await waitFor(
+        "a compressed rotation",
+        () => findFile(logDir, (n) => /^0\.log\.\d{8}-\d{6}\.gz$/.test(n)),
+        30_000,
+      );
+      const names = (await Array.fromAsync(Deno.readDir(logDir))).map((e) =>
+        e.name
+      );
+      // the live file, at most maxFiles - 2 = 1 older rotation, the newest one
+      assert.ok(names.includes("0.log"), names.join(" "));
+      assert.ok(names.length <= 3, names.join(" "));
+      await waitFor("the link to show the live log file", async () => {
+        const [a, b] = await Promise.all([
+          Deno.stat(`${links}/${link}`),
+          Deno.stat(`${logDir}/0.log`),
+        ]);
+        return a.ino === b.ino || undefined;
+      }, 10_000);
+      assert.match(
+        await Deno.readTextFile(`${links}/${link}`),
+        /stdout F line-/,
+      );
+    } finally {
+      child.kill("SIGTERM");
+      await child.status;
+      const err = await stderr;
+      const { items } = await runtime.listPodSandbox({});
+      for (const s of items.filter((s) => s.metadata?.name.endsWith(node))) {
+        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
+        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
+      }
+      await runtime.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      assert.doesNotMatch(err, /NotCapable|Requires \w+ access/);
+    }
+  },
+});
