@@ -294,6 +294,9 @@ export class ProbeWorker {
         this.#logger.warn(outcome.warning, { output });
       } else {
         this.#logger.v(1).info("Probe errored", { output });
+        unhealthy(
+          `${kind} probe errored and resulted in unknown state: ${output}`,
+        );
       }
       return;
     }

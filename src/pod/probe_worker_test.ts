@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { RecordedEvents } from "../events/testing.ts";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import type { ProbeOutcome } from "./probe_handlers.ts";
@@ -23,6 +24,7 @@ interface Setup {
   /** Outcomes the fake probe returns, in order (then "success"). */
   outcomes: ProbeOutcome["result"][];
   status: { value: PodStatus | undefined };
+  events: RecordedEvents;
   signal: AbortSignal;
 }
 
@@ -67,10 +69,12 @@ function setup(
   };
   const key = `${probeType}Probe` as const;
   const container: Container = { name: "app", image: "img", [key]: probe };
+  const events = new RecordedEvents();
   const worker = new ProbeWorker({
     runtime: { execSync: () => Promise.reject(new Error("unused")) },
     clock,
     logger,
+    events,
     results,
     statuses: { getPodStatus: () => status.value },
     onChange: (c) => void changes.push(c),
@@ -100,6 +104,7 @@ function setup(
     logger,
     outcomes,
     status,
+    events,
     signal: new AbortController().signal,
   };
 }
@@ -268,6 +273,13 @@ Deno.test("ProbeWorker.doProbe() throws unknown outcomes away and warns once", a
   assert.deepEqual(warnings.map((w) => w.msg), ["needs --allow-net=x"]);
   await probeTimes(s, 1);
   assert.equal(s.results.liveness.get("c1"), "failure");
+  // Every failed or errored attempt is an Unhealthy event on the container.
+  assert.deepEqual(s.events.lines(), [
+    "Unhealthy: Liveness probe failed: out-failure",
+    "Unhealthy: Liveness probe errored and resulted in unknown state: out-unknown",
+    "Unhealthy: Liveness probe failed: out-failure",
+  ]);
+  assert.equal(s.events.events[0]!.object.fieldPath, "spec.containers{app}");
 });
 
 Deno.test("ProbeWorker.doProbe() waits for a status and a container id, and stops for a terminal pod", async () => {
