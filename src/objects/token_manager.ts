@@ -24,12 +24,13 @@ export interface TokenSource {
 export interface TokenManager extends TokenSource {
   /** Forgets the tokens bound to the pod (it was removed). */
   deletePodTokens(podUid: string): void;
-  /** Drops expired tokens (upstream runs this every minute). */
+  /** Drops expired tokens (also done by requests, at most once a minute, as upstream's loop). */
   cleanup(): void;
 }
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_JITTER_MS = 10_000;
+const GC_PERIOD_MS = 60_000;
 
 function keyOf(ns: string, sa: string, req: TokenRequest): string {
   return JSON.stringify([
@@ -72,11 +73,20 @@ export function createTokenManager(deps: {
 }): TokenManager {
   const cache = new Map<string, TokenRequest>();
   const random = deps.random ?? Math.random;
+  let cleanedAt = deps.clock.now();
+  const cleanup = () => {
+    const now = deps.clock.now();
+    cleanedAt = now;
+    for (const [key, tr] of cache) {
+      if (now > expiresAt(tr)) cache.delete(key);
+    }
+  };
   return {
     async getServiceAccountToken(ns, sa, request, signal) {
+      const now = deps.clock.now();
+      if (now - cleanedAt >= GC_PERIOD_MS) cleanup();
       const key = keyOf(ns, sa, request);
       const cached = cache.get(key);
-      const now = deps.clock.now();
       if (
         cached && !requiresRefresh(cached, now, random() * MAX_JITTER_MS)
       ) {
@@ -112,12 +122,7 @@ export function createTokenManager(deps: {
         if (tr.spec.boundObjectRef?.uid === podUid) cache.delete(key);
       }
     },
-    cleanup() {
-      const now = deps.clock.now();
-      for (const [key, tr] of cache) {
-        if (now > expiresAt(tr)) cache.delete(key);
-      }
-    },
+    cleanup,
   };
 }
 
