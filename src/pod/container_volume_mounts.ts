@@ -7,7 +7,7 @@
  */
 
 import type { CriMount, VolumeManager } from "../volume/mod.ts";
-import { makeEnvironment } from "./container_env.ts";
+import { type EnvContext, makeEnvironment } from "./container_env.ts";
 import { expandSubPathExpr } from "./subpath_expr.ts";
 import type { Container, Pod, PodRuntimeStatus } from "./types.ts";
 
@@ -18,6 +18,8 @@ export interface VolumeMountContext {
   podIPs: string[];
   nodeName: string;
   started?: ReadonlySet<string>;
+  /** What else the container's env sees (objects, node allocatable, host IPs). */
+  env?: Partial<EnvContext>;
 }
 
 /**
@@ -39,6 +41,7 @@ export function containerVolumeMounts(
     expand(expr) {
       env ??= new Map(
         makeEnvironment(pod, container, {
+          ...context.env,
           nodeName: context.nodeName,
           podIPs: context.podIPs,
           ...(context.podIPs[0] ? { podIP: context.podIPs[0] } : {}),

@@ -225,6 +225,9 @@ class KubePodSyncer implements RuntimePodSyncer {
     const volumes = options.rootDir
       ? createVolumeManager({ logger: deps.logger }, {
         rootDir: options.rootDir,
+        ...(options.environment?.allocatable
+          ? { node: options.environment.allocatable }
+          : {}),
         ...(options.memoryVolumeDir
           ? { memoryDir: options.memoryVolumeDir }
           : {}),

@@ -244,6 +244,13 @@ export async function startContainer(
         ...ctx,
         nodeName: deps.nodeName,
         container,
+        env: {
+          ...(objects ? { objects } : {}),
+          ...(extra?.allocatable ? { allocatable: extra.allocatable } : {}),
+          ...(deps.hostIPs[0]
+            ? { hostIP: deps.hostIPs[0], hostIPs: deps.hostIPs }
+            : {}),
+        },
       });
     config = generateContainerConfig(pod, container, {
       ...extra,
