@@ -5,7 +5,7 @@
  * patches and deletes (409), graceful deletion, queued errors per method and a call log.
  * @module
  */
-import type { Pod, PodStatus } from "./core_v1.ts";
+import type { Pod, PodCondition, PodStatus } from "./core_v1.ts";
 import {
   ApiConflictError,
   ApiNotFoundError,
@@ -220,7 +220,12 @@ export class FakePodApi implements PodApi {
         ...(pod.status?.conditions ?? []).filter((c) =>
           !patched.some((n) => n.type === c.type)
         ),
-        ...patched,
+        ...patched.map((n) =>
+          applyMergePatch(
+            pod.status?.conditions?.find((c) => c.type === n.type) ?? {},
+            n,
+          ) as PodCondition
+        ),
       ];
     }
     this.#store(key(namespace, name), next, "MODIFIED");

@@ -33,7 +33,19 @@ export function podStatusPatch(
   const changedConditions = (next.conditions ?? []).filter((c) =>
     !old?.conditions?.some((o) => jsonEqual(pruned(o), pruned(c)))
   );
-  if (changedConditions.length) status.conditions = changedConditions;
+  if (changedConditions.length) {
+    // conditions merge by type field by field: a field we no longer set (the reason of a
+    // condition that turned True) must be removed explicitly
+    status.conditions = changedConditions.map((c) => {
+      const found = old?.conditions?.find((o) => o.type === c.type);
+      const prev: Record<string, unknown> = { ...found };
+      const mine: Record<string, unknown> = { ...c };
+      const cleared = Object.keys(prev).filter((k) =>
+        pruned(mine[k]) === undefined && pruned(prev[k]) !== undefined
+      );
+      return { ...c, ...Object.fromEntries(cleared.map((k) => [k, null])) };
+    });
+  }
   return Object.keys(status).length ? { metadata: { uid }, status } : undefined;
 }
 

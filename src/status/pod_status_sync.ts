@@ -212,6 +212,7 @@ export class PodStatusSync {
         logger.v(3).info("Patched pod status", {
           pod: `${target.namespace}/${target.name}`,
           phase: status.phase,
+          changed: Object.keys(patch.status),
         });
         return true;
       } catch (cause) {

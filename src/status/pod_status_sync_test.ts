@@ -68,6 +68,30 @@ Deno.test("podStatusPatch() carries the UID, only changed fields, and never clea
   );
 });
 
+Deno.test("podStatusPatch() removes a condition's reason and message once it no longer has them", () => {
+  assert.deepEqual(
+    podStatusPatch("u", {
+      conditions: [{
+        type: "Ready",
+        status: "False",
+        reason: "ContainersNotReady",
+        message: "containers with unready status: [c]",
+      }],
+    }, { conditions: [{ type: "Ready", status: "True" }] }),
+    {
+      metadata: { uid: "u" },
+      status: {
+        conditions: [{
+          type: "Ready",
+          status: "True",
+          reason: null,
+          message: null,
+        }],
+      },
+    },
+  );
+});
+
 Deno.test("podStatusPatch() ignores what the API server omits (empty strings, lists, objects)", () => {
   assert.equal(
     podStatusPatch("u", {

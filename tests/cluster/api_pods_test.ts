@@ -201,6 +201,25 @@ Deno.test({
         return conditionTrue(p, "Ready") ? p : undefined;
       }, 30_000);
 
+      // A steady pod costs no writes: full passes every 2 s find nothing to send.
+      const writes = () =>
+        logger.records.filter((r) =>
+          r.msg === "Patched pod status" && r.fields.pod === `${ns}/bound`
+        ).length;
+      const before = writes();
+      await new Promise((r) => setTimeout(r, 4_500));
+      assert.equal(
+        writes(),
+        before,
+        `status rewritten while nothing changed: ${
+          JSON.stringify(
+            logger.records.filter((r) => r.msg === "Patched pod status").map((
+              r,
+            ) => r.fields),
+          )
+        }`,
+      );
+
       // Graceful deletion: SIGTERM ends the container at once, the kubelet writes the final
       // status and deletes the object (grace 0, UID precondition).
       const deleteStart = Date.now();
