@@ -88,6 +88,21 @@ export async function waitFor<T>(
   }
 }
 
+/** A busybox container running `script` with `sh -c` (`extra` merged in). */
+export function shContainer(
+  name: string,
+  script: string,
+  extra: object = {},
+): Record<string, unknown> {
+  return {
+    name,
+    image: IMAGE,
+    imagePullPolicy: "IfNotPresent",
+    command: ["sh", "-c", script],
+    ...extra,
+  };
+}
+
 /** The running ones of `cs`. */
 export function running<T extends { state: ContainerState }>(cs: T[]): T[] {
   return cs.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);

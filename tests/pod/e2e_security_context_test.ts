@@ -5,21 +5,11 @@
 import assert from "node:assert/strict";
 import {
   endpoint,
-  IMAGE,
   running,
+  shContainer,
   startE2e,
   waitFor,
 } from "./_containerd_e2e.ts";
-
-function container(name: string, script: string, extra: object = {}) {
-  return {
-    name,
-    image: IMAGE,
-    imagePullPolicy: "IfNotPresent",
-    command: ["sh", "-c", script],
-    ...extra,
-  };
-}
 
 /** The CRI log lines' content (`<time> <stream> <tag> <content>`). */
 function logText(raw: string): string {
@@ -60,13 +50,13 @@ Deno.test({
           }],
         },
         containers: [
-          container("ids", "id -u; id -g; id -G"),
-          container(
+          shContainer("ids", "id -u; id -g; id -G"),
+          shContainer(
             "rofs",
             "touch /made 2>/dev/null && echo wrote || echo refused",
             { securityContext: { readOnlyRootFilesystem: true } },
           ),
-          container(
+          shContainer(
             "nochown",
             "chown 1:1 /tmp 2>/dev/null && echo chowned || echo denied",
             {
@@ -76,12 +66,12 @@ Deno.test({
               },
             },
           ),
-          container(
+          shContainer(
             "chown",
             "chown 1:1 /tmp 2>/dev/null && echo chowned || echo denied",
             { securityContext: { runAsUser: 0 } },
           ),
-          container(
+          shContainer(
             "sysctl",
             "cat /proc/sys/net/ipv4/ip_unprivileged_port_start",
           ),
@@ -92,7 +82,7 @@ Deno.test({
       metadata: { name: "badsysctl" },
       spec: {
         securityContext: { sysctls: [{ name: "kernel.msgmax", value: "1" }] },
-        containers: [container("c", "sleep 60")],
+        containers: [shContainer("c", "sleep 60")],
       },
     });
     const done = await waitFor("every container of sec exited", () => {
@@ -151,7 +141,7 @@ Deno.test({
       metadata: { name: "web" },
       spec: {
         terminationGracePeriodSeconds: 5,
-        containers: [container(
+        containers: [shContainer(
           "app",
           "mkdir -p /www && exec httpd -f -vv -p 8080 -h /www",
           {
@@ -167,7 +157,7 @@ Deno.test({
       metadata: { name: "hook" },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [container("app", "sleep 3600", {
+        containers: [shContainer("app", "sleep 3600", {
           lifecycle: {
             postStart: { exec: { command: ["sh", "-c", "exit 7"] } },
           },
