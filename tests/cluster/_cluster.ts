@@ -4,6 +4,8 @@
  * environment is not there; CI brings it up.
  */
 
+import type { JoinClusterContext } from "../../src/join_cluster.ts";
+
 const ROOT = new URL("../..", import.meta.url).pathname;
 
 export const cluster = {
@@ -160,4 +162,32 @@ export async function deleteNode(node: string): Promise<void> {
     node,
     "--ignore-not-found",
   ).catch(() => {});
+}
+
+/**
+ * joinCluster's context for an in-process test kubelet named `node` with its files under
+ * `dir`: TLS bootstrap with the bootstrap kubeconfig, 127.0.0.1 as its address, a 4 s lease
+ * and status every second.
+ */
+export function testJoinContext(
+  node: string,
+  dir: string,
+  signal: AbortSignal,
+): JoinClusterContext & { nodeName: string; signal: AbortSignal } {
+  return {
+    nodeName: node,
+    signal,
+    config: {
+      nodeLeaseDurationSeconds: 4,
+      nodeStatusUpdateFrequency: "1s",
+      nodeStatusReportFrequency: "1m",
+    },
+    flags: {
+      kubeconfig: `${dir}/kubelet.conf`,
+      bootstrapKubeconfig: cluster.bootstrapKubeconfig,
+      certDir: `${dir}/pki`,
+      rootDir: `${dir}/root`,
+      nodeIP: "127.0.0.1",
+    },
+  };
 }

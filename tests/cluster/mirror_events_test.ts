@@ -24,6 +24,7 @@ import {
   deleteNode,
   getJson,
   kubectl,
+  testJoinContext,
   waitFor,
 } from "./_cluster.ts";
 
@@ -106,22 +107,7 @@ Deno.test({
           sourcesReady: () =>
             late.kubelet?.podConfig.allSourcesReady() ?? false,
         },
-      }, {
-        nodeName: node,
-        signal: stop.signal,
-        config: {
-          nodeLeaseDurationSeconds: 4,
-          nodeStatusUpdateFrequency: "1s",
-          nodeStatusReportFrequency: "1m",
-        },
-        flags: {
-          kubeconfig: `${dir}/kubelet.conf`,
-          bootstrapKubeconfig: Deno.env.get("KUBELET_TS_BOOTSTRAP_KUBECONFIG"),
-          certDir: `${dir}/pki`,
-          rootDir: `${dir}/root`,
-          nodeIP: "127.0.0.1",
-        },
-      });
+      }, testJoinContext(node, dir, stop.signal));
       const statuses = createPodStatusManager();
       const syncer = createPodSyncer({
         runtime,
