@@ -83,6 +83,17 @@ function pod(
   });
 }
 
+/** The busybox container `main` running `script`. */
+function shell(script: string, extra: Record<string, unknown> = {}) {
+  return {
+    name: "main",
+    image: IMAGE,
+    imagePullPolicy: "IfNotPresent",
+    command: ["sh", "-c", script],
+    ...extra,
+  };
+}
+
 async function apply(manifest: string): Promise<void> {
   const file = await Deno.makeTempFile({ suffix: ".json" });
   await Deno.writeTextFile(file, manifest);
@@ -257,22 +268,14 @@ Deno.test({
         "a secret env var and envFrom keys reach the container",
         async () => {
           await apply(pod("env", ns, node, {
-            containers: [{
-              name: "main",
-              image: IMAGE,
-              imagePullPolicy: "IfNotPresent",
-              // the environment as the runtime set it (a shell drops names like `a.b`)
-              command: [
-                "sh",
-                "-c",
-                "tr '\\0' '\\n' < /proc/1/environ; sleep 3600",
-              ],
+            // the environment as the runtime set it (a shell drops names like `a.b`)
+            containers: [shell("tr '\\0' '\\n' < /proc/1/environ; sleep 3600", {
               env: [{
                 name: "MY_SECRET",
                 valueFrom: { secretKeyRef: { name: "sec", key: "password" } },
               }],
               envFrom: [{ prefix: "CFG_", configMapRef: { name: "cfg" } }],
-            }],
+            })],
           }));
           const out = await waitFor("the env pod's log", async () => {
             const text = await containerLog(`${dir}/logs`, ns, "env");
@@ -315,12 +318,10 @@ Deno.test({
             `--docker-username=${AUTH_USER}`,
             `--docker-password=${AUTH_PASSWORD}`,
           );
-          const container = {
-            name: "main",
+          const container = shell("sleep 3600", {
             image: AUTH_IMAGE,
             imagePullPolicy: "Always",
-            command: ["sh", "-c", "sleep 3600"],
-          };
+          });
           await apply(pod("private", ns, node, {
             imagePullSecrets: [{ name: "regcred" }],
             containers: [container],
@@ -355,25 +356,13 @@ Deno.test({
             () => getJson("serviceaccount", "-n", ns, "default"),
             30_000,
           );
-          await apply(JSON.stringify({
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name: "sa", namespace: ns },
-            spec: {
-              nodeName: node,
-              enableServiceLinks: false,
-              terminationGracePeriodSeconds: 1,
-              containers: [{
-                name: "main",
-                image: IMAGE,
-                imagePullPolicy: "IfNotPresent",
-                command: [
-                  "sh",
-                  "-c",
-                  "cd /var/run/secrets/kubernetes.io/serviceaccount && echo ns=$(cat namespace) && echo jwt=$(cut -c1-3 token) && grep -c 'BEGIN CERTIFICATE' ca.crt && sleep 3600",
-                ],
-              }],
-            },
+          await apply(pod("sa", ns, node, {
+            automountServiceAccountToken: true,
+            containers: [
+              shell(
+                "cd /var/run/secrets/kubernetes.io/serviceaccount && echo ns=$(cat namespace) && echo jwt=$(cut -c1-3 token) && grep -c 'BEGIN CERTIFICATE' ca.crt && sleep 3600",
+              ),
+            ],
           }));
           const out = await waitFor("the token files in the log", async () => {
             const text = await containerLog(`${dir}/logs`, ns, "sa");
@@ -390,17 +379,12 @@ Deno.test({
         fn: async () => {
           await apply(pod("vol", ns, node, {
             volumes: [{ name: "cfg", configMap: { name: "cfg" } }],
-            containers: [{
-              name: "main",
-              image: IMAGE,
-              imagePullPolicy: "IfNotPresent",
-              command: [
-                "sh",
-                "-c",
+            containers: [
+              shell(
                 'while true; do echo "conf=$(cat /etc/cfg/app.conf)"; sleep 1; done',
-              ],
-              volumeMounts: [{ name: "cfg", mountPath: "/etc/cfg" }],
-            }],
+                { volumeMounts: [{ name: "cfg", mountPath: "/etc/cfg" }] },
+              ),
+            ],
           }));
           await waitFor(
             "the volume file in the log",
