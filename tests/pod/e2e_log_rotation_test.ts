@@ -6,18 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { bundleInto, CHILD_ENV, ROOT } from "../ship/_helpers.ts";
+import { bundleInto, CHILD_ENV, dryRunGrants } from "../ship/_helpers.ts";
 import { endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
-
-async function output(args: string[]): Promise<{ code: number; out: string }> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args,
-    env: CHILD_ENV,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code: r.code, out: new TextDecoder().decode(r.stdout) };
-}
 
 async function findFile(
   dir: string,
@@ -88,17 +78,7 @@ Deno.test({
       "--hostname-override",
       node,
     ];
-    const dry = await output([
-      "run",
-      "-A",
-      `${ROOT}main.ts`,
-      "--dry-run",
-      ...args,
-    ]);
-    assert.equal(dry.code, 0, dry.out);
-    const grants = dry.out.split("\n")
-      .filter((l) => l.startsWith("# deno permission: "))
-      .map((l) => l.slice("# deno permission: ".length));
+    const grants = await dryRunGrants(args);
     assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
     const bundle = await bundleInto(dir);
     const child = new Deno.Command(Deno.execPath(), {

@@ -127,6 +127,29 @@ export async function makeLayout(): Promise<TestLayout> {
 export const CHILD_ENV = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
 
 /**
+ * The Deno permission flags `main.ts --dry-run <args>` says the configuration needs (its
+ * `# deno permission:` lines); throws with the output when the dry run fails.
+ */
+export async function dryRunGrants(args: string[]): Promise<string[]> {
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "main.ts"), "--dry-run", ...args],
+    env: CHILD_ENV,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(result.stdout);
+  if (!result.success) {
+    throw new Error(
+      `--dry-run failed: ${out}${new TextDecoder().decode(result.stderr)}`,
+    );
+  }
+  const prefix = "# deno permission: ";
+  return out.split("\n").filter((l) => l.startsWith(prefix)).map((l) =>
+    l.slice(prefix.length)
+  );
+}
+
+/**
  * Bundles `main.ts` into `<dir>/kubelet.js` via the bundle script; with
  * `offline` inside `unshare -n` (no network at all).
  */
