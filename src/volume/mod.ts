@@ -52,3 +52,5 @@ export type {
   VolumeSource,
 } from "./volume_sources.ts";
 export { podVolumeDirectory, podVolumesDirectory } from "./volume_paths.ts";
+/** fsGroup ownership for volumes no container can write while it runs. */
+export { ownershipMode, setVolumeOwnership } from "./volume_ownership.ts";

@@ -24,6 +24,7 @@ import {
   writersOf,
 } from "./container_mounts.ts";
 import { downwardApiPayload, type NodeAllocatable } from "./downward_api.ts";
+import { setVolumeOwnership } from "./volume_ownership.ts";
 import {
   checkHostPathType,
   denoHostPathFs,
@@ -126,6 +127,16 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 async function directorySize(path: string): Promise<number> {
   let total = 0;
   for await (const entry of Deno.readDir(path)) {
@@ -226,7 +237,17 @@ class DiskVolumeManager implements VolumeManager {
         const payload = downwardApiPayload(pod, { name, ...source }, {
           ...(this.#options.node ? { node: this.#options.node } : {}),
         });
-        await writeAtomically(dir, payload, { layout: this.#writerLayout() });
+        const written = await writeAtomically(dir, payload, {
+          layout: this.#writerLayout(),
+        });
+        const fsGroup = pod.spec.securityContext?.fsGroup;
+        if (written && fsGroup !== undefined) {
+          // containers mount it read-only: nothing can change it during the walk
+          await setVolumeOwnership(dir, fsGroup, {
+            readOnly: true,
+            recursive: true,
+          });
+        }
         return { hostPath: dir, readOnly: true };
       }
       case "emptyDir": {
@@ -236,8 +257,19 @@ class DiskVolumeManager implements VolumeManager {
             plugin: PLUGIN_NAMES.emptyDir,
             name,
           });
+        const fresh = !(await exists(dir));
         await Deno.mkdir(dir, { recursive: true, mode: 0o777 });
-        await Deno.chmod(dir, 0o777);
+        const fsGroup = pod.spec.securityContext?.fsGroup;
+        if (fresh && fsGroup !== undefined) {
+          // only a new, empty directory: its content belongs to the containers
+          await Deno.chmod(dir, 0o777);
+          await setVolumeOwnership(dir, fsGroup, {
+            readOnly: false,
+            recursive: false,
+          });
+        } else if (fresh || fsGroup === undefined) {
+          await Deno.chmod(dir, 0o777);
+        }
         if (source.sizeLimit !== undefined) {
           await this.#checkSize(dir, name, source.sizeLimit);
         }

@@ -166,3 +166,42 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test({
+  name:
+    "VolumeManager gives a new emptyDir and downwardAPI files to the pod's fsGroup",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    const root = await Deno.makeTempDir();
+    try {
+      const volumes = createVolumeManager({ logger: new CaptureLogger() }, {
+        rootDir: root,
+        writerLayout: "symlinks",
+      });
+      const pod = makePod(VOLUMES);
+      pod.spec.securityContext = { fsGroup: 2345 };
+      assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+      const vols = `${root}/pods/uid-1/volumes`;
+      const scratch = await Deno.stat(
+        `${vols}/kubernetes.io~empty-dir/scratch`,
+      );
+      assert.equal(scratch.gid, 2345);
+      assert.equal(scratch.mode! & 0o7777, 0o2777);
+      const labels = await Deno.stat(
+        `${vols}/kubernetes.io~downward-api/info/labels`,
+      );
+      assert.equal(labels.gid, 2345);
+      assert.equal(labels.mode! & 0o7777, 0o644);
+      // a later sync leaves the emptyDir's owner and mode alone
+      await Deno.chmod(`${vols}/kubernetes.io~empty-dir/scratch`, 0o2770);
+      await volumes.setUpPod(pod);
+      assert.equal(
+        (await Deno.stat(`${vols}/kubernetes.io~empty-dir/scratch`)).mode! &
+          0o7777,
+        0o2770,
+      );
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
