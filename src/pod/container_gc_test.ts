@@ -330,3 +330,61 @@ Deno.test("createContainerGc() removes a pruned instance's log file and its rota
     "/logs/default_web_u1/app/10.log",
   ]);
 });
+
+Deno.test("createContainerGc() removes a container's log link with it and sweeps dead links", async () => {
+  const fs: GcFileSystem = {
+    readDirNames: () => Promise.resolve([]),
+    removeAll: () => Promise.resolve(),
+  };
+  const labels = {
+    "io.kubernetes.pod.uid": "u1",
+    "io.kubernetes.pod.name": "web",
+    "io.kubernetes.pod.namespace": "prod",
+    "io.kubernetes.container.name": "app",
+  };
+  let removed = false;
+  const runtime = {
+    listContainers: () =>
+      Promise.resolve({
+        containers: removed ? [] : [{
+          id: "c0",
+          metadata: { name: "app", attempt: 0 },
+          state: 2,
+          createdAt: 5_000_000n,
+          labels,
+        }],
+      }),
+    listPodSandbox: () => Promise.resolve({ items: [] }),
+    containerStatus: (r: { containerId: string }) =>
+      r.containerId === "live"
+        ? Promise.resolve({ status: { state: 1 } })
+        : Promise.resolve({ status: { logPath: "", labels, state: 2 } }),
+    removeContainer: () => {
+      removed = true;
+      return Promise.resolve({});
+    },
+  } as unknown as RuntimeService;
+  const seen: string[] = [];
+  const gc = createContainerGc({
+    runtime,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    fs,
+    logLinks: {
+      remove(ref) {
+        seen.push(
+          `remove ${ref.podName}_${ref.podNamespace}_${ref.containerName}-${ref.containerId}`,
+        );
+        return Promise.resolve();
+      },
+      async removeStale(isRunning) {
+        seen.push(
+          `live=${await isRunning("live")} c0=${await isRunning("c0")}`,
+        );
+        return 0;
+      },
+    },
+  }, { podLogsDir: "/logs" });
+  await gc.collect(states(["u1"]), { allSourcesReady: true });
+  assert.deepEqual(seen, ["remove web_prod_app-c0", "live=true c0=false"]);
+});
