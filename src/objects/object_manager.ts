@@ -133,9 +133,11 @@ export function createPodObjectManager(
     const [kind, ns, name] = splitKey(key);
     let delayMs = 0;
     while (!stop.aborted) {
+      let listing = true;
       try {
         if (delayMs > 0) await clock.sleep(delayMs, stop);
         const list = await api.listObject(kind, ns, name, { signal: stop });
+        listing = false;
         entry.value = list.object
           ? { object: list.object }
           : { error: objectNotFound(kind, name) };
@@ -168,7 +170,8 @@ export function createPodObjectManager(
         }
       } catch (e) {
         if (stop.aborted) return;
-        if (!entry.value || e instanceof ApiStatusError) {
+        // a failed LIST is what reads see; a broken watch keeps the last answer (relisted)
+        if (!entry.value || (listing && e instanceof ApiStatusError)) {
           entry.value = { error: e };
           entry.synced.resolve();
         }

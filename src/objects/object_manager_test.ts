@@ -201,3 +201,29 @@ Deno.test("podUpdateRegistrar: ADD/UPDATE register, REMOVE and a SET without the
   feed({ op: "REMOVE", pods: [pod("p2", ["a"])] });
   await until(() => api.watchCount === 0);
 });
+
+Deno.test("Watch: a failed watch keeps serving the last object and relists", async () => {
+  const api = new FakeObjectApi();
+  api.put("configmaps", cm("a", { k: "1" }));
+  api.failWatches.set("configmaps/ns/a", 1);
+  const clock = new FakeClock();
+  using m = createPodObjectManager({
+    api,
+    clock,
+    logger: new CaptureLogger(),
+  });
+  m.registerPod(pod("p1", ["a"]));
+  await until(() => api.calls.some((c) => c.method === "watch"));
+  assert.deepEqual(
+    (await m.get("configmaps", "ns", "a") as ConfigMap).data,
+    { k: "1" },
+  );
+  await clock.advance(500);
+  await until(() => api.watchCount === 1);
+  assert.deepEqual(api.calls.map((c) => c.method), [
+    "list",
+    "watch",
+    "list",
+    "watch",
+  ]);
+});

@@ -23,6 +23,8 @@ export class FakeObjectApi implements ObjectApi {
   readonly objects = new Map<string, NamedObject>();
   /** Keys (`kind/ns/name`) answered with 403 Forbidden. */
   readonly forbidden = new Set<string>();
+  /** Watches to fail with 410 Gone before they start, per key. */
+  readonly failWatches = new Map<string, number>();
   /** Answers of `createToken`, built from the request; override to fail. */
   tokenFor: (ns: string, sa: string, req: TokenRequest, n: number) => string = (
     ns,
@@ -125,6 +127,14 @@ export class FakeObjectApi implements ObjectApi {
   ): AsyncIterable<ObjectWatchEvent> {
     const key = FakeObjectApi.key(kind, ns, name);
     this.#check("watch", key);
+    const failures = this.failWatches.get(key) ?? 0;
+    if (failures > 0) {
+      this.failWatches.set(key, failures - 1);
+      throw new ApiStatusError("too old resource version", {
+        code: 410,
+        reason: "Expired",
+      });
+    }
     const queue: ObjectWatchEvent[] = [];
     let wake: (() => void) | undefined;
     const watcher: Watcher = {
