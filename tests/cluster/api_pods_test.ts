@@ -21,23 +21,20 @@ import {
   sysctlAdmission,
 } from "../../src/pod/mod.ts";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import {
-  createPodStatusManager,
-  resolveNodeIPs,
-} from "../../src/status/mod.ts";
+import { createPodStatusManager } from "../../src/status/mod.ts";
 import {
   cluster,
   clusterMissing,
   conditionTrue,
+  CRI_ENDPOINT,
+  CRI_IMAGE,
+  deleteNode,
   getJson,
   kubectl,
   run,
+  testJoinContext,
   waitFor,
 } from "./_cluster.ts";
-
-const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
-const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
-  "kts.local/busybox:latest";
 
 interface PodJson {
   metadata: { uid: string; deletionTimestamp?: string };
@@ -75,7 +72,7 @@ function podManifest(
       terminationGracePeriodSeconds: 5,
       containers: [{
         name: "main",
-        image: IMAGE,
+        image: CRI_IMAGE,
         imagePullPolicy: "IfNotPresent",
         command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"],
         resources,
@@ -117,21 +114,11 @@ Deno.test({
     let kubelet: ReturnType<typeof createKubelet> | undefined;
     try {
       await kubectl("create", "namespace", ns);
-      joined = await joinCluster({ runtime, clock: systemClock, logger }, {
-        nodeName: node,
-        signal: stop.signal,
-        config: {
-          nodeLeaseDurationSeconds: 4,
-          nodeStatusUpdateFrequency: "1s",
-          nodeStatusReportFrequency: "1m",
-        },
-        flags: {
-          kubeconfig: `${dir}/kubelet.conf`,
-          bootstrapKubeconfig: cluster.bootstrapKubeconfig,
-          certDir: `${dir}/pki`,
-          rootDir: `${dir}/root`,
-        },
-      });
+      const join = testJoinContext(node, dir, stop.signal);
+      joined = await joinCluster(
+        { runtime, clock: systemClock, logger },
+        join,
+      );
       const statuses = createPodStatusManager();
       const probes = createProbeResults();
       const syncer = createPodSyncer({
@@ -146,7 +133,7 @@ Deno.test({
         rootDir: `${dir}/root`,
         serializeImagePulls: true,
         nodeName: node,
-        hostIPs: resolveNodeIPs(undefined, Deno.networkInterfaces()).ips,
+        hostIPs: [join.flags.nodeIP!],
         runtimeRequestTimeoutMs: 60_000,
       });
       const agent = joined.agent;
@@ -285,17 +272,7 @@ Deno.test({
         await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
         await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
       }
-      await kubectl("delete", "node", node, "--ignore-not-found").catch(
-        () => {},
-      );
-      await kubectl(
-        "-n",
-        "kube-node-lease",
-        "delete",
-        "lease",
-        node,
-        "--ignore-not-found",
-      ).catch(() => {});
+      await deleteNode(node);
       await runtime.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
