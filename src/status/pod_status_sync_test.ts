@@ -93,32 +93,21 @@ Deno.test("podStatusPatch() removes a condition's reason and message once it no 
 });
 
 Deno.test("podStatusPatch() ignores what the API server omits (empty strings, lists, objects)", () => {
+  const stored = {
+    name: "c",
+    image: "i",
+    imageID: "",
+    ready: true,
+    restartCount: 0,
+    state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
+    lastState: {},
+  };
   assert.equal(
-    podStatusPatch("u", {
-      phase: "Running",
-      containerStatuses: [{
-        name: "c",
-        image: "i",
-        imageID: "",
-        ready: true,
-        restartCount: 0,
-        state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
-        lastState: {},
-      }],
-    }, {
+    podStatusPatch("u", { phase: "Running", containerStatuses: [stored] }, {
       phase: "Running",
       message: "",
       podIPs: [],
-      containerStatuses: [{
-        name: "c",
-        image: "i",
-        imageID: "",
-        ready: true,
-        restartCount: 0,
-        state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
-        lastState: {},
-        containerID: "",
-      }],
+      containerStatuses: [{ ...stored, containerID: "" }],
     }),
     undefined,
   );
