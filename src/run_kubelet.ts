@@ -245,6 +245,12 @@ export async function runKubelet(
   const statusManager = createPodStatusManager();
   const probeResults = createProbeResults();
   // the pods' ConfigMaps and Secrets, read with the node's identity
+  const podTokens = cluster &&
+    createTokenManager({
+      api: cluster.objects,
+      clock,
+      logger: logger.with({ component: "tokens" }),
+    });
   const podObjects = cluster &&
     createPodObjectManager({
       api: cluster.objects,
@@ -264,15 +270,8 @@ export async function runKubelet(
     statusManager,
     logLinks: containerLogs.links,
     probes: probeResults,
-    ...(podObjects && cluster
-      ? {
-        objects: podObjects,
-        tokens: createTokenManager({
-          api: cluster.objects,
-          clock,
-          logger: logger.with({ component: "tokens" }),
-        }),
-      }
+    ...(podObjects && podTokens
+      ? { objects: podObjects, tokens: podTokens }
       : {}),
     ...(cluster ? { events: cluster.events } : {}),
   }, {
@@ -341,7 +340,12 @@ export async function runKubelet(
           ...(cluster.mirrors ? mirrorHooks(cluster.mirrors) : {}),
           ...(node ? { node } : {}),
           ...(podObjects
-            ? { onPodUpdate: podUpdateRegistrar(podObjects) }
+            ? {
+              onPodUpdate: podUpdateRegistrar(podObjects, {
+                onRemoved: (pod) =>
+                  podTokens?.deletePodTokens(pod.metadata.uid ?? ""),
+              }),
+            }
             : {}),
         },
       }

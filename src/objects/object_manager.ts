@@ -296,22 +296,23 @@ export function createPodObjectManager(
  */
 export function podUpdateRegistrar(
   manager: Pick<PodObjectManager, "registerPod" | "unregisterPod">,
+  options: { onRemoved?: (pod: Pod) => void } = {},
 ): (update: { op: string; pods: Pod[] }) => void {
   const known = new Map<string, Pod>();
+  const remove = (pod: Pod) => {
+    manager.unregisterPod(pod);
+    known.delete(pod.metadata.uid ?? "");
+    options.onRemoved?.(pod);
+  };
   return ({ op, pods }) => {
     if (op === "REMOVE") {
-      for (const pod of pods) {
-        manager.unregisterPod(pod);
-        known.delete(pod.metadata.uid ?? "");
-      }
+      pods.forEach(remove);
       return;
     }
     if (op === "SET") {
       const next = new Set(pods.map((p) => p.metadata.uid ?? ""));
       for (const [uid, pod] of known) {
-        if (next.has(uid)) continue;
-        manager.unregisterPod(pod);
-        known.delete(uid);
+        if (!next.has(uid)) remove(pod);
       }
     }
     for (const pod of pods) {

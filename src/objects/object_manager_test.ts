@@ -188,7 +188,10 @@ Deno.test("podUpdateRegistrar: ADD/UPDATE register, REMOVE and a SET without the
     clock: new FakeClock(),
     logger: new CaptureLogger(),
   });
-  const feed = podUpdateRegistrar(m);
+  const removed: string[] = [];
+  const feed = podUpdateRegistrar(m, {
+    onRemoved: (p) => removed.push(p.metadata.uid ?? ""),
+  });
   feed({ op: "ADD", pods: [pod("p1", ["a"]), pod("p2", ["b"])] });
   await until(() => api.watchCount === 2);
   feed({ op: "SET", pods: [pod("p2", ["b"])] });
@@ -200,6 +203,7 @@ Deno.test("podUpdateRegistrar: ADD/UPDATE register, REMOVE and a SET without the
   );
   feed({ op: "REMOVE", pods: [pod("p2", ["a"])] });
   await until(() => api.watchCount === 0);
+  assert.deepEqual(removed, ["p1", "p2"]);
 });
 
 Deno.test("Watch: a failed watch keeps serving the last object and relists", async () => {
