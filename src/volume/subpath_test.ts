@@ -20,6 +20,9 @@ Deno.test("resolveSubPath() stays inside the volume: in-volume links followed, e
     await Deno.symlink(base, `${vol}/abs-out`);
     await Deno.symlink("../", `${vol}/rel-out`);
     await Deno.symlink("data/../../secret", `${vol}/sneaky`);
+    // a sibling whose name starts with the volume's is still outside
+    await Deno.mkdir(`${base}/vol2`);
+    await Deno.symlink(`${base}/vol2`, `${vol}/prefix`);
     const ok = async (sub: string, want: string) =>
       assert.equal(
         (await resolveSubPath(denoSubPathFs, vol, sub)).path,
@@ -38,6 +41,7 @@ Deno.test("resolveSubPath() stays inside the volume: in-volume links followed, e
         "rel-out/secret",
         "sneaky",
         "abs-out/new",
+        "prefix",
       ]
     ) {
       await assert.rejects(
@@ -49,7 +53,7 @@ Deno.test("resolveSubPath() stays inside the volume: in-volume links followed, e
     // nothing was created outside the volume
     const names = [];
     for await (const e of Deno.readDir(base)) names.push(e.name);
-    assert.deepEqual(names.sort(), ["secret", "vol"]);
+    assert.deepEqual(names.sort(), ["secret", "vol", "vol2"]);
   } finally {
     await Deno.remove(base, { recursive: true });
   }
