@@ -306,6 +306,52 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: "security context, sysctls and capabilities reach the runtime",
+    short: true,
+    async run(ctx) {
+      await ctx.write(
+        "secure.yaml",
+        pod("secure", [{
+          ...sleeper("locked"),
+          securityContext: {
+            readOnlyRootFilesystem: true,
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ["CHOWN"], add: ["NET_ADMIN"] },
+            appArmorProfile: { type: "Unconfined" },
+          },
+        }, {
+          ...sleeper("privileged"),
+          securityContext: { privileged: true, runAsUser: 0 },
+        }], {
+          securityContext: {
+            runAsUser: 1000,
+            runAsGroup: 3000,
+            fsGroup: 2000,
+            supplementalGroups: [4000],
+            seccompProfile: { type: "RuntimeDefault" },
+            sysctls: [{
+              name: "net.ipv4.ip_unprivileged_port_start",
+              value: "0",
+            }],
+          },
+        }),
+      );
+      await ctx.waitFor(
+        "both containers started",
+        (p) =>
+          reached(p, key(ctx, "secure"), ["StartContainer locked"]) &&
+          reached(p, key(ctx, "secure"), ["StartContainer privileged"]),
+      );
+      await ctx.sleep(2000);
+      await ctx.remove("secure.yaml");
+      await ctx.waitFor(
+        "the sandbox stopped",
+        (p) => reached(p, key(ctx, "secure"), ["StopPodSandbox"]),
+      );
+      await ctx.sleep(2000);
+    },
+  },
+  {
     name: "volumes: emptyDir, hostPath, downwardAPI, readOnly, subPath",
     short: true,
     async run(ctx) {
