@@ -12,7 +12,8 @@
  *
  * kubelet.ts runs as `deno run main.ts` (not the compiled binary: no denort here).
  * Needs root, `bash scripts/peers.sh build` and the test images of scripts/cri_env.sh.
- * Run: `deno run -A bench/peer_bench.ts [--quick]` (`--quick`: 5 pods, 20 steady pods, 10 s).
+ * Run: `deno run -A bench/peer_bench.ts [--quick] [--steady]` (`--quick`: 5 pods, 20 steady
+ * pods, 10 s; `--steady`: skip (a), for repeated CPU and RSS comparisons).
  *
  * @module
  */
@@ -28,6 +29,7 @@ import {
 import { pod } from "../tests/diff/scenarios.ts";
 
 const QUICK = Deno.args.includes("--quick");
+const STEADY_ONLY = Deno.args.includes("--steady");
 const STARTS = QUICK ? 5 : 20;
 const STEADY = QUICK ? 20 : 110;
 const SAMPLE_MS = QUICK ? 10_000 : 30_000;
@@ -140,7 +142,7 @@ const results: string[] = [];
 
 // (a) cold start, one kubelet at a time.
 const cold: Record<Kind, number> = { ours: 0, upstream: 0 };
-for (const kind of ["ours", "upstream"] as const) {
+for (const kind of STEADY_ONLY ? [] : ["ours", "upstream"] as const) {
   await using side = await startSide({
     kind,
     node: NODE,
@@ -151,11 +153,15 @@ for (const kind of ["ours", "upstream"] as const) {
   const started = await waitStarted(side, [key("first")]);
   cold[kind] = started.get(key("first"))! - (await side.kubelet()).startedAt;
 }
-results.push(
-  `cold start → first pod started: ours ${Math.round(cold.ours)} ms, upstream ${
-    Math.round(cold.upstream)
-  } ms, ratio ${(cold.ours / cold.upstream).toFixed(2)}`,
-);
+if (!STEADY_ONLY) {
+  results.push(
+    `cold start → first pod started: ours ${
+      Math.round(cold.ours)
+    } ms, upstream ${Math.round(cold.upstream)} ms, ratio ${
+      (cold.ours / cold.upstream).toFixed(2)
+    }`,
+  );
+}
 
 // (b) and (c) with both kubelets up.
 await using sides = await startPair(NODE, bin, NETWORKS);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileArgs, elfArch, resolveDenorts } from "../../scripts/compile.ts";
+import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 import { CHILD_ENV, makeLayout, ROOT } from "./_helpers.ts";
 
 const decoder = new TextDecoder();
@@ -165,6 +166,6 @@ Deno.test("compileArgs() refuses unscoped dangerous flags", () => {
     "--cached-only",
     "--no-prompt",
     "--allow-sys=hostname",
-    "--v8-flags=--max-semi-space-size=1",
+    `--v8-flags=${KUBELET_V8_FLAGS}`,
   ]);
 });
