@@ -34,6 +34,7 @@ import type { CriRuntime } from "./runtime/mod.ts";
 import { runHealthzServer } from "./server/mod.ts";
 import { createPodStatusManager, resolveNodeIPs } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
+import { DEFAULT_MEMORY_VOLUME_DIR } from "./volume/mod.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -302,6 +303,7 @@ export async function runKubelet(
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
+    memoryVolumeDir: DEFAULT_MEMORY_VOLUME_DIR,
     policy: {
       minAgeMs: durationMs(
         ctx.flags.minimumContainerTTLDuration,

@@ -101,6 +101,11 @@ export interface ContainerGcOptions {
   /** Kubelet root dir: `<rootDir>/pods/<uid>` of removed pods goes too. */
   rootDir?: string;
   /**
+   * Directory of memory-backed emptyDirs (`<dir>/<uid>`): those of removed pods go too, so a
+   * pod the kubelet never saw terminate (it was down) leaves no data in RAM.
+   */
+  memoryVolumeDir?: string;
+  /**
    * Which labelled runtime objects belong to this kubelet (default: every object with a pod UID
    * label). Tests sharing one runtime narrow it to their own pods.
    */
@@ -217,8 +222,14 @@ class CriContainerGc implements ContainerGc {
     if (options.allSourcesReady) {
       await this.#evictPodLogDirectories(pass, states);
       await this.#removeDeadLogLinks(pass);
-      if (this.#options.rootDir) {
-        await removePodDirectories(this.#fs, this.#options.rootDir, states, {
+      const dirs = [
+        ...(this.#options.rootDir ? [`${this.#options.rootDir}/pods`] : []),
+        ...(this.#options.memoryVolumeDir
+          ? [this.#options.memoryVolumeDir]
+          : []),
+      ];
+      for (const podsDir of dirs) {
+        await removePodDirectories(this.#fs, podsDir, states, {
           inUse: new Set(left.map((c) => c.uid)),
           attempt: (what, fn) => pass.attempt(what, fn),
         });
@@ -382,19 +393,19 @@ async function removeWithRotations(
 }
 
 /**
- * `<rootDir>/pods/<uid>` (termination-message files) of pods whose content may go and that no
- * container refers to any more (upstream's orphaned pod directory clean-up in housekeeping).
+ * `<podsDir>/<uid>` (`<rootDir>/pods`: termination-message files, volumes; the memory volume
+ * dir) of pods whose content may go and that no container refers to any more (upstream's
+ * orphaned pod directory clean-up in housekeeping).
  */
 async function removePodDirectories(
   fs: GcFileSystem,
-  rootDir: string,
+  podsDir: string,
   states: PodStateProvider,
   ctx: {
     inUse: ReadonlySet<string>;
     attempt: (what: string, fn: () => Promise<unknown>) => Promise<boolean>;
   },
 ): Promise<void> {
-  const podsDir = `${rootDir}/pods`;
   for (const uid of await fs.readDirNames(podsDir)) {
     if (ctx.inUse.has(uid) || !states.shouldPodContentBeRemoved(uid)) continue;
     await ctx.attempt(

@@ -182,6 +182,8 @@ Deno.test("createContainerGc() removes the log file with its rotations, the cont
     "/logs/default_keep_u2/app/0.log",
     "/root/pods/u1/containers/app/abc",
     "/root/pods/u2/containers/app/def",
+    "/mem/u1/cache/data",
+    "/mem/u2/cache/data",
   ]);
   const fs: GcFileSystem = {
     readDirNames(path) {
@@ -247,7 +249,7 @@ Deno.test("createContainerGc() removes the log file with its rotations, the cont
     clock: new FakeClock(),
     logger: new CaptureLogger(),
     fs,
-  }, { podLogsDir: "/logs", rootDir: "/root" });
+  }, { podLogsDir: "/logs", rootDir: "/root", memoryVolumeDir: "/mem" });
   const result = await gc.collect(states(["u1"]), { allSourcesReady: true });
   assert.deepEqual(result, {
     containersRemoved: 1,
@@ -263,6 +265,7 @@ Deno.test("createContainerGc() removes the log file with its rotations, the cont
   ]);
   assert.deepEqual([...files].sort(), [
     "/logs/default_keep_u2/app/0.log",
+    "/mem/u2/cache/data",
     "/root/pods/u2/containers/app/def",
   ]);
 });
