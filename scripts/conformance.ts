@@ -1,6 +1,6 @@
 /**
  * `deno task conformance [--kubelet=upstream|ours|both] [--focus=<regex>] [--skip=<regex>]
- * [--procs=N] [--timeout=<go duration>] [--out=<dir>] [--summarize]`: upstream's
+ * [--procs=N] [--timeout=<go duration>] [--out=<dir>] [--slot=N] [--summarize]`: upstream's
  * [NodeConformance] e2e tests (the e2e.test binary of the pinned Kubernetes version,
  * scripts/peers.sh build-e2e) against a one-node cluster whose node is the chosen kubelet.
  * For each kubelet: a fresh control plane of its own (scripts/cluster_env.sh under its own
@@ -57,11 +57,13 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   },
 ];
 
+const slotSuffix = (slot: number) => slot === 0 ? "" : `-${slot}`;
+
 /** A control plane per kubelet (so both runs can go at once), apart from the shared one. */
-function clusterEnv(kind: KubeletKind): Record<string, string> {
-  const offset = kind === "upstream" ? 0 : 10;
+function clusterEnv(kind: KubeletKind, slot: number): Record<string, string> {
+  const offset = (kind === "upstream" ? 0 : 10) + 100 * slot;
   return {
-    KTS_CLUSTER_ROOT: `/tmp/kts-conformance/cluster-${kind}`,
+    KTS_CLUSTER_ROOT: `/tmp/kts-conformance/cluster-${kind}${slotSuffix(slot)}`,
     KTS_CLUSTER_PORT: String(16543 + offset),
     KTS_CLUSTER_ETCD_PORT: String(23890 + offset),
     KTS_CLUSTER_KCM_PORT: String(10357 + offset),
@@ -74,6 +76,8 @@ export interface Options {
   focus: string;
   skip: string;
   procs: number;
+  /** Moves roots, names, subnets and ports so that runs in other slots never meet. */
+  slot: number;
   timeout: string;
   out: string;
 }
@@ -102,9 +106,11 @@ export function parseOptions(args: readonly string[]): Options {
     );
   }
   for (const a of args) {
-    if (!/^--((kubelet|focus|skip|procs|timeout|out)=|summarize$)/.test(a)) {
+    if (
+      !/^--((kubelet|focus|skip|procs|timeout|out|slot)=|summarize$)/.test(a)
+    ) {
       throw new Error(
-        `unknown argument ${a}: use --kubelet=, --focus=, --skip=, --procs=, --timeout=, --out=, --summarize`,
+        `unknown argument ${a}: use --kubelet=, --focus=, --skip=, --procs=, --timeout=, --out=, --slot=, --summarize`,
       );
     }
   }
@@ -113,6 +119,7 @@ export function parseOptions(args: readonly string[]): Options {
     focus: get("focus") ?? "",
     skip: get("skip") ?? "",
     procs,
+    slot: Number(get("slot") ?? "0") || 0,
     timeout: get("timeout") ?? "3h",
     out: get("out") ?? "/tmp/kts-conformance/report",
   };
@@ -193,17 +200,18 @@ async function runFor(
   await Deno.remove(out, { recursive: true }).catch(() => {});
   await Deno.mkdir(out, { recursive: true });
   log(`${kind}: fresh control plane`);
-  await bash(["scripts/cluster_env.sh", "down"], clusterEnv(kind));
+  await bash(["scripts/cluster_env.sh", "down"], clusterEnv(kind, opts.slot));
   const cluster = envLines(
-    await bash(["scripts/cluster_env.sh", "up"], clusterEnv(kind)),
+    await bash(["scripts/cluster_env.sh", "up"], clusterEnv(kind, opts.slot)),
   );
   const kubeconfig = cluster.KUBELET_TS_KUBECONFIG!;
   const bin = cluster.KUBELET_TS_K8S_BIN!;
   log(`${kind}: joining the kubelet`);
-  await using node = await startNode(kind, `/tmp/kts-conformance/${kind}`, {
+  const root = `/tmp/kts-conformance/${kind}${slotSuffix(opts.slot)}`;
+  await using node = await startNode(kind, root, {
     bootstrapKubeconfig: cluster.KUBELET_TS_BOOTSTRAP_KUBECONFIG!,
     ca: cluster.KUBELET_TS_CLUSTER_CA!,
-  });
+  }, opts.slot);
   await waitSchedulable(bin, kubeconfig, node.name);
   log(
     `${kind}: node ${node.name} is Ready; running the suite (${opts.procs} processes)`,
@@ -298,7 +306,10 @@ async function main(): Promise<number> {
     try {
       runs.push(await runFor(kind, opts, e2eBin));
     } finally {
-      await bash(["scripts/cluster_env.sh", "down"], clusterEnv(kind));
+      await bash(
+        ["scripts/cluster_env.sh", "down"],
+        clusterEnv(kind, opts.slot),
+      );
     }
   }
   // A kubelet not run this time keeps its last run in the same --out directory; its JUnit

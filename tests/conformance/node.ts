@@ -42,6 +42,27 @@ export const NODES: Record<KubeletKind, {
   },
 };
 
+type NodeSpec = (typeof NODES)[KubeletKind];
+
+/**
+ * The node of `kind` in slot `slot`: slot 0 is NODES itself, slot N moves names, subnet and
+ * ports so that N runs (a CI subset beside a full run) never meet.
+ */
+export function nodeSpec(kind: KubeletKind, slot: number): NodeSpec {
+  const n = NODES[kind];
+  if (slot === 0) return n;
+  const [a, b] = n.subnet.split(".");
+  const net = `${a}.${Number(b) + 2 * slot}`;
+  return {
+    node: `${n.node}-${slot}`,
+    bridge: `${n.bridge}${slot}`,
+    subnet: `${net}.0.0/16`,
+    ip: `${net}.0.1`,
+    port: n.port + 100 * slot,
+    healthz: n.healthz + 100 * slot,
+  };
+}
+
 export interface ClusterEnv {
   bootstrapKubeconfig: string;
   ca: string;
@@ -93,8 +114,12 @@ async function makeBridge(
 }
 
 /** kubelet.ts's configuration: the same knobs the upstream side gets from its script. */
-function ourConfig(root: string, criSock: string, cluster: ClusterEnv): string {
-  const n = NODES.ours;
+function ourConfig(
+  n: NodeSpec,
+  root: string,
+  criSock: string,
+  cluster: ClusterEnv,
+): string {
   return [
     "apiVersion: kubelet.config.k8s.io/v1beta1",
     "kind: KubeletConfiguration",
@@ -138,8 +163,9 @@ export async function startNode(
   kind: KubeletKind,
   root: string,
   cluster: ClusterEnv,
+  slot = 0,
 ): Promise<Node> {
-  const n = NODES[kind];
+  const n = nodeSpec(kind, slot);
   await Deno.mkdir(root, { recursive: true });
   await makeBridge(n.bridge, n.ip, n.subnet);
   if (kind === "upstream") {
@@ -192,7 +218,7 @@ export async function startNode(
   }
   await Deno.writeTextFile(
     `${root}/config.yaml`,
-    ourConfig(root, `${criRoot}/containerd.sock`, cluster),
+    ourConfig(n, root, `${criRoot}/containerd.sock`, cluster),
   );
   const log = `${root}/kubelet.log`;
   const flags: Record<string, string> = {

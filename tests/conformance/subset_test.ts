@@ -52,6 +52,8 @@ Deno.test({
       `--kubelet=${KUBELET}`,
       `--focus=${SUBSET.join("|")}`,
       "--procs=2",
+      // Slot 1: apart from a full run of the task (slot 0) on the same machine.
+      "--slot=1",
       "--timeout=15m",
       `--out=${out}`,
     ]);
