@@ -77,7 +77,9 @@ async function sameAsWritten(
   dir: string,
   payload: ReadonlyMap<string, PayloadFile>,
 ): Promise<boolean> {
-  const files = await listFiles(dir);
+  // a directory another writer is sweeping away is simply not the same
+  const files = await listFiles(dir).catch(() => undefined);
+  if (!files) return false;
   if (files.length !== payload.size) return false;
   for (const [path, file] of payload) {
     try {
@@ -184,13 +186,25 @@ export async function writeAtomically(
     if (entry.name.startsWith("..") || wanted.has(entry.name)) continue;
     const target = await readLinkOrUndefined(`${targetDir}/${entry.name}`);
     if (target === `${DATA_DIR}/${entry.name}`) {
-      await Deno.remove(`${targetDir}/${entry.name}`);
+      await removeIfPresent(`${targetDir}/${entry.name}`, false);
     }
   }
   if (old && old !== tsName) {
-    await Deno.remove(`${targetDir}/${old}`, { recursive: true });
+    await removeIfPresent(`${targetDir}/${old}`, true);
   }
   return true;
+}
+
+/** Removes `path` (a tree with `recursive`); already gone is fine (another writer's sweep). */
+async function removeIfPresent(
+  path: string,
+  recursive: boolean,
+): Promise<void> {
+  try {
+    await Deno.remove(path, { recursive });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
 }
 
 /** Removes a regular file or a directory tree (never through a symlink). */

@@ -12,23 +12,15 @@ import { CaptureLogger } from "../../src/log/testing.ts";
 import { createVolumeManager } from "../../src/volume/mod.ts";
 import {
   endpoint,
-  IMAGE,
   running,
+  shContainer,
   startE2e,
   waitFor,
 } from "./_containerd_e2e.ts";
 
 const SWAPS = Number(Deno.env.get("KUBELET_TS_SUBPATH_SWAPS") ?? "1000");
 
-function container(name: string, script: string, extra: object = {}) {
-  return {
-    name,
-    image: IMAGE,
-    imagePullPolicy: "IfNotPresent",
-    command: ["sh", "-c", script],
-    ...extra,
-  };
-}
+const container = shContainer;
 
 /** The file's text; undefined while it is missing or still empty (being written). */
 async function readOrUndefined(path: string): Promise<string | undefined> {
