@@ -43,6 +43,12 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     why: `needs the ${image} image, not built here`,
   })),
   {
+    in: "failure",
+    text: "nc: invalid option -- 'u'",
+    why:
+      "the agnhost stand-in's busybox nc has no UDP mode; upstream's image has netcat-openbsd",
+  },
+  {
     in: "name",
     text: "[sig-node] Secrets should be consumable via the environment",
     why:
