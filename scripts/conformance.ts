@@ -43,16 +43,21 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     why: `needs the ${image} image, not built here`,
   })),
   {
-    in: "failure",
-    text: "nc: invalid option -- 'u'",
+    in: "name",
+    text: "Pods should function for node-pod communication: udp",
     why:
-      "the agnhost stand-in's busybox nc has no UDP mode; upstream's image has netcat-openbsd",
+      "it runs `nc -u` in agnhost; the stand-in's busybox nc has no UDP mode (upstream's image has netcat-openbsd)",
   },
   {
     in: "name",
-    text: "[sig-node] Secrets should be consumable via the environment",
+    text: "should be consumable via the environment",
     why:
       "busybox 1.35's sh drops env names with '-' (data-1) before `env` runs; the test's busybox is 1.37",
+  },
+  {
+    in: "name",
+    text: "should have their auto-restart back-off timer reset on image update",
+    why: "it updates the pod to the nginx image, not built here",
   },
   {
     in: "name",
