@@ -14,8 +14,8 @@
  *   (about 150 KiB each at 110 pods) are promoted to the old generation. With V8's default
  *   growth the heap went from 20 to 70 MiB between full GCs, the garbage held about 90 MiB of
  *   malloc memory, and the arena kept those pages (66 MiB system, 13 MiB in use after the GC).
- *   Measured on containerd with 110 static pods, same run conditions: RSS 145–198 → 109 MiB,
- *   arena peak 105 → 39 MiB.
+ *   Peer bench at 110 pods: RSS 132 → 102–106 MiB (upstream 124–126), CPU 0.050 → 0.076–0.084
+ *   cores (upstream 0.24–0.28), pod start p50 unchanged (docs/peers.md).
  */
 export const KUBELET_V8_FLAGS =
   "--max-semi-space-size=1,--heap-growing-percent=10,--optimize-for-size";
