@@ -27,6 +27,7 @@ import {
   startSide,
 } from "../tests/diff/_sides.ts";
 import { pod } from "../tests/diff/scenarios.ts";
+import { peersBin, percentile, usage } from "./_peers.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const STEADY_ONLY = Deno.args.includes("--steady");
@@ -34,22 +35,11 @@ const STARTS = QUICK ? 5 : 20;
 const STEADY = QUICK ? 20 : 110;
 const SAMPLE_MS = QUICK ? 10_000 : 30_000;
 const NODE = "bench-node";
-const CLK_TCK = 100;
 
 const NETWORKS: Record<Kind, { bridge: string; subnet: string }> = {
   ours: { bridge: "ktsb0", subnet: "10.84.0.0/16" },
   upstream: { bridge: "ktsb1", subnet: "10.85.0.0/16" },
 };
-
-async function peersBin(): Promise<string | undefined> {
-  const out = await new Deno.Command("bash", {
-    args: [new URL("../scripts/peers.sh", import.meta.url).pathname, "dir"],
-    stderr: "null",
-  }).output();
-  return out.code === 0
-    ? new TextDecoder().decode(out.stdout).trim()
-    : undefined;
-}
 
 const sleeper = (name: string) =>
   pod(name, [{
@@ -112,21 +102,6 @@ async function waitStarted(
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-/** utime + stime of a process in seconds, and its RSS in MiB. */
-async function usage(pid: number): Promise<{ cpu: number; rssMiB: number }> {
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const cpu = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  return { cpu, rssMiB: rss };
 }
 
 const key = (name: string) => `default/${name}-${NODE}`;

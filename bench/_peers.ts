@@ -1,0 +1,35 @@
+/**
+ * Pieces the side-by-side benches against the upstream kubelet share: finding the peer
+ * binaries, percentiles and a process's CPU time and RSS from /proc.
+ */
+
+const CLK_TCK = 100;
+
+/** The peers' bin directory (`scripts/peers.sh dir`), undefined when they are not built. */
+export async function peersBin(): Promise<string | undefined> {
+  const out = await new Deno.Command("bash", {
+    args: [new URL("../scripts/peers.sh", import.meta.url).pathname, "dir"],
+    stderr: "null",
+  }).output();
+  return out.code === 0
+    ? new TextDecoder().decode(out.stdout).trim()
+    : undefined;
+}
+
+/** The `p`th percentile (nearest rank) of `values`. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** utime + stime of a process in seconds, and its RSS in MiB. */
+export async function usage(
+  pid: number,
+): Promise<{ cpu: number; rssMiB: number }> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const cpu = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  return { cpu, rssMiB: rss };
+}
