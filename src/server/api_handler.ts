@@ -184,6 +184,34 @@ function prefixTable(host: ApiServerHost): Array<[string, RouteEntry]> {
   return prefixes;
 }
 
+/** One served path of the kubelet API, as its security tests enumerate them. */
+export interface ApiRouteInfo {
+  /** The exact path, or the prefix of a route with parameters. */
+  path: string;
+  /** Whether `path` is a prefix. */
+  prefix: boolean;
+  methods: readonly string[];
+  /** A debugging handler: off with `enableDebuggingHandlers: false` and on the read-only port. */
+  debugging: boolean;
+}
+
+/** Every path `host` gets served (the route table, so a new route is in every table-driven test). */
+export function apiRoutes(host: ApiServerHost): ApiRouteInfo[] {
+  const exact = [...routeTable(host)].map(([path, entry]) => ({
+    path,
+    prefix: false,
+    methods: entry.methods,
+    debugging: entry.debugging,
+  }));
+  const below = prefixTable(host).map(([path, entry]) => ({
+    path,
+    prefix: true,
+    methods: entry.methods,
+    debugging: entry.debugging,
+  }));
+  return [...exact, ...below];
+}
+
 /** Builds the handler of the kubelet API (or, without `auth`, of the read-only port). */
 export function createApiHandler(
   host: ApiServerHost,
