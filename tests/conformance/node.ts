@@ -205,6 +205,10 @@ export async function startNode(
     KTS_CRI_BRIDGE: n.bridge,
     KTS_CRI_SUBNET: n.subnet,
   };
+  // A fresh root: certificates and kubeconfig of an earlier run name an earlier cluster.
+  await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
+  await Deno.remove(`${root}`, { recursive: true }).catch(() => {});
+  await makeBridge(n.bridge, n.ip, n.subnet);
   await sh(["scripts/cri_env.sh", "up"], criEnv);
   await Deno.mkdir(`${root}/manifests`, { recursive: true });
   await Deno.mkdir(`${root}/pod-logs`, { recursive: true });
@@ -263,6 +267,7 @@ export async function startNode(
       // Its pods go with its containerd (cri_env down kills every task it has).
       await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
       await run("ip", ["link", "delete", n.bridge]);
+      await Deno.remove(root, { recursive: true }).catch(() => {});
     },
   };
 }
