@@ -1,0 +1,588 @@
+/**
+ * kubelet.ts against the upstream kubelet, both joined to the local control plane
+ * (scripts/cluster_env.sh) in one run, each on its own runtime-only containerd
+ * (scripts/cri_env.sh second instance for ours, scripts/upstream_kubelet.sh for upstream) and
+ * under its own node name. Everything is observed through the API server, as a user sees it.
+ *
+ * 1. start → Node Ready: kubelet process started → the Node's Ready condition True, 3
+ *    repeats per kubelet (the Node is deleted in between; the first repeat includes the TLS
+ *    bootstrap, later ones reuse the certificate), p50.
+ * 2. pod created → Running: POST of a pod with spec.nodeName → phase Running, 20 pods one at
+ *    a time, the kubelets taking turns; p50.
+ * 3. steady state at 110 pods (maxPods): the kubelet process's RSS (mean of samples) and CPU
+ *    (cores) from /proc over 60 s, both kubelets at the same time.
+ * 4. kubelet API: requests/s of /healthz and /pods (110 pods) from bench/_kubelet_load.ts on
+ *    loopback with the API server's kubelet client certificate, and `kubectl exec -- true`
+ *    round trip p50 through the API server.
+ *
+ * kubelet.ts runs as `deno run main.ts` with the shipped V8 flags (scripts/v8_flags.ts).
+ * Needs root, the peer binaries (`bash scripts/peers.sh build`), the control plane
+ * (`bash scripts/cluster_env.sh up`, env from /tmp/cluster.env) and the test images of
+ * scripts/cri_env.sh. Run: `deno run -A bench/cluster_bench.ts [--quick]` (`--quick`: 1
+ * start, 5 pods, 20 steady pods, 15 s).
+ *
+ * @module
+ */
+// deno-lint-ignore-file no-console
+
+import { createRestClient, loadKubeconfig } from "../src/api/mod.ts";
+import { systemClock } from "../src/clock/mod.ts";
+import { KUBELET_V8_FLAGS } from "../scripts/v8_flags.ts";
+import { peersBin, percentile, usage } from "./_peers.ts";
+
+const QUICK = Deno.args.includes("--quick");
+const REPEATS = QUICK ? 1 : 3;
+const STARTS = QUICK ? 5 : 20;
+const STEADY = QUICK ? 20 : 110;
+const SAMPLE_MS = QUICK ? 15_000 : 60_000;
+const LOAD_SECONDS = QUICK ? 2 : 5;
+const LOAD_CONCURRENCY = 8;
+const EXECS = QUICK ? 3 : 10;
+const ROOT = new URL("..", import.meta.url).pathname;
+const NAMESPACE = "kts-cluster-bench";
+const PAUSE = Deno.env.get("KUBELET_TS_CRI_PAUSE_IMAGE") ??
+  "kts.local/pause:3.9";
+const BUSYBOX = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
+  "kts.local/busybox:latest";
+
+type Kind = "ours" | "upstream";
+const KINDS = ["ours", "upstream"] as const;
+
+/** Each kubelet's node, directories, network and ports, apart from every other user's. */
+const SIDES = {
+  ours: {
+    node: "kts-cbench-ours",
+    root: "/tmp/kts-cbench-ours",
+    bridge: "ktscb0",
+    subnet: "10.86.0.0/16",
+    port: 10660,
+  },
+  upstream: {
+    node: "kts-cbench-up",
+    root: "/tmp/kts-cbench-up",
+    bridge: "ktscb1",
+    subnet: "10.87.0.0/16",
+    port: 10662,
+    healthzPort: 10661,
+  },
+};
+
+const env = {
+  kubeconfig: Deno.env.get("KUBELET_TS_KUBECONFIG") ?? "",
+  bootstrap: Deno.env.get("KUBELET_TS_BOOTSTRAP_KUBECONFIG") ?? "",
+  ca: Deno.env.get("KUBELET_TS_CLUSTER_CA") ?? "",
+  k8sBin: Deno.env.get("KUBELET_TS_K8S_BIN") ?? "",
+  clientCert: Deno.env.get("KUBELET_TS_APISERVER_KUBELET_CLIENT_CERT") ?? "",
+  clientKey: Deno.env.get("KUBELET_TS_APISERVER_KUBELET_CLIENT_KEY") ?? "",
+};
+const found = Deno.uid() === 0 ? await peersBin() : undefined;
+if (found === undefined || Object.values(env).some((v) => v === "")) {
+  console.log(
+    "skipped: needs root, the peer binaries (bash scripts/peers.sh build, used by " +
+      "scripts/upstream_kubelet.sh) and the control plane (set -a; . /tmp/cluster.env after " +
+      "bash scripts/cluster_env.sh up)",
+  );
+  Deno.exit(0);
+}
+const bin = found;
+const api = createRestClient(
+  { clock: systemClock },
+  await loadKubeconfig(env.kubeconfig),
+  { qps: 0 },
+);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function sh(
+  cmd: string,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<string> {
+  const out = await new Deno.Command(cmd, {
+    args,
+    env: extraEnv,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  if (out.code !== 0) {
+    throw new Error(
+      `${cmd} ${args.join(" ")} failed (${out.code}):\n${
+        dec.decode(out.stderr)
+      }`,
+    );
+  }
+  return dec.decode(out.stdout);
+}
+
+const kubectl = (...args: string[]) =>
+  sh(`${env.k8sBin}/kubectl`, ["--kubeconfig", env.kubeconfig, ...args]);
+
+async function getOrUndefined<T>(path: string): Promise<T | undefined> {
+  try {
+    return await api.request<T>({ method: "GET", path });
+  } catch (e) {
+    if ((e as { status?: number }).status === 404) return undefined;
+    throw e;
+  }
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+interface Conditioned {
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+  };
+}
+
+const nodeReady = (node: string) =>
+  until(`Node ${node} Ready`, async () => {
+    const n = await getOrUndefined<Conditioned>(`/api/v1/nodes/${node}`);
+    return n?.status?.conditions?.some((c) =>
+        c.type === "Ready" && c.status === "True"
+      )
+      ? Date.now()
+      : undefined;
+  }, 180_000);
+
+// --- the two kubelets --------------------------------------------------------------------
+
+const ours = SIDES.ours;
+const oursCriEnv = {
+  KTS_CRI_ROOT: `${ours.root}/cri`,
+  KTS_CRI_RUNTIME_ONLY: "1",
+  KTS_CRI_BRIDGE: ours.bridge,
+  KTS_CRI_SUBNET: ours.subnet,
+};
+const up = SIDES.upstream;
+const upstreamEnv = {
+  KTS_UPSTREAM_ROOT: up.root,
+  KTS_UPSTREAM_NODE: up.node,
+  KTS_UPSTREAM_BRIDGE: up.bridge,
+  KTS_UPSTREAM_SUBNET: up.subnet,
+  KTS_UPSTREAM_HEALTHZ_PORT: String(up.healthzPort),
+  KTS_UPSTREAM_PORT: String(up.port),
+  KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG: env.bootstrap,
+  KUBELET_TS_CLUSTER_CA: env.ca,
+  KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${up.root}/pod-logs`,
+  // the API server dials the node's InternalIP, so listen beyond loopback (flags win
+  // over the script's config file)
+  KTS_UPSTREAM_ARGS: "--address=0.0.0.0",
+};
+
+function ourConfig(): string {
+  return [
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration",
+    `containerRuntimeEndpoint: unix://${ours.root}/cri/containerd.sock`,
+    `cgroupRoot: /${ours.node}`,
+    `podLogsDir: ${ours.root}/pod-logs`,
+    "healthzPort: 0",
+    "address: 0.0.0.0",
+    `port: ${ours.port}`,
+    "authentication:",
+    "  anonymous:",
+    "    enabled: false",
+    "  webhook:",
+    "    enabled: true",
+    "  x509:",
+    `    clientCAFile: ${env.ca}`,
+    "authorization:",
+    "  mode: Webhook",
+    "",
+  ].join("\n");
+}
+
+let ourKubelet: Deno.ChildProcess | undefined;
+
+/** Starts a kubelet; returns its pid and the epoch ms its process was started. */
+async function startKubelet(
+  kind: Kind,
+): Promise<{ pid: number; startedAt: number }> {
+  if (kind === "ours") {
+    const log = await Deno.open(`${ours.root}/kubelet.log`, {
+      append: true,
+      create: true,
+    });
+    const startedAt = Date.now();
+    ourKubelet = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        `--v8-flags=${KUBELET_V8_FLAGS}`,
+        `${ROOT}main.ts`,
+        "--config",
+        `${ours.root}/config.yaml`,
+        `--root-dir=${ours.root}/kubelet`,
+        `--cert-dir=${ours.root}/pki`,
+        `--kubeconfig=${ours.root}/kubelet.conf`,
+        `--bootstrap-kubeconfig=${env.bootstrap}`,
+        `--hostname-override=${ours.node}`,
+      ],
+      cwd: ROOT,
+      env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    // its log lines, kept out of the bench's output
+    ourKubelet.stderr.pipeTo(log.writable).catch(() => {});
+    return { pid: ourKubelet.pid, startedAt };
+  }
+  await sh("bash", ["scripts/upstream_kubelet.sh", "up"], upstreamEnv);
+  const pid = Number(await Deno.readTextFile(`${up.root}/kubelet.pid`));
+  const started = await Deno.readTextFile(`${up.root}/kubelet.started`);
+  return { pid, startedAt: Math.round(Number(started) * 1000) };
+}
+
+async function stopKubelet(kind: Kind): Promise<void> {
+  if (kind === "ours") {
+    if (!ourKubelet) return;
+    const child = ourKubelet;
+    ourKubelet = undefined;
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, 15_000);
+    await child.status;
+    clearTimeout(timer);
+    return;
+  }
+  await sh(
+    "bash",
+    ["scripts/upstream_kubelet.sh", "stop-kubelet"],
+    upstreamEnv,
+  );
+}
+
+async function deleteNode(node: string): Promise<void> {
+  await kubectl("delete", "node", node, "--ignore-not-found", "--wait=true");
+  await kubectl(
+    "-n",
+    "kube-node-lease",
+    "delete",
+    "lease",
+    node,
+    "--ignore-not-found",
+  );
+}
+
+async function teardown(): Promise<void> {
+  await kubectl(
+    "-n",
+    NAMESPACE,
+    "delete",
+    "pods",
+    "--all",
+    "--grace-period=0",
+    "--force",
+    "--wait=false",
+  ).catch(() => {});
+  await stopKubelet("ours").catch(() => {});
+  await sh(`${bin}/crictl`, [
+    "--runtime-endpoint",
+    `unix://${ours.root}/cri/containerd.sock`,
+    "rmp",
+    "--all",
+    "--force",
+  ]).catch(() => {});
+  await sh("bash", ["scripts/cri_env.sh", "down"], oursCriEnv).catch(() => {});
+  // anything left under our cgroup root, then its directories, deepest first
+  await sh("bash", [
+    "-c",
+    `cat $(find /sys/fs/cgroup/pids/${ours.node} -name tasks 2>/dev/null) 2>/dev/null | xargs -r kill -9 2>/dev/null; sleep 0.5; ` +
+    `find /sys/fs/cgroup -depth -type d -path '*/${ours.node}*' -exec rmdir {} \\; 2>/dev/null; true`,
+  ]).catch(() => {});
+  await sh("bash", [
+    "-c",
+    `umount $(awk '$2 ~ "^${ours.root}" {print $2}' /proc/self/mounts | sort -r) 2>/dev/null; rm -rf --one-file-system ${ours.root}`,
+  ]).catch(() => {});
+  await sh("bash", ["scripts/upstream_kubelet.sh", "down"], upstreamEnv).catch(
+    () => {},
+  );
+  await kubectl(
+    "delete",
+    "namespace",
+    NAMESPACE,
+    "--ignore-not-found",
+    "--wait=false",
+  )
+    .catch(() => {});
+  for (const k of KINDS) await deleteNode(SIDES[k].node).catch(() => {});
+}
+
+// --- pods --------------------------------------------------------------------------------
+
+function podSpec(name: string, node: string, image: string) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      nodeName: node,
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 1,
+      containers: [{
+        name: "app",
+        image,
+        imagePullPolicy: "IfNotPresent",
+        ...(image === BUSYBOX
+          ? { command: ["sh", "-c", "trap 'exit 0' TERM; sleep 36000 & wait"] }
+          : {}),
+      }],
+    },
+  };
+}
+
+const createPod = (name: string, node: string, image = PAUSE) =>
+  api.request({
+    method: "POST",
+    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+    body: podSpec(name, node, image),
+  });
+
+const podRunning = (name: string, timeoutMs = 120_000) =>
+  until(`pod ${name} Running`, async () => {
+    const p = await getOrUndefined<Conditioned>(
+      `/api/v1/namespaces/${NAMESPACE}/pods/${name}`,
+    );
+    return p?.status?.phase === "Running" ? Date.now() : undefined;
+  }, timeoutMs);
+
+async function runningOn(node: string): Promise<number> {
+  const list = await api.request<{ items: Conditioned[] }>({
+    method: "GET",
+    path: `/api/v1/namespaces/${NAMESPACE}/pods?fieldSelector=${
+      encodeURIComponent(`spec.nodeName=${node}`)
+    }`,
+  });
+  return list.items.filter((p) => p.status?.phase === "Running").length;
+}
+
+/** Sends `load` to a kubelet's API; returns requests/s answered 200. */
+async function load(port: number, path: string): Promise<number> {
+  const out = await sh(Deno.execPath(), [
+    "run",
+    "-A",
+    "--unsafely-ignore-certificate-errors=127.0.0.1",
+    `${ROOT}bench/_kubelet_load.ts`,
+    `https://127.0.0.1:${port}${path}`,
+    String(LOAD_SECONDS),
+    String(LOAD_CONCURRENCY),
+    env.clientCert,
+    env.clientKey,
+  ], { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" });
+  const r = JSON.parse(out.trim().split("\n").at(-1)!) as {
+    ok: number;
+    failed: number;
+    seconds: number;
+  };
+  if (r.ok === 0) throw new Error(`no answer from :${port}${path}: ${out}`);
+  return r.ok / r.seconds;
+}
+
+// --- the run -----------------------------------------------------------------------------
+
+interface Row {
+  metric: string;
+  ours: number;
+  upstream: number;
+  unit: string;
+  target: string;
+}
+const rows: Row[] = [];
+const byKind = () => ({ ours: [] as number[], upstream: [] as number[] });
+const p50 = (v: number[]) => percentile(v, 50);
+
+await teardown();
+try {
+  await Deno.mkdir(`${ours.root}/pod-logs`, { recursive: true });
+  await Deno.mkdir(`${up.root}/pod-logs`, { recursive: true });
+  await Deno.writeTextFile(`${ours.root}/config.yaml`, ourConfig());
+  await sh("bash", ["scripts/cri_env.sh", "up"], oursCriEnv);
+  await kubectl("create", "namespace", NAMESPACE);
+
+  // 1. start → Node Ready
+  const ready = byKind();
+  for (let i = 0; i < REPEATS; i++) {
+    for (const kind of KINDS) {
+      const node = SIDES[kind].node;
+      const seen = nodeReady(node);
+      const { startedAt } = await startKubelet(kind);
+      ready[kind].push((await seen) - startedAt);
+      if (i < REPEATS - 1) {
+        await stopKubelet(kind);
+        await deleteNode(node);
+      }
+    }
+  }
+  rows.push({
+    metric: `start → Node Ready p50 (${REPEATS})`,
+    ours: p50(ready.ours),
+    upstream: p50(ready.upstream),
+    unit: "ms",
+    target: "≤ 1.0",
+  });
+  console.log(`Node Ready ms: ${JSON.stringify(ready)}`);
+
+  // 2. pod created → Running, one at a time, taking turns
+  const running = byKind();
+  for (let i = 0; i < STARTS; i++) {
+    for (const kind of KINDS) {
+      const name = `start-${kind}-${i}`;
+      const t0 = Date.now();
+      await createPod(name, SIDES[kind].node);
+      running[kind].push((await podRunning(name)) - t0);
+    }
+  }
+  rows.push({
+    metric: `pod created → Running p50 (${STARTS})`,
+    ours: p50(running.ours),
+    upstream: p50(running.upstream),
+    unit: "ms",
+    target: "≤ 1.0",
+  });
+  console.log(`pod Running ms: ${JSON.stringify(running)}`);
+
+  // 3. fill each node to STEADY pods (one busybox pod for exec), then sample
+  for (const kind of KINDS) {
+    const node = SIDES[kind].node;
+    const t0 = Date.now();
+    await createPod(`exec-${kind}`, node, BUSYBOX);
+    const names = Array.from(
+      { length: STEADY - STARTS - 1 },
+      (_, i) => `steady-${kind}-${i}`,
+    );
+    for (let i = 0; i < names.length; i += 10) {
+      await Promise.all(names.slice(i, i + 10).map((n) => createPod(n, node)));
+    }
+    await until(
+      `${STEADY} pods Running on ${node}`,
+      async () => (await runningOn(node)) >= STEADY ? true : undefined,
+      900_000,
+      1000,
+    );
+    console.log(
+      `${kind}: ${STEADY - STARTS} more pods Running in ${
+        ((Date.now() - t0) / 1000).toFixed(1)
+      } s`,
+    );
+  }
+  await sleep(15_000); // first relists and status updates settle
+  const pids = {
+    ours: ourKubelet!.pid,
+    upstream: Number(await Deno.readTextFile(`${up.root}/kubelet.pid`)),
+  };
+  const before = {
+    ours: await usage(pids.ours),
+    upstream: await usage(pids.upstream),
+  };
+  const rss = byKind();
+  const t0 = performance.now();
+  while (performance.now() - t0 < SAMPLE_MS) {
+    await sleep(5_000);
+    for (const k of KINDS) rss[k].push((await usage(pids[k])).rssMiB);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cores = byKind();
+  for (const k of KINDS) {
+    cores[k].push(((await usage(pids[k])).cpu - before[k].cpu) / seconds);
+  }
+  const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+  rows.push({
+    metric: `RSS, ${STEADY} pods (mean over ${SAMPLE_MS / 1000} s)`,
+    ours: mean(rss.ours),
+    upstream: mean(rss.upstream),
+    unit: "MiB",
+    target: "≤ 1.0",
+  });
+  rows.push({
+    metric: `CPU, ${STEADY} pods`,
+    ours: cores.ours[0]!,
+    upstream: cores.upstream[0]!,
+    unit: "cores",
+    target: "≤ 1.0",
+  });
+
+  // 4. the kubelet API, one kubelet at a time
+  for (const path of ["/healthz", "/pods"]) {
+    const rps = byKind();
+    for (const k of KINDS) rps[k].push(await load(SIDES[k].port, path));
+    rows.push({
+      metric: `GET ${path} (${LOAD_CONCURRENCY} workers)`,
+      ours: rps.ours[0]!,
+      upstream: rps.upstream[0]!,
+      unit: "req/s",
+      target: "higher is better",
+    });
+  }
+  const exec = byKind();
+  for (let i = 0; i < EXECS; i++) {
+    for (const k of KINDS) {
+      const t = performance.now();
+      await kubectl("-n", NAMESPACE, "exec", `exec-${k}`, "--", "true");
+      exec[k].push(performance.now() - t);
+    }
+  }
+  rows.push({
+    metric: `kubectl exec -- true p50 (${EXECS})`,
+    ours: p50(exec.ours),
+    upstream: p50(exec.upstream),
+    unit: "ms",
+    target: "lower is better",
+  });
+} finally {
+  if (rows.length > 0) console.log(table(rows));
+  await teardown();
+  api.close();
+}
+
+function table(list: Row[]): string {
+  const fmt = (v: number) => (v < 10 ? v.toFixed(3) : v.toFixed(0));
+  const lines = [[
+    "metric",
+    "ours",
+    "upstream",
+    "ratio ours/upstream",
+    "target",
+  ]];
+  for (const r of list) {
+    lines.push([
+      r.metric,
+      `${fmt(r.ours)} ${r.unit}`,
+      `${fmt(r.upstream)} ${r.unit}`,
+      (r.ours / r.upstream).toFixed(2),
+      r.target,
+    ]);
+  }
+  const widths = lines[0]!.map((_, c) =>
+    Math.max(...lines.map((l) => l[c]!.length))
+  );
+  return lines.map((l) =>
+    l.map((cell, c) => cell.padEnd(widths[c]!)).join("  ")
+  )
+    .join("\n");
+}
