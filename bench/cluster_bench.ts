@@ -15,10 +15,11 @@
  *    loopback with the API server's kubelet client certificate, and `kubectl exec -- true`
  *    round trip p50 through the API server.
  *
- * kubelet.ts runs as `deno run main.ts` with the shipped V8 flags (scripts/v8_flags.ts).
+ * kubelet.ts runs as the bundle of scripts/bundle.ts (what `deno task compile` ships, without
+ * denort here) with the shipped V8 flags (scripts/v8_flags.ts); `--main`: `deno run main.ts`.
  * Needs root, the peer binaries (`bash scripts/peers.sh build`), the control plane
  * (`bash scripts/cluster_env.sh up`, env from /tmp/cluster.env) and the test images of
- * scripts/cri_env.sh. Run: `deno run -A bench/cluster_bench.ts [--quick]` (`--quick`: 1
+ * scripts/cri_env.sh. Run: `deno run -A bench/cluster_bench.ts [--quick] [--main]` (`--quick`: 1
  * start, 5 pods, 20 steady pods, 15 s).
  *
  * @module
@@ -28,9 +29,11 @@
 import { createRestClient, loadKubeconfig } from "../src/api/mod.ts";
 import { systemClock } from "../src/clock/mod.ts";
 import { KUBELET_V8_FLAGS } from "../scripts/v8_flags.ts";
+import { bundleInto } from "../tests/ship/_helpers.ts";
 import { peersBin, percentile, usage } from "./_peers.ts";
 
 const QUICK = Deno.args.includes("--quick");
+const FROM_SOURCE = Deno.args.includes("--main");
 const REPEATS = QUICK ? 1 : 3;
 const STARTS = QUICK ? 5 : 20;
 const STEADY = QUICK ? 20 : 110;
@@ -209,6 +212,7 @@ function ourConfig(): string {
 }
 
 let ourKubelet: Deno.ChildProcess | undefined;
+let ourProgram = `${ROOT}main.ts`;
 
 /** Starts a kubelet; returns its pid and the epoch ms its process was started. */
 async function startKubelet(
@@ -225,7 +229,7 @@ async function startKubelet(
         "run",
         "-A",
         `--v8-flags=${KUBELET_V8_FLAGS}`,
-        `${ROOT}main.ts`,
+        ourProgram,
         "--config",
         `${ours.root}/config.yaml`,
         `--root-dir=${ours.root}/kubelet`,
@@ -423,6 +427,16 @@ try {
   await Deno.mkdir(`${up.root}/pod-logs`, { recursive: true });
   await Deno.writeTextFile(`${ours.root}/config.yaml`, ourConfig());
   await sh("bash", ["scripts/cri_env.sh", "up"], oursCriEnv);
+  if (!FROM_SOURCE) ourProgram = await bundleInto(ours.root);
+  await until(
+    `namespace ${NAMESPACE} gone`,
+    async () =>
+      await getOrUndefined(`/api/v1/namespaces/${NAMESPACE}`) === undefined
+        ? true
+        : undefined,
+    120_000,
+    500,
+  );
   await kubectl("create", "namespace", NAMESPACE);
 
   // 1. start → Node Ready
