@@ -26,6 +26,7 @@ import {
   missingClusterDns,
 } from "./dns_config.ts";
 import { nodeReference } from "../events/mod.ts";
+import { startedPods } from "../metrics/mod.ts";
 import type { InitContainerCleaner } from "./init_container_cleanup.ts";
 import type { PodActions } from "./pod_actions.ts";
 import {
@@ -45,6 +46,8 @@ import {
   type StartContext,
 } from "./start_container.ts";
 import type { Pod, PodRuntimeStatus, SyncResult } from "./types.ts";
+
+const startedPodsTotal = startedPods.labels();
 
 /** What {@linkcode executePodActions} acts with. */
 export interface ExecuteDeps {
@@ -200,6 +203,7 @@ async function createSandbox(
   const name = pod.metadata.name ?? "";
   try {
     await deps.mkdir(podLogDirectory(deps.podLogsDir, pod));
+    startedPodsTotal.inc();
     const res = await deps.runtime.runPodSandbox(
       { config, runtimeHandler: deps.runtimeHandler },
       { signal },

@@ -10,6 +10,7 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { formatGoDuration } from "../util/go_duration.ts";
+import { plegRelistDuration, plegRelistInterval } from "../metrics/mod.ts";
 import {
   ContainerState,
   PodSandboxState,
@@ -94,6 +95,9 @@ export interface PlegOptions {
 /** Health of the PLEG. */
 export type PlegHealth = { ok: true } | { ok: false; message: string };
 
+const relistDuration = plegRelistDuration.labels();
+const relistInterval = plegRelistInterval.labels();
+
 /** The relisting PLEG. */
 export class Pleg {
   #deps: PlegDeps;
@@ -118,8 +122,23 @@ export class Pleg {
    * relist. On a runtime error the previous state is kept and no event is produced.
    */
   async relist(signal?: AbortSignal): Promise<PodLifecycleEvent[]> {
-    const { runtime, clock, logger } = this.#deps;
+    const { clock } = this.#deps;
     const started = clock.now();
+    if (this.#lastRelist !== undefined) {
+      relistInterval.observe((started - this.#lastRelist) / 1000);
+    }
+    try {
+      return await this.#relist(started, signal);
+    } finally {
+      relistDuration.observe((clock.now() - started) / 1000);
+    }
+  }
+
+  async #relist(
+    started: number,
+    signal: AbortSignal | undefined,
+  ): Promise<PodLifecycleEvent[]> {
+    const { runtime, logger } = this.#deps;
     let current: Map<string, PlegRecord>;
     try {
       const opts = {

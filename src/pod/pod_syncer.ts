@@ -8,6 +8,8 @@
  * @module
  */
 
+import { podStartDuration } from "../metrics/mod.ts";
+import { CONFIG_SEEN_ANNOTATION } from "./static_pod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ImageService, RuntimeService } from "../runtime/mod.ts";
@@ -335,7 +337,12 @@ class KubePodSyncer implements RuntimePodSyncer {
       podUID: uid,
     });
     const before = await this.#readRuntime(pod, signal);
+    const wasRunning =
+      this.#deps.statusManager.getPodStatus(uid)?.phase === "Running";
     const status = this.#computeStatus(pod, before, false);
+    if (status.phase === "Running" && !wasRunning) {
+      observePodStart(pod, this.#deps.clock.now());
+    }
     this.#deps.statusManager.setPodStatus(pod, status);
     if (isTerminalPhase(status)) return { terminal: true };
 
@@ -530,4 +537,17 @@ export function createPodSyncer(
   options: PodSyncerOptions,
 ): RuntimePodSyncer {
   return new KubePodSyncer(deps, options);
+}
+
+const podStartSeconds = podStartDuration.labels();
+
+/**
+ * `kubelet_pod_start_duration_seconds`: from when the kubelet first saw the pod (the
+ * `kubernetes.io/config.seen` stamp) to its first Running status.
+ */
+function observePodStart(pod: Pod, nowMs: number): void {
+  const seen = Date.parse(
+    pod.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? "",
+  );
+  if (Number.isFinite(seen)) podStartSeconds.observe((nowMs - seen) / 1000);
 }

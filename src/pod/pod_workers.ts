@@ -44,7 +44,23 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { podFullName } from "./types.ts";
-import type { Pod, PodSyncer, PodSyncOutcome, PodWork } from "./types.ts";
+import type {
+  Pod,
+  PodSyncer,
+  PodSyncOutcome,
+  PodUpdateType,
+  PodWork,
+} from "./types.ts";
+import { podWorkerDuration } from "../metrics/mod.ts";
+import type { HistogramChild } from "../metrics/mod.ts";
+
+/** `kubelet_pod_worker_duration_seconds` by operation type, bound once. */
+const WORKER_DURATION: Readonly<Record<PodUpdateType, HistogramChild>> = {
+  create: podWorkerDuration.labels("create"),
+  update: podWorkerDuration.labels("update"),
+  sync: podWorkerDuration.labels("sync"),
+  kill: podWorkerDuration.labels("kill"),
+};
 
 /** Lifecycle phase of one pod worker. */
 export type WorkerPhase = "syncing" | "terminating" | "terminated" | "finished";
@@ -330,10 +346,18 @@ export class PodWorkers implements AsyncDisposable {
     const phase = w.phase;
     try {
       if (phase === "syncing") {
-        const outcome: PodSyncOutcome = await syncer.syncPod(
-          { pod: w.pod, updateType: work.updateType },
-          signal,
-        );
+        const started = clock.now();
+        let outcome: PodSyncOutcome;
+        try {
+          outcome = await syncer.syncPod(
+            { pod: w.pod, updateType: work.updateType },
+            signal,
+          );
+        } finally {
+          WORKER_DURATION[work.updateType].observe(
+            (clock.now() - started) / 1000,
+          );
+        }
         if (w.phase !== "syncing") return; // terminated meanwhile: pending holds the kill
         if (outcome.terminal) {
           log.info("Pod reached a terminal phase, terminating");

@@ -24,6 +24,8 @@
  * @module
  */
 
+import { probeDuration, probeTotal } from "../metrics/mod.ts";
+import type { CounterChild, HistogramChild } from "../metrics/mod.ts";
 import { containerReference, type PodEventRecorder } from "./pod_events.ts";
 import type { Logger } from "../log/mod.ts";
 import type { PodStatusManager } from "../status/mod.ts";
@@ -137,6 +139,49 @@ function stripRuntime(containerId: string): string {
   return i < 0 ? containerId : containerId.slice(i + 3);
 }
 
+/** One worker's `/metrics/probes` series, bound once. */
+interface ProbeMetrics {
+  results: Record<ProbeOutcome["result"], CounterChild>;
+  duration: HistogramChild;
+  remove(): void;
+}
+
+/** Upstream's result label values. */
+const RESULT_LABELS: Record<ProbeOutcome["result"], string> = {
+  success: "successful",
+  failure: "failed",
+  unknown: "unknown",
+};
+
+function probeMetrics(
+  probeType: string,
+  container: string,
+  pod: Pod,
+): ProbeMetrics {
+  const name = pod.metadata.name ?? "";
+  const namespace = pod.metadata.namespace ?? "";
+  const uid = pod.metadata.uid ?? "";
+  const labels = (
+    result: ProbeOutcome["result"],
+  ) => [probeType, RESULT_LABELS[result], container, name, namespace, uid];
+  const results = {
+    success: probeTotal.labels(...labels("success")),
+    failure: probeTotal.labels(...labels("failure")),
+    unknown: probeTotal.labels(...labels("unknown")),
+  };
+  const durationLabels = [probeType, container, name, namespace];
+  return {
+    results,
+    duration: probeDuration.labels(...durationLabels),
+    remove() {
+      for (const result of ["success", "failure", "unknown"] as const) {
+        probeTotal.remove(...labels(result));
+      }
+      probeDuration.remove(...durationLabels);
+    },
+  };
+}
+
 /** Probes one container with one probe type and publishes the result. */
 export class ProbeWorker {
   #deps: ProbeWorkerDeps;
@@ -149,6 +194,7 @@ export class ProbeWorker {
   #resultRun = 0;
   #onHold = false;
   #warned = false;
+  #metrics: ProbeMetrics;
 
   constructor(deps: ProbeWorkerDeps, options: ProbeWorkerOptions) {
     const probe = containerProbe(options.container, options.probeType);
@@ -161,6 +207,11 @@ export class ProbeWorker {
     this.#options = options;
     this.#probe = probe;
     this.#spec = normalizeProbe(probe, options.probeType);
+    this.#metrics = probeMetrics(
+      PROBE_TYPE_NAMES[options.probeType],
+      options.container.name,
+      options.pod,
+    );
     this.#logger = deps.logger.with({
       probeType: PROBE_TYPE_NAMES[options.probeType],
       pod: podFullName(options.pod),
@@ -198,6 +249,7 @@ export class ProbeWorker {
         });
       }
     } finally {
+      this.#metrics.remove();
       if (this.#containerId) {
         removeProbeResult(
           this.#deps.results,
@@ -266,12 +318,15 @@ export class ProbeWorker {
       return true;
     }
     const run = this.#deps.probe ?? runProbe;
+    const started = performance.now();
     const outcome = await run(this.#probe, {
       pod,
       status,
       container,
       containerId: id,
     }, { ...this.#deps, signal });
+    this.#metrics.duration.observe((performance.now() - started) / 1000);
+    this.#metrics.results[outcome.result].inc();
     this.#record(outcome);
     return true;
   }

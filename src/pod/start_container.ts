@@ -6,6 +6,8 @@
  * @module
  */
 
+import { startedContainers } from "../metrics/mod.ts";
+import type { CounterChild } from "../metrics/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { RuntimeService } from "../runtime/mod.ts";
 import { formatGoDuration } from "../util/go_duration.ts";
@@ -155,6 +157,13 @@ function crashLoopMessage(
   } restarting failed container=${container.name} pod=${m.name}_${m.namespace}(${m.uid})`;
 }
 
+/** `kubelet_started_containers_total` by upstream's container_type label, bound once. */
+const STARTED_CONTAINERS: Readonly<Record<ContainerType, CounterChild>> = {
+  container: startedContainers.labels("container"),
+  init: startedContainers.labels("init_container"),
+  ephemeral: startedContainers.labels("ephemeral_container"),
+};
+
 /** Starts one instance of `container` in the sandbox of `ctx`. */
 export async function startContainer(
   deps: StartContainerDeps,
@@ -276,6 +285,7 @@ export async function startContainer(
     return failWithEvent("CreateContainerConfigError", detail);
   }
   let containerId: string;
+  STARTED_CONTAINERS[options.type].inc();
   try {
     const res = await deps.runtime.createContainer(
       { podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig },

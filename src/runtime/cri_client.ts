@@ -22,6 +22,13 @@ import {
 } from "./gen/api_pb.ts";
 import { createGrpcTransport, type GrpcTransport } from "./grpc_transport.ts";
 import type { CallOptions, CriRuntime, ServiceClient } from "./types.ts";
+import {
+  operationType,
+  runtimeOperations,
+  runtimeOperationsDuration,
+  runtimeOperationsErrors,
+} from "../metrics/mod.ts";
+import type { CounterChild, HistogramChild } from "../metrics/mod.ts";
 
 /** Options for {@link createCriRuntime}. */
 export interface CriRuntimeOptions {
@@ -104,8 +111,29 @@ function serviceClient<S extends DescService>(
     switch (method.methodKind) {
       case "unary": {
         const rpc = method as DescMethodUnary;
-        client[method.localName] = (request: Init, options?: CallOptions) =>
-          transport.unary(rpc, request, options);
+        // Series bound on a method's first call (only used methods are
+        // exported, as upstream); later calls only add to them.
+        const op = operationType(method.localName);
+        let total: CounterChild | undefined;
+        let errors: CounterChild | undefined;
+        let duration: HistogramChild | undefined;
+        client[method.localName] = async (
+          request: Init,
+          options?: CallOptions,
+        ) => {
+          const started = performance.now();
+          (total ??= runtimeOperations.labels(op)).inc();
+          errors ??= runtimeOperationsErrors.labels(op);
+          duration ??= runtimeOperationsDuration.labels(op);
+          try {
+            return await transport.unary(rpc, request, options);
+          } catch (error) {
+            errors.inc();
+            throw error;
+          } finally {
+            duration.observe((performance.now() - started) / 1000);
+          }
+        };
         break;
       }
       case "server_streaming": {

@@ -26,7 +26,11 @@ import {
   type ContainerLogsHost,
   containerLogsRoute,
 } from "./routes/container_logs.ts";
-import { type MetricsHost, metricsRoute } from "./routes/metrics.ts";
+import {
+  type MetricsHost,
+  metricsRoute,
+  probeMetricsRoute,
+} from "./routes/metrics.ts";
 import {
   type ResourceMetricsHost,
   resourceMetricsRoute,
@@ -133,6 +137,11 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
       debugging: false,
     });
   }
+  table.set("/metrics/probes", {
+    route: probeMetricsRoute(),
+    methods: READ_METHODS,
+    debugging: false,
+  });
   if (host.resourceStats) {
     table.set("/metrics/resource", {
       route: resourceMetricsRoute({ resourceStats: host.resourceStats }),

@@ -37,6 +37,7 @@ const EXPECTED: Readonly<
   "/configz": { subresource: "proxy" },
   "/metrics": { subresource: "metrics" },
   "/metrics/resource": { subresource: "metrics" },
+  "/metrics/probes": { subresource: "metrics" },
   "/stats/summary": { subresource: "stats" },
   "/containerLogs/": { subresource: "proxy" },
   "/exec/": { subresource: "proxy", alwaysCreate: true },

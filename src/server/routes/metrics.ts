@@ -1,15 +1,17 @@
 /**
- * `GET /metrics`: the kubelet's own metrics in the Prometheus text format (version 0.0.4),
- * under upstream's names where the figure can be read at scrape time: the node name, running
- * pods and containers by state (pkg/kubelet/metrics), and the process collector's memory, CPU
- * and start time. Histograms that need hooks in the pod workers and the CRI client
- * (`kubelet_pod_start_duration_seconds`, `kubelet_runtime_operations_*`, …) are not here yet.
+ * `GET /metrics` and `/metrics/probes` in the Prometheus text format (version 0.0.4), under
+ * upstream's names: the figures read at scrape time (node name, running pods and containers by
+ * state, the process collector's memory, CPU and start time), then the series recorded as the
+ * kubelet works (`src/metrics/kubelet_metrics.ts`: pod start and worker durations, PLEG relist,
+ * runtime operations, started pods and containers; the prober's for `/metrics/probes`).
  *
- * @module
+ @module
  */
 
 import process from "node:process";
 import type { Route } from "./healthz.ts";
+import { escapeLabel } from "../../metrics/mod.ts";
+import { kubeletRegistry, probeRegistry } from "../../metrics/mod.ts";
 
 /** The runtime's pods and containers as the gauges count them. */
 export interface RuntimeCounts {
@@ -45,13 +47,7 @@ function denoProcess(): ProcessFigures {
   };
 }
 
-/** A label value as the text format writes it. */
-export function escapeLabel(value: string): string {
-  return value.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll(
-    '"',
-    '\\"',
-  );
-}
+export { escapeLabel };
 
 function family(
   name: string,
@@ -118,7 +114,14 @@ export function metricsText(
   ].join("");
 }
 
-/** `GET /metrics`. */
+function textFormat(text: string): Response {
+  return new Response(text, {
+    status: 200,
+    headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+  });
+}
+
+/** `GET /metrics`: the scrape-time gauges, then the recorded series. */
 export function metricsRoute(host: MetricsHost): Route {
   return async () => {
     const counts = await host.runtimeCounts();
@@ -127,9 +130,11 @@ export function metricsRoute(host: MetricsHost): Route {
       counts,
       process: (host.process ?? denoProcess)(),
     });
-    return new Response(text, {
-      status: 200,
-      headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
-    });
+    return textFormat(text + kubeletRegistry.text());
   };
+}
+
+/** `GET /metrics/probes`: the prober's counters and durations. */
+export function probeMetricsRoute(): Route {
+  return () => Promise.resolve(textFormat(probeRegistry.text()));
 }
