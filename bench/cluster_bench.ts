@@ -26,7 +26,11 @@
  */
 // deno-lint-ignore-file no-console
 
-import { createRestClient, loadKubeconfig } from "../src/api/mod.ts";
+import {
+  ApiStatusError,
+  createRestClient,
+  loadKubeconfig,
+} from "../src/api/mod.ts";
 import { systemClock } from "../src/clock/mod.ts";
 import { KUBELET_V8_FLAGS } from "../scripts/v8_flags.ts";
 import { bundleInto } from "../tests/ship/_helpers.ts";
@@ -126,7 +130,7 @@ async function getOrUndefined<T>(path: string): Promise<T | undefined> {
   try {
     return await api.request<T>({ method: "GET", path });
   } catch (e) {
-    if ((e as { status?: number }).status === 404) return undefined;
+    if (e instanceof ApiStatusError && e.code === 404) return undefined;
     throw e;
   }
 }
