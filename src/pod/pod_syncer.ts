@@ -329,6 +329,15 @@ class KubePodSyncer implements RuntimePodSyncer {
     return status;
   }
 
+  /** Publishes a status computed by `syncPod`, timing the pod's first move to Running. */
+  #setSyncedStatus(pod: Pod, status: PodStatus): void {
+    const previous = this.#deps.statusManager.getPodStatus(uidOf(pod));
+    if (status.phase === "Running" && previous?.phase !== "Running") {
+      observePodStart(pod, this.#deps.clock.now());
+    }
+    this.#deps.statusManager.setPodStatus(pod, status);
+  }
+
   async syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome> {
     const pod = work.pod;
     const uid = uidOf(pod);
@@ -337,13 +346,8 @@ class KubePodSyncer implements RuntimePodSyncer {
       podUID: uid,
     });
     const before = await this.#readRuntime(pod, signal);
-    const wasRunning =
-      this.#deps.statusManager.getPodStatus(uid)?.phase === "Running";
     const status = this.#computeStatus(pod, before, false);
-    if (status.phase === "Running" && !wasRunning) {
-      observePodStart(pod, this.#deps.clock.now());
-    }
-    this.#deps.statusManager.setPodStatus(pod, status);
+    this.#setSyncedStatus(pod, status);
     if (isTerminalPhase(status)) return { terminal: true };
 
     const actions = computePodActions(pod, before, {
@@ -380,7 +384,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       // something changed in the runtime: report the new state right away
       const after = await this.#readRuntime(pod, signal);
       final = this.#computeStatus(pod, after, false);
-      this.#deps.statusManager.setPodStatus(pod, final);
+      this.#setSyncedStatus(pod, final);
     }
     const outcome: PodSyncOutcome = { terminal: isTerminalPhase(final) };
     const retry = this.#retryAfter(results);

@@ -188,7 +188,7 @@ Deno.test({
     assert.equal(only.node.fs, undefined);
 
     // promtool (Debian prometheus, installed by scripts/cri_env.sh) accepts both metric texts.
-    for (const path of ["/metrics", "/metrics/resource"]) {
+    for (const path of ["/metrics", "/metrics/resource", "/metrics/probes"]) {
       const text = (await get(`${base}${path}`, { caPem, cert: client }))
         .body;
       assert.match(text, /^# HELP /);
@@ -218,6 +218,29 @@ Deno.test({
           dec.decode(out.stderr)
         }`,
       );
+    }
+
+    // The recorded series under upstream's names, from this kubelet's own work.
+    const metrics = (await get(`${base}/metrics`, { caPem, cert: client }))
+      .body;
+    const sample = (series: string) => {
+      const line = metrics.split("\n").find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.split(" ")[1]);
+    };
+    for (
+      const series of [
+        'kubelet_runtime_operations_total{operation_type="run_podsandbox"}',
+        'kubelet_runtime_operations_total{operation_type="create_container"}',
+        'kubelet_runtime_operations_duration_seconds_count{operation_type="list_containers"}',
+        "kubelet_started_pods_total",
+        'kubelet_started_containers_total{container_type="container"}',
+        "kubelet_pleg_relist_duration_seconds_count",
+        "kubelet_pleg_relist_interval_seconds_count",
+        'kubelet_pod_worker_duration_seconds_count{operation_type="create"}',
+        "kubelet_pod_start_duration_seconds_count",
+      ]
+    ) {
+      assert.ok((sample(series) ?? 0) >= 1, `${series} in /metrics`);
     }
 
     // Errors before any upgrade: proper statuses with their reason.
