@@ -209,6 +209,24 @@ Deno.test("makeEnvironment() resolves resourceFieldRefs with divisors, rounding 
   });
 });
 
+Deno.test('makeEnvironment() divides by one unit when the API server sends an unset divisor as "0"', () => {
+  const p = resourcePod();
+  p.spec.containers[0]!.env = [
+    ["CPU_LIMIT", "limits.cpu"],
+    ["CPU_REQUEST", "requests.cpu"],
+    ["MEMORY_LIMIT", "limits.memory"],
+  ].map(([name, resource]) => ({
+    name: name!,
+    valueFrom: { resourceFieldRef: { resource: resource!, divisor: "0" } },
+  }));
+  const env = makeEnvironment(p, p.spec.containers[0]!, { nodeName: "n" });
+  assert.deepEqual(Object.fromEntries(env.map((e) => [e.key, e.value])), {
+    CPU_LIMIT: "2",
+    CPU_REQUEST: "1",
+    MEMORY_LIMIT: String(128 * 2 ** 20),
+  });
+});
+
 Deno.test("makeEnvironment() names the field of an unsupported resourceFieldRef", () => {
   const p = resourcePod();
   p.spec.containers[0]!.env = [{

@@ -93,7 +93,8 @@ function resourceValue(
       : undefined;
     value = fallback ?? 0;
   }
-  const divisor = ref.divisor ?? "1";
+  // the API server sends an unset divisor as "0"; upstream then divides by one unit
+  const divisor = milliValue(ref.divisor ?? 0) === 0 ? "1" : ref.divisor!;
   if (name === "cpu") {
     const d = milliValue(divisor) || 1;
     return String(Math.ceil(milliValue(value ?? 0) / d));
