@@ -380,6 +380,9 @@ export async function runKubelet(
       containers: (status.containerStatuses ?? []).map((c) =>
         `${c.name}=${Object.keys(c.state)[0] ?? "unknown"}/${c.restartCount}`
       ),
+      ready: (status.containerStatuses ?? []).filter((c) => c.ready).map((c) =>
+        c.name
+      ),
     });
   });
   kubelet.start();

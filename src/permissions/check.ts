@@ -3,6 +3,7 @@
  * message telling the operator how to build a binary that has them.
  * @module
  */
+import { parseIpv4Cidr, rangeEnds } from "./cidr.ts";
 import { escapeFlagValue } from "./deno_flags.ts";
 import {
   type MissingGrant,
@@ -38,6 +39,17 @@ function descriptor(grant: PermissionGrant): Deno.PermissionDescriptor {
 export async function denoQuery(
   grant: PermissionGrant,
 ): Promise<Deno.PermissionState> {
+  const range = grant.name === "net" ? parseIpv4Cidr(grant.value) : undefined;
+  if (range) {
+    // Deno answers "prompt" for a range itself; a range is held when both its
+    // ends are
+    const states = await Promise.all(
+      rangeEnds(range).map(async (host) =>
+        (await Deno.permissions.query({ name: "net", host })).state
+      ),
+    );
+    return states.every((s) => s === "granted") ? "granted" : "prompt";
+  }
   const status = await Deno.permissions.query(descriptor(grant));
   return status.state;
 }

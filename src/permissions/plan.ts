@@ -6,6 +6,7 @@
  */
 import { clean, dir, isAbs, join } from "../util/posix_path.ts";
 import { DEFAULT_MEMORY_VOLUME_DIR } from "../volume/mod.ts";
+import { podNetworkGrants } from "./cidr.ts";
 import { PermissionPlanError } from "./errors.ts";
 import { kubeconfigNeeds } from "./kubeconfig.ts";
 import {
@@ -343,6 +344,12 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
       ? Number(url.port)
       : (url.protocol === "https:" ? 443 : 80);
     b.add("net", hostPort(url.hostname, port), "staticPodURL");
+  }
+
+  // probes and httpGet hooks connect to pod IPs; Deno scopes IPv4 ranges, so the
+  // grant is the pod network itself, not every host
+  for (const range of podNetworkGrants(config.podCIDR)) {
+    b.add("net", range, "podCIDR (pod IPs for probes and httpGet hooks)");
   }
 
   const address = config.address || PLAN_DEFAULTS.address;

@@ -69,6 +69,8 @@ export interface PlanConfig {
   readOnlyPort?: number | undefined;
   healthzBindAddress?: string | undefined;
   healthzPort?: number | undefined;
+  /** Pod IP range(s): httpGet/tcpSocket/grpc probes and httpGet hooks dial pod IPs. */
+  podCIDR?: string | undefined;
 }
 
 /** The command-line-only flags the planner reads. */

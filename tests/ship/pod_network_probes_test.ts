@@ -1,0 +1,204 @@
+/**
+ * The bundled kubelet under exactly its planned permission lists on a real containerd: a
+ * private runtime-only instance (scripts/cri_env.sh with its own root, bridge and subnet, so
+ * the kubelet's orphan clean-up never sees other tests' pods; skipped without
+ * `KUBELET_TS_CRI_ENDPOINT`/`KUBELET_TS_CRI_ROOT` or root). With `podCIDR` set to the range of
+ * that instance's CNI config, the plan grants that range (and no other host), an httpGet
+ * liveness probe against busybox `httpd` on the pod IP passes, a tcpSocket readiness probe
+ * marks the pod ready, an httpGet postStart hook reaches the pod, and once the served file is
+ * gone the liveness probe fails and the container is restarted.
+ */
+import assert from "node:assert/strict";
+import { createCriRuntime } from "../../src/runtime/mod.ts";
+import { bundleInto, CHILD_ENV, dryRunGrants } from "./_helpers.ts";
+import { criEnv, endpoint, IMAGE, waitFor } from "../pod/_containerd_e2e.ts";
+
+const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
+const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
+
+/** The first IPAM subnet of a runtime's CNI config (scripts/cri_env.sh writes one). */
+async function cniSubnet(root: string): Promise<string> {
+  const dir = `${root}/cni/net.d`;
+  for await (const entry of Deno.readDir(dir)) {
+    const text = await Deno.readTextFile(`${dir}/${entry.name}`);
+    const match = /"subnet"\s*:\s*"([0-9./]+)"/.exec(text);
+    if (match) return match[1]!;
+  }
+  throw new Error(`no IPv4 IPAM subnet in ${dir}`);
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+const SERVE =
+  "mkdir -p /www && echo ok > /www/healthz && exec httpd -f -p 8080 -h /www";
+
+Deno.test({
+  name:
+    "containerd, bundled with planned permissions: pod-IP httpGet liveness restarts, tcpSocket readiness, httpGet postStart",
+  ignore: !endpoint || !criRoot || !isRoot,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const id = crypto.randomUUID().slice(0, 6);
+    const env = {
+      KTS_CRI_ROOT: `${criRoot}-probes-${id}`,
+      KTS_CRI_RUNTIME_ONLY: "1",
+      KTS_CRI_BRIDGE: `ktsn${id}`,
+      KTS_CRI_SUBNET: `10.${90 + (parseInt(id, 16) % 50)}.0.0/16`,
+    };
+    const lines = await criEnv("up", env);
+    const privateEndpoint = /^KUBELET_TS_CRI_ENDPOINT=(.+)$/m.exec(lines)?.[1];
+    assert.ok(privateEndpoint, `no endpoint in: ${lines}`);
+    const node = `probes-${id}`;
+    const dir = await Deno.makeTempDir({ prefix: "kts-probes-" });
+    await Deno.mkdir(`${dir}/manifests`);
+    const subnet = await cniSubnet(env.KTS_CRI_ROOT);
+    assert.equal(subnet, env.KTS_CRI_SUBNET);
+    const probe = { periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 1 };
+    await Deno.writeTextFile(
+      `${dir}/manifests/web.json`,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web" },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [{
+            name: "web",
+            image: IMAGE,
+            imagePullPolicy: "IfNotPresent",
+            // postStart runs once (no retry) right after start; httpd is up by then in practice
+            command: ["sh", "-c", SERVE],
+            livenessProbe: {
+              httpGet: { path: "/healthz", port: 8080 },
+              initialDelaySeconds: 2,
+              ...probe,
+            },
+            readinessProbe: { tcpSocket: { port: 8080 }, ...probe },
+            lifecycle: {
+              postStart: { httpGet: { path: "/healthz", port: 8080 } },
+            },
+          }],
+        },
+      }),
+    );
+    await Deno.writeTextFile(
+      `${dir}/config.yaml`,
+      [
+        "apiVersion: kubelet.config.k8s.io/v1beta1",
+        "kind: KubeletConfiguration",
+        `containerRuntimeEndpoint: ${privateEndpoint}`,
+        `staticPodPath: ${dir}/manifests`,
+        `podLogsDir: ${dir}/logs`,
+        `podCIDR: ${subnet}`,
+        "fileCheckFrequency: 1s",
+        "healthzPort: 0",
+        "address: 127.0.0.1",
+        `port: ${freePort()}`,
+        "",
+      ].join("\n"),
+    );
+    const args = [
+      "--config",
+      `${dir}/config.yaml`,
+      "--root-dir",
+      `${dir}/root`,
+      "--hostname-override",
+      node,
+    ];
+    const grants = await dryRunGrants(args);
+    const net = grants.find((g) => g.startsWith("--allow-net="));
+    assert.ok(net?.split(/[=,]/).includes(subnet), net);
+    assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
+    assert.ok(grants.every((g) => g !== "--allow-net"), "net stays scoped");
+    const bundle = await bundleInto(dir);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", ...grants, bundle, ...args],
+      cwd: dir,
+      env: CHILD_ENV,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const runtime = createCriRuntime({
+      endpoint: privateEndpoint,
+      timeoutMs: 30_000,
+    });
+    // the kubelet's "Pod status" lines: containers=["web=<state>/<restarts>"] ready=[...]
+    let log = "";
+    const stderr = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) log += decoder.decode(chunk);
+      return log;
+    })();
+    const statusLines = () =>
+      log.split("\n").filter((l) =>
+        l.includes('"Pod status"') && l.includes(`pod="default/web-${node}"`)
+      );
+    const restarts = (line: string) =>
+      Number(/web=\w+\/(\d+)/.exec(line)?.[1] ?? 0);
+    try {
+      await waitFor(
+        "the tcpSocket readiness probe to mark web ready",
+        () =>
+          statusLines().some((l) => l.includes('ready=["web"]')) || undefined,
+      );
+      // a few liveness periods pass against the live server without a restart
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.ok(statusLines().every((l) => restarts(l) === 0), log);
+      const { containers } = await runtime.listContainers({});
+      const first = containers.find((c) =>
+        c.labels["io.kubernetes.pod.name"] === `web-${node}` && c.state === 1
+      );
+      assert.ok(first, "the web container runs");
+      assert.equal(first.metadata?.attempt, 0);
+      await runtime.execSync({
+        containerId: first.id,
+        cmd: ["rm", "/www/healthz"],
+        timeout: 5n,
+      });
+      await waitFor(
+        "the kubelet to report restartCount >= 1",
+        () => statusLines().some((l) => restarts(l) >= 1) || undefined,
+        30_000,
+      );
+      const again = (await runtime.listContainers({})).containers.filter((c) =>
+        c.labels["io.kubernetes.pod.name"] === `web-${node}`
+      );
+      assert.ok(
+        again.some((c) => (c.metadata?.attempt ?? 0) >= 1),
+        "a new container attempt in the runtime",
+      );
+    } catch (error) {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already stopped */ }
+      await child.status;
+      throw new Error(
+        `${(error as Error).message}\nkubelet stderr (tail):\n${
+          (await stderr).slice(-4000)
+        }`,
+      );
+    } finally {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already stopped */ }
+      await child.status;
+      const err = await stderr;
+      const { items } = await runtime.listPodSandbox({});
+      for (const s of items.filter((s) => s.metadata?.name.endsWith(node))) {
+        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
+        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
+      }
+      await runtime.close();
+      await criEnv("down", env).catch(() => {});
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      assert.doesNotMatch(err, /NotCapable|Requires \w+ access/, err);
+    }
+  },
+});
