@@ -6,6 +6,9 @@
 #                                 and kube-scheduler, create a bootstrap token; print the env
 #   scripts/cluster_env.sh env    print the KEY=VALUE lines only (no changes)
 #   scripts/cluster_env.sh down   stop what `up` started and delete the root
+#   scripts/cluster_env.sh stop-apiserver | start-apiserver | restart-etcd
+#                                 fault injection for the fault tests (tests/cluster/api_faults_test.ts);
+#                                 use them only on an instance of your own (KTS_CLUSTER_ROOT and ports)
 #
 # KEY=VALUE lines on stdout, progress on stderr, like scripts/cri_env.sh. Idempotent: a second
 # `up` only starts what is not running. Everything listens on 127.0.0.1 only and lives under
@@ -202,8 +205,18 @@ env)
   [ -s "$KC_ROOT/bin-dir" ] || kc_die "no environment at $KC_ROOT; run: $0 up"
   kc_print_env
   ;;
+stop-apiserver) kc_stop kube-apiserver ;;
+start-apiserver)
+  [ -s "$KC_ROOT/bin-dir" ] || kc_die "no environment at $KC_ROOT; run: $0 up"
+  kc_start_apiserver
+  ;;
+restart-etcd)
+  [ -s "$KC_ROOT/bin-dir" ] || kc_die "no environment at $KC_ROOT; run: $0 up"
+  kc_stop etcd
+  kc_start_etcd
+  ;;
 *)
-  printf 'usage: %s up|down|env\n' "$0" >&2
+  printf 'usage: %s up|down|env|stop-apiserver|start-apiserver|restart-etcd\n' "$0" >&2
   exit 2
   ;;
 esac

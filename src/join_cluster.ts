@@ -216,6 +216,9 @@ export async function joinCluster(
     reportFrequencyMs: ms(config.nodeStatusReportFrequency, 300_000),
     leaseDurationSeconds: config.nodeLeaseDurationSeconds || 40,
   });
+  // Admission reads the Node; until the API server has it, the local one stands in (static
+  // pods are admitted while the API server cannot be reached).
+  await agent.reporter.localNode(ctx.signal).catch(() => {});
   agent.start();
   const podsOf = deps.pods;
   const mirrors = podsOf

@@ -66,6 +66,8 @@ export class NodeStatusReporter {
   #deps: NodeStatusDeps;
   #options: NodeStatusOptions;
   #node: Node | undefined;
+  /** The Node built from local facts, until the API server's copy is known. */
+  #local: Node | undefined;
   #registered = false;
   #lastReport = -Infinity;
 
@@ -78,9 +80,13 @@ export class NodeStatusReporter {
     return this.#options.registration.nodeName;
   }
 
-  /** The Node as last read or written (admission reads its labels and allocatable). */
+  /**
+   * The Node as last read or written (admission reads its labels and allocatable); before
+   * that, the one built from local facts, as upstream's getNodeAnyWay falls back to its
+   * initial node: static pods are admitted while the API server cannot be reached.
+   */
   get node(): Node | undefined {
-    return this.#node;
+    return this.#node ?? this.#local;
   }
 
   /** The Node's UID once it is known (the lease's owner reference needs it). */
@@ -104,9 +110,11 @@ export class NodeStatusReporter {
     }
   }
 
-  /** One registration attempt; true when the Node exists with our metadata. */
-  async register(signal: AbortSignal): Promise<boolean> {
-    const { api, clock, logger } = this.#deps;
+  /**
+   * The Node as registration sends it, built from local facts, kept as {@linkcode node} until
+   * the API server's copy is known.
+   */
+  async localNode(signal: AbortSignal): Promise<Node> {
     const initial = initialNode(this.#options.registration);
     // Upstream creates the Node before its first runtime status check and PLEG relist have
     // completed, so it registers NotReady and the status update right after turns it Ready
@@ -114,8 +122,20 @@ export class NodeStatusReporter {
     const { runtimeConditions: _notYet, ...facts } = await this.#deps.facts(
       signal,
     );
-    initial.status = computeNodeStatus(undefined, facts, clock.now());
-    this.#recordTransitions(undefined, initial.status);
+    initial.status = computeNodeStatus(
+      undefined,
+      facts,
+      this.#deps.clock.now(),
+    );
+    this.#local = initial;
+    return initial;
+  }
+
+  /** One registration attempt; true when the Node exists with our metadata. */
+  async register(signal: AbortSignal): Promise<boolean> {
+    const { api, logger } = this.#deps;
+    const initial = await this.localNode(signal);
+    this.#recordTransitions(undefined, initial.status!);
     try {
       this.#node = await api.createNode(initial, { signal });
       logger.info("Successfully registered node", { node: this.#name });

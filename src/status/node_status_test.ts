@@ -200,3 +200,32 @@ Deno.test("NodeStatusReporter registers the Node NotReady and reports it Ready r
   stop.abort();
   await running;
 });
+
+Deno.test("NodeStatusReporter.node is the locally built Node while the API server cannot be reached, then the API server's", async () => {
+  const { api, clock, reporter } = setup();
+  const node = () => reporter.node;
+  api.injectError("createNode", new ApiStatusError("down", { code: 503 }));
+  assert.equal(node(), undefined);
+  // what joinCluster builds before the kubelet admits its first (static) pod
+  await reporter.localNode(new AbortController().signal);
+  assert.equal(node()?.status?.allocatable?.cpu, "2");
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  assert.equal(api.nodes.size, 0);
+  // admission reads allocatable and labels from it; it has no UID (nothing can own by it)
+  assert.equal(node()?.status?.allocatable?.cpu, "2");
+  assert.equal(
+    node()?.metadata.labels?.["kubernetes.io/hostname"],
+    "node-a",
+  );
+  assert.equal(reporter.nodeUid, undefined);
+  await clock.advance(100);
+  assert.equal(
+    node()?.metadata.uid,
+    api.nodes.get("node-a")!.metadata.uid,
+  );
+  assert.ok(reporter.nodeUid);
+  stop.abort();
+  await running;
+});

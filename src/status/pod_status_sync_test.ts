@@ -162,6 +162,37 @@ Deno.test("PodStatusSync retries a 409 with a fresh GET and keeps failed writes 
   assert.equal(api.pods.get("ns/web")!.status?.phase, "Succeeded");
 });
 
+Deno.test("PodStatusSync survives a burst of 409s longer than its retries: the latest status wins, nothing is lost", async () => {
+  const { api, pod, statuses, sync } = setup();
+  const conflict = () =>
+    new ApiConflictError("conflict", { code: 409, reason: "Conflict" });
+  for (let i = 0; i < 10; i++) api.injectError("patchPodStatus", conflict());
+  // each pass tries 1 + 3 times; the first two passes meet only conflicts
+  statuses.setPodStatus(pod, { phase: "Running" });
+  await sync.syncBatch(false);
+  statuses.setPodStatus(pod, { phase: "Running", podIP: "10.0.0.7" });
+  await sync.syncBatch(false);
+  assert.equal(patches(api).length, 8);
+  assert.equal(api.pods.get("ns/web")!.status?.phase, "Pending");
+  statuses.setPodStatus(pod, {
+    phase: "Running",
+    podIP: "10.0.0.7",
+    conditions: [{ type: "Ready", status: "True" }],
+  });
+  await sync.syncBatch(false);
+  assert.equal(patches(api).length, 11);
+  const stored = api.pods.get("ns/web")!.status!;
+  assert.equal(stored.phase, "Running");
+  assert.equal(stored.podIP, "10.0.0.7");
+  assert.deepEqual(
+    stored.conditions?.map((c) => `${c.type}=${c.status}`),
+    ["PodScheduled=True", "Ready=True"],
+  );
+  // written once and for all: the full pass finds nothing left to send
+  await sync.syncBatch(true);
+  assert.equal(patches(api).length, 11);
+});
+
 Deno.test("PodStatusSync skips a pod recreated under the same name", async () => {
   const { api, pod, statuses, sync } = setup();
   api.remove("ns", "web");

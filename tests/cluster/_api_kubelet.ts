@@ -1,72 +1,129 @@
 /**
- * An in-process kubelet.ts joined to the local control plane (scripts/cluster_env.sh) on the
- * shared containerd, running the pods the API server binds to it, with its kubelet API on
- * a free port of every address (the API server dials the node's InternalIP): what `kubectl exec/logs/port-forward`
- * and `kubectl get --raw .../proxy/...` reach through the API server. Its node and namespace
- * share one unique name; `stop()` deletes them, the test's sandboxes and its files.
+ * The one in-process kubelet.ts the API-mode e2e tests join to a control plane (the shared one
+ * of scripts/cluster_env.sh unless told otherwise) on the shared containerd. It is wired as
+ * src/run_kubelet.ts wires it: pods from the API server, the status manager, sysctl and
+ * resource admission against the reported Node, ConfigMaps/Secrets/tokens, events, mirror pods
+ * for static pods, and its kubelet API on a free port (the API server dials the node's
+ * address: `kubectl exec/logs/port-forward` reach it). Node and namespace share one unique
+ * name; `stop()` deletes them, the test's sandboxes, the node's events and its files.
  */
 import { systemClock } from "../../src/clock/mod.ts";
-import { joinCluster } from "../../src/join_cluster.ts";
+import {
+  joinCluster,
+  type JoinClusterContext,
+} from "../../src/join_cluster.ts";
 import { runKubeletApi } from "../../src/kubelet_api.ts";
-import { createKubelet } from "../../src/kubelet.ts";
+import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { createPodSyncer, createProbeResults } from "../../src/pod/mod.ts";
-import { createCriRuntime } from "../../src/runtime/mod.ts";
+import {
+  createPodObjectManager,
+  createTokenManager,
+  podUpdateRegistrar,
+} from "../../src/objects/mod.ts";
+import {
+  createPodSyncer,
+  createProbeResults,
+  createSysctlAllowlist,
+  sysctlAdmission,
+} from "../../src/pod/mod.ts";
+import { createCriRuntime, type CriRuntime } from "../../src/runtime/mod.ts";
 import { createPodStatusManager } from "../../src/status/mod.ts";
 import { freePort } from "../server/_helpers.ts";
 import {
   cluster,
   conditionTrue,
-  getJson,
-  kubectl,
+  type ControlPlane,
+  kubectlOn,
   waitFor,
 } from "./_cluster.ts";
+
+export interface ApiKubeletOptions {
+  criEndpoint: string;
+  /** The control plane to join (default: the shared one). */
+  plane?: ControlPlane;
+  /** --node-ip; also the pods' hostIPs. Unset: the node's addresses are detected. */
+  nodeIP?: string;
+  /** Where the kubelet API listens (default 0.0.0.0: the API server dials the node's IP). */
+  apiAddress?: string;
+  /** A static pod directory, read every second. */
+  staticPodPath?: string;
+  /** Overrides of the short test frequencies (4 s lease, status every second). */
+  config?: Partial<JoinClusterContext["config"]>;
+  /** The status manager's full pass (default 2 s). */
+  statusSyncPeriodMs?: number;
+  /** Wait for the Node to turn Ready before returning (default true). */
+  waitReady?: boolean;
+}
 
 /** A running kubelet.ts on the control plane. */
 export interface ApiKubelet {
   /** Node name, also the namespace the test's pods go in. */
   node: string;
   logger: CaptureLogger;
+  /** The test's scratch directory (the kubelet's files are under it). */
+  dir: string;
+  podLogsDir: string;
+  runtime: CriRuntime;
+  kubelet: Kubelet;
+  joined: Awaited<ReturnType<typeof joinCluster>>;
   /** Deletes the namespace, the Node, its Lease, the sandboxes and the files. */
   stop(): Promise<void>;
 }
 
-/** Joins a kubelet named `<prefix>-<random>` and waits for its Node to turn Ready. */
+/** Joins a kubelet named `<prefix>-<random>` and (by default) waits for its Node to turn Ready. */
 export async function startApiKubelet(
   prefix: string,
-  criEndpoint: string,
+  options: ApiKubeletOptions,
 ): Promise<ApiKubelet> {
+  const plane = options.plane ?? cluster;
+  const { kubectl, getJson } = kubectlOn(plane);
   const node = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
   const dir = await Deno.makeTempDir({ prefix: `${node}-` });
+  const podLogsDir = `${dir}/logs`;
   const stopping = new AbortController();
   const logger = new CaptureLogger();
   const runtime = createCriRuntime({
-    endpoint: criEndpoint,
+    endpoint: options.criEndpoint,
     timeoutMs: 60_000,
   });
   const port = freePort();
   const flags = {
     kubeconfig: `${dir}/kubelet.conf`,
-    bootstrapKubeconfig: cluster.bootstrapKubeconfig,
+    bootstrapKubeconfig: plane.bootstrapKubeconfig,
     certDir: `${dir}/pki`,
     rootDir: `${dir}/root`,
+    ...(options.nodeIP ? { nodeIP: options.nodeIP } : {}),
   };
+  // the kubelet is created after joining; the mirror pod manager reads its pods late
+  const late: { kubelet?: Kubelet } = {};
   let joined: Awaited<ReturnType<typeof joinCluster>> | undefined;
-  let kubelet: ReturnType<typeof createKubelet> | undefined;
+  let objects: ReturnType<typeof createPodObjectManager> | undefined;
   let api: Promise<void> | undefined;
   const stop = async () => {
     await kubectl("delete", "namespace", node, "--wait=false")
       .catch(() => {});
-    await kubelet?.stop();
+    await late.kubelet?.stop();
     stopping.abort();
     await api;
+    objects?.close();
     await joined?.stop();
     const listed = await runtime.listPodSandbox({}).catch(() => undefined);
     for (const s of listed?.items ?? []) {
-      if (s.metadata?.namespace !== node) continue;
+      // the test's namespace, and static pods (named `<name>-<node>`)
+      const ours = s.metadata?.namespace === node ||
+        s.metadata?.name.endsWith(`-${node}`);
+      if (!ours) continue;
       await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
       await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
     }
+    await kubectl(
+      "delete",
+      "events",
+      "-n",
+      "default",
+      "--field-selector",
+      `involvedObject.name=${node}`,
+    ).catch(() => {});
     await kubectl("delete", "node", node, "--ignore-not-found")
       .catch(() => {});
     await kubectl(
@@ -82,7 +139,15 @@ export async function startApiKubelet(
   };
   try {
     await kubectl("create", "namespace", node);
-    joined = await joinCluster({ runtime, clock: systemClock, logger }, {
+    const j = await joinCluster({
+      runtime,
+      clock: systemClock,
+      logger,
+      pods: {
+        all: () => late.kubelet?.podConfig.pods() ?? [],
+        sourcesReady: () => late.kubelet?.podConfig.allSourcesReady() ?? false,
+      },
+    }, {
       nodeName: node,
       signal: stopping.signal,
       config: {
@@ -90,9 +155,17 @@ export async function startApiKubelet(
         nodeLeaseDurationSeconds: 4,
         nodeStatusUpdateFrequency: "1s",
         nodeStatusReportFrequency: "1m",
+        ...options.config,
       },
       flags,
     });
+    joined = j;
+    const o = createPodObjectManager({
+      api: j.objects,
+      clock: systemClock,
+      logger,
+    });
+    objects = o;
     const statuses = createPodStatusManager();
     const probes = createProbeResults();
     const syncer = createPodSyncer({
@@ -102,13 +175,22 @@ export async function startApiKubelet(
       logger,
       statusManager: statuses,
       probes,
+      events: j.events,
+      objects: o,
+      tokens: createTokenManager({
+        api: j.objects,
+        clock: systemClock,
+        logger,
+      }),
     }, {
-      podLogsDir: `${dir}/logs`,
+      podLogsDir,
       rootDir: flags.rootDir,
       serializeImagePulls: true,
       nodeName: node,
+      ...(options.nodeIP ? { hostIPs: [options.nodeIP] } : {}),
       runtimeRequestTimeoutMs: 60_000,
     });
+    const mirrors = j.mirrors!;
     const k = createKubelet({
       runtime,
       syncer,
@@ -116,13 +198,29 @@ export async function startApiKubelet(
       logger,
       probes: { runtime, statuses, results: probes },
       statuses,
-      cluster: { pods: joined.pods, statuses, statusSyncPeriodMs: 2_000 },
+      admission: sysctlAdmission(createSysctlAllowlist([]), statuses),
+      cluster: {
+        pods: j.pods,
+        statuses,
+        node: () => j.agent.reporter.node,
+        statusSyncPeriodMs: options.statusSyncPeriodMs ?? 2_000,
+        onPodUpdate: podUpdateRegistrar(o),
+        mirrorPodOf: (pod) => mirrors.mirrorPodOf(pod),
+        onMirrorPods: (pods) => mirrors.observeMirrorPods(pods),
+      },
     }, {
       nodeName: node,
       runtimeRequestTimeoutMs: 60_000,
       syncFrequencyMs: 5_000,
+      ...(options.staticPodPath
+        ? {
+          staticPodPath: options.staticPodPath,
+          fileCheckFrequencyMs: 1_000,
+          watchManifests: false,
+        }
+        : {}),
     });
-    kubelet = k;
+    late.kubelet = k;
     k.start();
     api = runKubeletApi({
       clock: systemClock,
@@ -132,11 +230,10 @@ export async function startApiKubelet(
       runtime,
     }, {
       config: {
-        // the API server dials the node's InternalIP (never loopback) at this port
-        address: "0.0.0.0",
+        address: options.apiAddress ?? "0.0.0.0",
         port,
-        podLogsDir: `${dir}/logs`,
-        authentication: { x509: { clientCAFile: cluster.ca } },
+        podLogsDir,
+        authentication: { x509: { clientCAFile: plane.ca } },
         authorization: { mode: "Webhook" },
       },
       flags,
@@ -144,11 +241,22 @@ export async function startApiKubelet(
       resyncIntervalMs: 5_000,
       signal: stopping.signal,
     });
-    await waitFor("the Node to turn Ready", async () => {
-      const n = await getJson("node", node);
-      return conditionTrue(n, "Ready") ? n : undefined;
-    }, 60_000);
-    return { node, logger, stop };
+    if (options.waitReady ?? true) {
+      await waitFor("the Node to turn Ready", async () => {
+        const n = await getJson("node", node);
+        return conditionTrue(n, "Ready") ? n : undefined;
+      }, 60_000);
+    }
+    return {
+      node,
+      logger,
+      dir,
+      podLogsDir,
+      runtime,
+      kubelet: k,
+      joined: j,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

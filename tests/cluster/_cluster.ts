@@ -58,39 +58,64 @@ export async function run(
   };
 }
 
-/** kubectl with the admin kubeconfig; throws with its stderr when it fails. */
-export async function kubectl(...args: string[]): Promise<string> {
-  const r = await run(`${cluster.bin}/kubectl`, [
-    "--kubeconfig",
-    cluster.kubeconfig,
-    ...args,
-  ]);
-  if (r.code !== 0) {
-    throw new Error(
-      `kubectl ${args.join(" ")} failed (${r.code}): ${r.stderr}`,
-    );
-  }
-  return r.stdout;
+/** A control plane the tests reach with kubectl: the shared one is `cluster`. */
+export interface ControlPlane {
+  kubeconfig: string;
+  bootstrapKubeconfig: string;
+  ca: string;
+  bin: string;
 }
 
-/** kubectl get ... -o json, parsed; undefined when the object does not exist. */
-export async function getJson<T = Record<string, unknown>>(
-  ...args: string[]
-): Promise<T | undefined> {
-  const r = await run(`${cluster.bin}/kubectl`, [
-    "--kubeconfig",
-    cluster.kubeconfig,
-    "get",
-    ...args,
-    "-o",
-    "json",
-  ]);
-  if (r.code !== 0) {
-    if (r.stderr.includes("NotFound")) return undefined;
-    throw new Error(`kubectl get ${args.join(" ")} failed: ${r.stderr}`);
-  }
-  return JSON.parse(r.stdout) as T;
+/** kubectl against one control plane. */
+export interface Kubectl {
+  kubectl(...args: string[]): Promise<string>;
+  getJson<T = Record<string, unknown>>(
+    ...args: string[]
+  ): Promise<T | undefined>;
 }
+
+/** kubectl and `get -o json` with the admin kubeconfig of control plane `cp`. */
+export function kubectlOn(cp: ControlPlane): Kubectl {
+  const kubectl = async (...args: string[]): Promise<string> => {
+    const r = await run(`${cp.bin}/kubectl`, [
+      "--kubeconfig",
+      cp.kubeconfig,
+      ...args,
+    ]);
+    if (r.code !== 0) {
+      throw new Error(
+        `kubectl ${args.join(" ")} failed (${r.code}): ${r.stderr}`,
+      );
+    }
+    return r.stdout;
+  };
+  const getJson = async <T = Record<string, unknown>>(
+    ...args: string[]
+  ): Promise<T | undefined> => {
+    const r = await run(`${cp.bin}/kubectl`, [
+      "--kubeconfig",
+      cp.kubeconfig,
+      "get",
+      ...args,
+      "-o",
+      "json",
+    ]);
+    if (r.code !== 0) {
+      if (r.stderr.includes("NotFound")) return undefined;
+      throw new Error(`kubectl get ${args.join(" ")} failed: ${r.stderr}`);
+    }
+    return JSON.parse(r.stdout) as T;
+  };
+  return { kubectl, getJson };
+}
+
+const shared = kubectlOn(cluster);
+
+/** kubectl with the admin kubeconfig; throws with its stderr when it fails. */
+export const kubectl = shared.kubectl;
+
+/** kubectl get ... -o json, parsed; undefined when the object does not exist. */
+export const getJson = shared.getJson;
 
 /** Runs one of our scripts and parses the KEY=VALUE lines it prints. */
 export async function script(

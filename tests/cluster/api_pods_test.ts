@@ -10,29 +10,16 @@
  * end with everything the test created.
  */
 import assert from "node:assert/strict";
-import { systemClock } from "../../src/clock/mod.ts";
-import { joinCluster } from "../../src/join_cluster.ts";
-import { createKubelet } from "../../src/kubelet.ts";
-import { CaptureLogger } from "../../src/log/testing.ts";
-import {
-  createPodSyncer,
-  createProbeResults,
-  createSysctlAllowlist,
-  sysctlAdmission,
-} from "../../src/pod/mod.ts";
-import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { createPodStatusManager } from "../../src/status/mod.ts";
+import { startApiKubelet } from "./_api_kubelet.ts";
 import {
   cluster,
   clusterMissing,
   conditionTrue,
   CRI_ENDPOINT,
   CRI_IMAGE,
-  deleteNode,
   getJson,
   kubectl,
   run,
-  testJoinContext,
   waitFor,
 } from "./_cluster.ts";
 
@@ -101,68 +88,13 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const node = `h1-api-${crypto.randomUUID().slice(0, 8)}`;
-    const ns = node;
-    const dir = await Deno.makeTempDir({ prefix: `${node}-` });
-    const stop = new AbortController();
-    const logger = new CaptureLogger();
-    const runtime = createCriRuntime({
-      endpoint: CRI_ENDPOINT,
-      timeoutMs: 60_000,
+    const k = await startApiKubelet("h1-api", {
+      criEndpoint: CRI_ENDPOINT,
+      nodeIP: "127.0.0.1",
     });
-    let joined: Awaited<ReturnType<typeof joinCluster>> | undefined;
-    let kubelet: ReturnType<typeof createKubelet> | undefined;
+    const { node, logger, runtime } = k;
+    const ns = node;
     try {
-      await kubectl("create", "namespace", ns);
-      const join = testJoinContext(node, dir, stop.signal);
-      joined = await joinCluster(
-        { runtime, clock: systemClock, logger },
-        join,
-      );
-      const statuses = createPodStatusManager();
-      const probes = createProbeResults();
-      const syncer = createPodSyncer({
-        runtime,
-        images: runtime,
-        clock: systemClock,
-        logger,
-        statusManager: statuses,
-        probes,
-      }, {
-        podLogsDir: `${dir}/logs`,
-        rootDir: `${dir}/root`,
-        serializeImagePulls: true,
-        nodeName: node,
-        hostIPs: [join.flags.nodeIP!],
-        runtimeRequestTimeoutMs: 60_000,
-      });
-      const agent = joined.agent;
-      kubelet = createKubelet({
-        runtime,
-        syncer,
-        clock: systemClock,
-        logger,
-        probes: { runtime, statuses, results: probes },
-        statuses,
-        admission: sysctlAdmission(createSysctlAllowlist([]), statuses),
-        cluster: {
-          pods: joined.pods,
-          statuses,
-          node: () => agent.reporter.node,
-          statusSyncPeriodMs: 2_000,
-        },
-      }, {
-        nodeName: node,
-        runtimeRequestTimeoutMs: 60_000,
-        syncFrequencyMs: 5_000,
-      });
-      kubelet.start();
-
-      await waitFor("the Node to turn Ready", async () => {
-        const n = await getJson("node", node);
-        return conditionTrue(n, "Ready") ? n : undefined;
-      }, 60_000);
-
       await apply(podManifest("bound", ns, { nodeName: node }));
       await apply(
         podManifest("scheduled", ns, {
@@ -255,26 +187,7 @@ Deno.test({
         `api pods: created → Running (2 pods) ${toRunning} ms, graceful delete → gone ${deleteMs} ms`,
       );
     } finally {
-      await kubectl(
-        "delete",
-        "namespace",
-        ns,
-        "--wait=false",
-        "--ignore-not-found",
-      ).catch(() => {});
-      await kubelet?.stop();
-      stop.abort();
-      await joined?.stop();
-      // the containers of this test's pods, and their sandboxes
-      const listed = await runtime.listPodSandbox({}).catch(() => undefined);
-      for (const s of listed?.items ?? []) {
-        if (s.metadata?.namespace !== ns) continue;
-        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
-        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
-      }
-      await deleteNode(node);
-      await runtime.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await k.stop();
     }
   },
 });

@@ -17,28 +17,8 @@
  */
 import assert from "node:assert/strict";
 import { ApiStatusError } from "../../src/api/mod.ts";
-import { systemClock } from "../../src/clock/mod.ts";
-import { joinCluster } from "../../src/join_cluster.ts";
-import { runKubeletApi } from "../../src/kubelet_api.ts";
-import { createKubelet } from "../../src/kubelet.ts";
-import { CaptureLogger } from "../../src/log/testing.ts";
-import {
-  createPodObjectManager,
-  createTokenManager,
-  podUpdateRegistrar,
-} from "../../src/objects/mod.ts";
-import { createPodSyncer, createProbeResults } from "../../src/pod/mod.ts";
-import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { createPodStatusManager } from "../../src/status/mod.ts";
-import { freePort } from "../server/_helpers.ts";
-import {
-  cluster,
-  clusterMissing,
-  conditionTrue,
-  getJson,
-  kubectl,
-  waitFor,
-} from "./_cluster.ts";
+import { startApiKubelet } from "./_api_kubelet.ts";
+import { clusterMissing, getJson, kubectl, waitFor } from "./_cluster.ts";
 
 const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
 const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
@@ -132,110 +112,17 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const node = `h8-cm-${crypto.randomUUID().slice(0, 8)}`;
-    const ns = node;
-    const dir = await Deno.makeTempDir({ prefix: `${node}-` });
-    const logger = new CaptureLogger();
-    const stopping = new AbortController();
-    const runtime = createCriRuntime({
-      endpoint: CRI_ENDPOINT,
-      timeoutMs: 60_000,
-    });
-    const port = freePort();
-    const flags = {
-      kubeconfig: `${dir}/kubelet.conf`,
-      bootstrapKubeconfig: cluster.bootstrapKubeconfig,
-      certDir: `${dir}/pki`,
-      rootDir: `${dir}/root`,
+    const k = await startApiKubelet("h8-cm", {
+      criEndpoint: CRI_ENDPOINT,
       nodeIP: "127.0.0.1",
-    };
-    await kubectl("create", "namespace", ns);
-    const joined = await joinCluster(
-      { runtime, clock: systemClock, logger },
-      {
-        nodeName: node,
-        signal: stopping.signal,
-        config: {
-          port,
-          nodeLeaseDurationSeconds: 4,
-          nodeStatusUpdateFrequency: "1s",
-          nodeStatusReportFrequency: "1m",
-        },
-        flags,
-      },
-    );
-    const objects = createPodObjectManager({
-      api: joined.objects,
-      clock: systemClock,
-      logger,
+      apiAddress: "127.0.0.1",
+      statusSyncPeriodMs: 1_000,
     });
-    const statuses = createPodStatusManager();
-    const probes = createProbeResults();
-    const syncer = createPodSyncer({
-      runtime,
-      images: runtime,
-      clock: systemClock,
-      logger,
-      statusManager: statuses,
-      probes,
-      objects,
-      tokens: createTokenManager({
-        api: joined.objects,
-        clock: systemClock,
-        logger,
-      }),
-    }, {
-      podLogsDir: `${dir}/logs`,
-      rootDir: flags.rootDir,
-      serializeImagePulls: false,
-      nodeName: node,
-      runtimeRequestTimeoutMs: 60_000,
-    });
-    const kubelet = createKubelet({
-      runtime,
-      syncer,
-      clock: systemClock,
-      logger,
-      probes: { runtime, statuses, results: probes },
-      statuses,
-      cluster: {
-        pods: joined.pods,
-        statuses,
-        statusSyncPeriodMs: 1_000,
-        onPodUpdate: podUpdateRegistrar(objects),
-      },
-    }, {
-      nodeName: node,
-      runtimeRequestTimeoutMs: 60_000,
-      syncFrequencyMs: 5_000,
-    });
-    kubelet.start();
-    const api = runKubeletApi({
-      clock: systemClock,
-      logger,
-      kubelet,
-      statuses,
-      runtime,
-    }, {
-      config: {
-        address: "127.0.0.1",
-        port,
-        podLogsDir: `${dir}/logs`,
-        authentication: { x509: { clientCAFile: cluster.ca } },
-        authorization: { mode: "Webhook" },
-      },
-      flags,
-      nodeName: node,
-      resyncIntervalMs: 5_000,
-      signal: stopping.signal,
-    });
+    const { node, joined } = k;
+    const ns = node;
     const phaseOf = async (name: string) =>
       (await getJson<PodJson>("pod", "-n", ns, name))?.status;
     try {
-      await waitFor("the Node to turn Ready", async () => {
-        const n = await getJson("node", node);
-        return conditionTrue(n, "Ready") ? n : undefined;
-      }, 60_000);
       await kubectl(
         "-n",
         ns,
@@ -278,7 +165,7 @@ Deno.test({
             })],
           }));
           const out = await waitFor("the env pod's log", async () => {
-            const text = await containerLog(`${dir}/logs`, ns, "env");
+            const text = await containerLog(k.podLogsDir, ns, "env");
             return text.includes("MY_SECRET=") ? text : undefined;
           }, 60_000);
           assert.match(out, /^MY_SECRET=s3cret$/m);
@@ -365,7 +252,7 @@ Deno.test({
             ],
           }));
           const out = await waitFor("the token files in the log", async () => {
-            const text = await containerLog(`${dir}/logs`, ns, "sa");
+            const text = await containerLog(k.podLogsDir, ns, "sa");
             return text.includes("jwt=") ? text : undefined;
           }, 60_000);
           assert.match(out, new RegExp(`^ns=${ns}$`, "m"));
@@ -389,7 +276,7 @@ Deno.test({
           await waitFor(
             "the volume file in the log",
             async () =>
-              (await containerLog(`${dir}/logs`, ns, "vol")).includes("conf=v1")
+              (await containerLog(k.podLogsDir, ns, "vol")).includes("conf=v1")
                 ? true
                 : undefined,
             60_000,
@@ -408,7 +295,7 @@ Deno.test({
           await waitFor(
             "the edit in the file",
             async () =>
-              (await containerLog(`${dir}/logs`, ns, "vol")).includes("conf=v2")
+              (await containerLog(k.podLogsDir, ns, "vol")).includes("conf=v2")
                 ? true
                 : undefined,
             30_000,
@@ -420,31 +307,7 @@ Deno.test({
         },
       });
     } finally {
-      await kubectl("delete", "namespace", ns, "--wait=false").catch(() => {});
-      await kubelet.stop();
-      stopping.abort();
-      await api;
-      objects.close();
-      await joined.stop();
-      const listed = await runtime.listPodSandbox({}).catch(() => undefined);
-      for (const s of listed?.items ?? []) {
-        if (s.metadata?.namespace !== ns) continue;
-        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
-        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
-      }
-      await kubectl("delete", "node", node, "--ignore-not-found").catch(
-        () => {},
-      );
-      await kubectl(
-        "-n",
-        "kube-node-lease",
-        "delete",
-        "lease",
-        node,
-        "--ignore-not-found",
-      ).catch(() => {});
-      await runtime.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await k.stop();
     }
   },
 });

@@ -75,7 +75,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const k = await startApiKubelet("h3-stream", endpoint);
+    const k = await startApiKubelet("h3-stream", { criEndpoint: endpoint });
     const ns = k.node;
     try {
       const manifest = JSON.stringify({

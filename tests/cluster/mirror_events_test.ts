@@ -10,21 +10,13 @@
  * deleted at the end with the pod's sandboxes and the node's events.
  */
 import assert from "node:assert/strict";
-import { systemClock } from "../../src/clock/mod.ts";
-import { joinCluster } from "../../src/join_cluster.ts";
-import { createKubelet } from "../../src/kubelet.ts";
-import { CaptureLogger } from "../../src/log/testing.ts";
-import { createPodSyncer } from "../../src/pod/mod.ts";
-import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { createPodStatusManager } from "../../src/status/mod.ts";
+import { startApiKubelet } from "./_api_kubelet.ts";
 import {
   clusterMissing,
   CRI_ENDPOINT,
   CRI_IMAGE as IMAGE,
-  deleteNode,
   getJson,
   kubectl,
-  testJoinContext,
   waitFor,
 } from "./_cluster.ts";
 
@@ -73,20 +65,19 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const node = `h2-mirror-${crypto.randomUUID().slice(0, 8)}`;
-    const mirrorName = `web-${node}`;
-    const dir = await Deno.makeTempDir({ prefix: `${node}-` });
+    const dir = await Deno.makeTempDir({ prefix: "h2-mirror-" });
     const manifests = `${dir}/manifests`;
     await Deno.mkdir(manifests);
     await Deno.writeTextFile(`${manifests}/web.yaml`, manifest("one"));
-    const stop = new AbortController();
-    const logger = new CaptureLogger();
-    const runtime = createCriRuntime({
-      endpoint: CRI_ENDPOINT,
-      timeoutMs: 60_000,
+    const started = Date.now();
+    const k = await startApiKubelet("h2-mirror", {
+      criEndpoint: CRI_ENDPOINT,
+      nodeIP: "127.0.0.1",
+      staticPodPath: manifests,
+      waitReady: false,
     });
-    const late: { kubelet?: ReturnType<typeof createKubelet> } = {};
-    let joined: Awaited<ReturnType<typeof joinCluster>> | undefined;
+    const node = k.node;
+    const mirrorName = `web-${node}`;
     const mirror = () => getJson<PodJson>("pod", "-n", "default", mirrorName);
     const events = async (name: string) =>
       (await getJson<EventList>(
@@ -97,57 +88,6 @@ Deno.test({
         `involvedObject.name=${name}`,
       ))?.items ?? [];
     try {
-      const started = Date.now();
-      joined = await joinCluster({
-        runtime,
-        clock: systemClock,
-        logger,
-        pods: {
-          all: () => late.kubelet?.podConfig.pods() ?? [],
-          sourcesReady: () =>
-            late.kubelet?.podConfig.allSourcesReady() ?? false,
-        },
-      }, testJoinContext(node, dir, stop.signal));
-      const statuses = createPodStatusManager();
-      const syncer = createPodSyncer({
-        runtime,
-        images: runtime,
-        clock: systemClock,
-        logger,
-        statusManager: statuses,
-        events: joined.events,
-      }, {
-        podLogsDir: `${dir}/logs`,
-        rootDir: `${dir}/root`,
-        serializeImagePulls: true,
-        nodeName: node,
-        runtimeRequestTimeoutMs: 60_000,
-      });
-      const mirrors = joined.mirrors!;
-      const kubelet = createKubelet({
-        runtime,
-        syncer,
-        clock: systemClock,
-        logger,
-        statuses,
-        cluster: {
-          pods: joined.pods,
-          statuses,
-          statusSyncPeriodMs: 2_000,
-          mirrorPodOf: (pod) => mirrors.mirrorPodOf(pod),
-          onMirrorPods: (pods) => mirrors.observeMirrorPods(pods),
-        },
-      }, {
-        nodeName: node,
-        staticPodPath: manifests,
-        fileCheckFrequencyMs: 1_000,
-        watchManifests: false,
-        runtimeRequestTimeoutMs: 60_000,
-        syncFrequencyMs: 5_000,
-      });
-      late.kubelet = kubelet;
-      kubelet.start();
-
       // The mirror pod, with upstream's annotations and the Node as controller.
       const first = await waitFor("the mirror pod", mirror, 60_000);
       const mirrorMs = Date.now() - started;
@@ -262,15 +202,7 @@ Deno.test({
         `mirror pods: start → mirror ${mirrorMs} ms, kubectl delete → back ${backMs} ms; events: ${podEvents.length} pod, ${nodeEvents.length} node`,
       );
     } finally {
-      await late.kubelet?.stop();
-      stop.abort();
-      await joined?.stop();
-      const listed = await runtime.listPodSandbox({}).catch(() => undefined);
-      for (const s of listed?.items ?? []) {
-        if (s.metadata?.name !== mirrorName) continue;
-        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
-        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
-      }
+      await k.stop();
       await kubectl(
         "delete",
         "pod",
@@ -280,18 +212,14 @@ Deno.test({
         "--ignore-not-found",
         "--wait=false",
       ).catch(() => {});
-      for (const name of [node, mirrorName]) {
-        await kubectl(
-          "delete",
-          "events",
-          "-n",
-          "default",
-          "--field-selector",
-          `involvedObject.name=${name}`,
-        ).catch(() => {});
-      }
-      await deleteNode(node);
-      await runtime.close();
+      await kubectl(
+        "delete",
+        "events",
+        "-n",
+        "default",
+        "--field-selector",
+        `involvedObject.name=${mirrorName}`,
+      ).catch(() => {});
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
