@@ -58,6 +58,7 @@ const UNSERVED: ReadonlyArray<readonly [string, string]> = [
   ["/cri/exec/token", "proxy"],
 ];
 
+/** The method → verb expectation, stated apart from the code's table on purpose. */
 const METHOD_VERBS: Readonly<Record<string, string>> = {
   GET: "get",
   HEAD: "get",
