@@ -105,7 +105,7 @@ function classifyError(error: unknown): ProbeOutcome {
       output,
       warning: `Probe needs a Deno permission: ${
         grantFor(output) ?? "grant --allow-net for the probe target"
-      }`,
+      } (build with podCIDR/--pod-cidr set to the pod network to grant all pod IPs)`,
     };
   }
   if (error instanceof ProbeTimeoutError || isDeadlineExceeded(error)) {

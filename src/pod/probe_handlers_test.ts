@@ -315,6 +315,7 @@ Deno.test("runProbe() tcpSocket: connect succeeds, refused fails, timeout fails,
   );
   assert.equal(denied.result, "unknown");
   assert.match(denied.warning ?? "", /--allow-net=10\.0\.0\.5:81/);
+  assert.match(denied.warning ?? "", /--pod-cidr/);
 
   let release: (c: { close(): void }) => void = () => {};
   const deps = netDeps({
