@@ -33,6 +33,7 @@ import {
   cluster,
   conditionTrue,
   type ControlPlane,
+  deleteNode,
   kubectlOn,
   waitFor,
 } from "./_cluster.ts";
@@ -76,7 +77,8 @@ export async function startApiKubelet(
   options: ApiKubeletOptions,
 ): Promise<ApiKubelet> {
   const plane = options.plane ?? cluster;
-  const { kubectl, getJson } = kubectlOn(plane);
+  const ctl = kubectlOn(plane);
+  const { kubectl, getJson } = ctl;
   const node = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
   const dir = await Deno.makeTempDir({ prefix: `${node}-` });
   const podLogsDir = `${dir}/logs`;
@@ -124,16 +126,7 @@ export async function startApiKubelet(
       "--field-selector",
       `involvedObject.name=${node}`,
     ).catch(() => {});
-    await kubectl("delete", "node", node, "--ignore-not-found")
-      .catch(() => {});
-    await kubectl(
-      "-n",
-      "kube-node-lease",
-      "delete",
-      "lease",
-      node,
-      "--ignore-not-found",
-    ).catch(() => {});
+    await deleteNode(node, ctl);
     await runtime.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };

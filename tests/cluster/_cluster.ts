@@ -177,7 +177,10 @@ export function conditionTrue(
 }
 
 /** Deletes a test node's Node and Lease (whatever of them exists; errors ignored). */
-export async function deleteNode(node: string): Promise<void> {
+export async function deleteNode(
+  node: string,
+  { kubectl }: Kubectl = shared,
+): Promise<void> {
   await kubectl("delete", "node", node, "--ignore-not-found").catch(() => {});
   await kubectl(
     "-n",
