@@ -350,3 +350,40 @@ export async function criEnv(
   }
   return decode(out.stdout);
 }
+
+/** A private runtime-only containerd started for one test (see {@linkcode privateCri}). */
+export interface PrivateCri extends AsyncDisposable {
+  endpoint: string;
+  /** The instance's cri_env variables (root, bridge, subnet). */
+  env: Record<string, string>;
+}
+
+/**
+ * Starts a private runtime-only containerd (`scripts/cri_env.sh` with its own root, bridge and
+ * a /16 from `10.<subnetBase + 0..49>`). A whole kubelet process needs one: it stops every pod it
+ * does not know, so on the shared containerd it would kill other test files' containers.
+ */
+export async function privateCri(
+  tag: string,
+  subnetBase: number,
+): Promise<PrivateCri> {
+  const id = crypto.randomUUID().slice(0, 6);
+  const env = {
+    KTS_CRI_ROOT: `${Deno.env.get("KUBELET_TS_CRI_ROOT")}-${tag}-${id}`,
+    KTS_CRI_RUNTIME_ONLY: "1",
+    KTS_CRI_BRIDGE: `kts${tag.slice(0, 4)}${id}`,
+    KTS_CRI_SUBNET: `10.${subnetBase + (parseInt(id, 16) % 50)}.0.0/16`,
+  };
+  const lines = await criEnv("up", env);
+  const found = /^KUBELET_TS_CRI_ENDPOINT=(.+)$/m.exec(lines)?.[1];
+  if (!found) {
+    throw new Error(`scripts/cri_env.sh up gave no endpoint: ${lines}`);
+  }
+  return {
+    endpoint: found,
+    env,
+    async [Symbol.asyncDispose]() {
+      await criEnv("down", env).catch(() => {});
+    },
+  };
+}
