@@ -34,6 +34,7 @@ import {
 import { systemClock } from "../src/clock/mod.ts";
 import { KUBELET_V8_FLAGS } from "../scripts/v8_flags.ts";
 import { bundleInto } from "../tests/ship/_helpers.ts";
+import { stopChild } from "../tests/diff/_sides.ts";
 import { peersBin, percentile, usage } from "./_peers.ts";
 
 const QUICK = Deno.args.includes("--quick");
@@ -263,20 +264,7 @@ async function stopKubelet(kind: Kind): Promise<void> {
     if (!ourKubelet) return;
     const child = ourKubelet;
     ourKubelet = undefined;
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // already gone
-    }
-    const timer = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, 15_000);
-    await child.status;
-    clearTimeout(timer);
+    await stopChild(child, "SIGTERM");
     return;
   }
   await sh(

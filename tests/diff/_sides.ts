@@ -83,7 +83,8 @@ function spawnLogged(
   return child;
 }
 
-async function stopChild(
+/** Stops `child` with `signal`, SIGKILL after 15 s; resolves once it exited. */
+export async function stopChild(
   child: Deno.ChildProcess,
   signal: Deno.Signal,
 ): Promise<void> {
