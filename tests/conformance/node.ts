@@ -8,8 +8,10 @@
  * reach the kubelet's API (exec, logs, port-forward) at the node's InternalIP. The bridge is
  * this run's own test network, so nothing is served on the machine's real interfaces.
  */
+import { statfs } from "node:fs/promises";
 import { run } from "../cluster/_cluster.ts";
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
+import { DEFAULT_MEMORY_VOLUME_DIR } from "../../src/volume/mod.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -94,6 +96,32 @@ async function sh(
 async function ip(...args: string[]): Promise<void> {
   const r = await run("ip", args);
   if (r.code !== 0) throw new Error(`ip ${args.join(" ")}: ${r.stderr}`);
+}
+
+const TMPFS_MAGIC = 0x01021994;
+
+/**
+ * kubelet.ts mounts nothing (no `--allow-run`): it keeps `medium: Memory` emptyDirs in
+ * /run/kubelet.ts/memory and needs a tmpfs there (docs/volumes.md). /run is one on systemd
+ * hosts but not on every VM, so the harness provides one, as such a host would. It stays
+ * mounted: another run or kubelet.ts on the machine may be using it.
+ */
+export async function ensureMemoryTmpfs(
+  dir = DEFAULT_MEMORY_VOLUME_DIR,
+): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  if ((await statfs(dir)).type === TMPFS_MAGIC) return;
+  const r = await run("mount", [
+    "-t",
+    "tmpfs",
+    "-o",
+    "mode=0700",
+    "kts-memory",
+    dir,
+  ]);
+  if (r.code !== 0) {
+    throw new Error(`mount a tmpfs on ${dir}: ${r.stderr.trim()}`);
+  }
 }
 
 /** The CNI bridge with the node's address on it, made before the bridge plugin sees it. */
@@ -212,6 +240,7 @@ export async function startNode(
   await sh(["scripts/cri_env.sh", "up"], criEnv);
   await Deno.mkdir(`${root}/manifests`, { recursive: true });
   await Deno.mkdir(`${root}/pod-logs`, { recursive: true });
+  await ensureMemoryTmpfs();
   for (const h of Deno.readDirSync("/sys/fs/cgroup")) {
     if (h.isDirectory) {
       await Deno.mkdir(`/sys/fs/cgroup/${h.name}/${n.node}`, {
