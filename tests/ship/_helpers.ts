@@ -224,3 +224,31 @@ export function readAudit(path: string): AuditRecord[] {
     JSON.parse(l) as AuditRecord
   );
 }
+
+/** A bundled kubelet started under exactly its `--dry-run` permission lists. */
+export interface BundledKubelet {
+  /** The `--allow-*` flags it runs with. */
+  grants: string[];
+  child: Deno.ChildProcess;
+}
+
+/**
+ * Asks `main.ts --dry-run` for the grants `args` need, bundles `main.ts` into `dir` and starts
+ * the bundle with those grants only (`--no-prompt`); stderr is piped, the rest is discarded.
+ */
+export async function spawnBundled(
+  dir: string,
+  args: string[],
+): Promise<BundledKubelet> {
+  const grants = await dryRunGrants(args);
+  const bundle = await bundleInto(dir);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", ...grants, bundle, ...args],
+    cwd: dir,
+    env: CHILD_ENV,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  return { grants, child };
+}

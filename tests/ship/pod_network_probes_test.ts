@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { bundleInto, CHILD_ENV, dryRunGrants } from "./_helpers.ts";
+import { spawnBundled } from "./_helpers.ts";
 import { criEnv, endpoint, IMAGE, waitFor } from "../pod/_containerd_e2e.ts";
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
@@ -52,6 +52,12 @@ Deno.test({
       KTS_CRI_SUBNET: `10.${90 + (parseInt(id, 16) % 50)}.0.0/16`,
     };
     const lines = await criEnv("up", env);
+    // the private instance goes down however the test ends (after the finally below)
+    await using _instance = {
+      async [Symbol.asyncDispose]() {
+        await criEnv("down", env);
+      },
+    };
     const privateEndpoint = /^KUBELET_TS_CRI_ENDPOINT=(.+)$/m.exec(lines)?.[1];
     assert.ok(privateEndpoint, `no endpoint in: ${lines}`);
     const node = `probes-${id}`;
@@ -72,7 +78,6 @@ Deno.test({
             name: "web",
             image: IMAGE,
             imagePullPolicy: "IfNotPresent",
-            // postStart runs once (no retry) right after start; httpd is up by then in practice
             command: ["sh", "-c", SERVE],
             livenessProbe: {
               httpGet: { path: "/healthz", port: 8080 },
@@ -80,6 +85,12 @@ Deno.test({
               ...probe,
             },
             readinessProbe: { tcpSocket: { port: 8080 }, ...probe },
+          }, {
+            // started after web: its postStart hook (run once, no retry) finds httpd up
+            name: "hook",
+            image: IMAGE,
+            imagePullPolicy: "IfNotPresent",
+            command: ["sleep", "3600"],
             lifecycle: {
               postStart: { httpGet: { path: "/healthz", port: 8080 } },
             },
@@ -111,20 +122,7 @@ Deno.test({
       "--hostname-override",
       node,
     ];
-    const grants = await dryRunGrants(args);
-    const net = grants.find((g) => g.startsWith("--allow-net="));
-    assert.ok(net?.split(/[=,]/).includes(subnet), net);
-    assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
-    assert.ok(grants.every((g) => g !== "--allow-net"), "net stays scoped");
-    const bundle = await bundleInto(dir);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-prompt", ...grants, bundle, ...args],
-      cwd: dir,
-      env: CHILD_ENV,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    const { grants, child } = await spawnBundled(dir, args);
     const runtime = createCriRuntime({
       endpoint: privateEndpoint,
       timeoutMs: 30_000,
@@ -143,17 +141,28 @@ Deno.test({
     const restarts = (line: string) =>
       Number(/web=\w+\/(\d+)/.exec(line)?.[1] ?? 0);
     try {
+      // the pod network is granted as a range, and net stays scoped
+      const net = grants.find((g) => g.startsWith("--allow-net="));
+      assert.ok(net?.split(/[=,]/).includes(subnet), net);
+      assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
+      assert.ok(grants.every((g) => g !== "--allow-net"), "net stays scoped");
       await waitFor(
-        "the tcpSocket readiness probe to mark web ready",
+        "the tcpSocket readiness probe to mark web ready, hook running",
         () =>
-          statusLines().some((l) => l.includes('ready=["web"]')) || undefined,
+          statusLines().some((l) =>
+            /ready=\["(web","hook|hook","web)"\]/.test(l) &&
+            l.includes("hook=running/0")
+          ) || undefined,
       );
+      assert.doesNotMatch(log, /PostStart hook failed/);
       // a few liveness periods pass against the live server without a restart
       await new Promise((r) => setTimeout(r, 4_000));
       assert.ok(statusLines().every((l) => restarts(l) === 0), log);
+      assert.ok(statusLines().every((l) => !/hook=\w+\/[1-9]/.test(l)), log);
       const { containers } = await runtime.listContainers({});
       const first = containers.find((c) =>
-        c.labels["io.kubernetes.pod.name"] === `web-${node}` && c.state === 1
+        c.labels["io.kubernetes.pod.name"] === `web-${node}` &&
+        c.metadata?.name === "web" && c.state === 1
       );
       assert.ok(first, "the web container runs");
       assert.equal(first.metadata?.attempt, 0);
@@ -168,7 +177,8 @@ Deno.test({
         30_000,
       );
       const again = (await runtime.listContainers({})).containers.filter((c) =>
-        c.labels["io.kubernetes.pod.name"] === `web-${node}`
+        c.labels["io.kubernetes.pod.name"] === `web-${node}` &&
+        c.metadata?.name === "web"
       );
       assert.ok(
         again.some((c) => (c.metadata?.attempt ?? 0) >= 1),
@@ -196,7 +206,6 @@ Deno.test({
         await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
       }
       await runtime.close();
-      await criEnv("down", env).catch(() => {});
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       assert.doesNotMatch(err, /NotCapable|Requires \w+ access/, err);
     }
