@@ -229,3 +229,29 @@ Deno.test("createWebhookTokenAuthenticator() caches both answers for the TTL", a
   await tokens.authenticateToken("good");
   assert.equal(reviewer.calls, 3);
 });
+
+Deno.test("verifyClientCertificate() remembers a verified chain but still judges its validity on every call", () => {
+  const now = Date.now();
+  const client = makeCertificate({
+    commonName: "carol",
+    organizations: ["team"],
+    issuer: CA,
+  });
+  assert.deepEqual(verify([client], now), { name: "carol", groups: ["team"] });
+  // the second answer comes from the cache, and changing it does not change the cache
+  const again = verify([client], now);
+  assert.deepEqual(again, { name: "carol", groups: ["team"] });
+  again.groups.push("x");
+  assert.deepEqual(verify([client], now).groups, ["team"]);
+  rejects([client], /has expired/, now + 2 * 86_400_000);
+  rejects([client], /not yet valid/, now - 2 * 86_400_000);
+  // another root set does not share the first one's answers
+  assert.throws(
+    () =>
+      verifyClientCertificate([der(client)], {
+        roots: [new X509Certificate(OTHER_CA.certPem)],
+        nowMs: now,
+      }),
+    /unknown authority/,
+  );
+});

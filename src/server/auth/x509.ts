@@ -129,9 +129,36 @@ function issuedBy(child: X509Certificate, parent: X509Certificate): boolean {
   }
 }
 
+/** A chain that verified: its user and the time window in which every certificate is valid. */
+interface Verified {
+  user: CertificateUser;
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * Chains that verified, per root set: checking the signatures costs about 2 ms per request,
+ * and clients present the same chain on every request. A hit still checks the validity
+ * window against the current time; anything else is verified in full.
+ */
+const verified = new WeakMap<
+  readonly X509Certificate[],
+  Map<string, Verified>
+>();
+const MAX_VERIFIED = 1000;
+
+function chainKey(chain: readonly Uint8Array[]): string {
+  let key = "";
+  for (const der of chain) {
+    for (let i = 0; i < der.length; i++) key += String.fromCharCode(der[i]!);
+    key += "|";
+  }
+  return key;
+}
+
 /**
  * Verifies a presented chain (leaf first, DER) against `options.roots` at `options.nowMs` and
- * returns its user.
+ * returns its user (from a cache when the same chain verified before and is still valid).
  * @throws {CertificateError} when the chain does not lead to a root, a certificate on it is
  * out of its validity, the leaf may not authenticate clients, or it names no user.
  */
@@ -142,6 +169,13 @@ export function verifyClientCertificate(
   const { roots, nowMs } = options;
   const [leafRaw, ...rest] = chain;
   if (!leafRaw) throw new CertificateError("no client certificate");
+  let cache = verified.get(roots);
+  if (!cache) verified.set(roots, cache = new Map());
+  const key = chainKey(chain);
+  const hit = cache.get(key);
+  if (hit && nowMs >= hit.fromMs && nowMs <= hit.toMs) {
+    return { name: hit.user.name, groups: [...hit.user.groups] };
+  }
   let leaf: X509Certificate;
   let intermediates: X509Certificate[];
   try {
@@ -160,8 +194,12 @@ export function verifyClientCertificate(
     );
   }
   let current = leaf;
+  let fromMs = -Infinity;
+  let toMs = Infinity;
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
     checkValidity(current, nowMs);
+    fromMs = Math.max(fromMs, current.validFromDate.getTime());
+    toMs = Math.min(toMs, current.validToDate.getTime());
     const root = roots.find((r) => issuedBy(current, r));
     if (root) {
       checkValidity(root, nowMs);
@@ -169,6 +207,12 @@ export function verifyClientCertificate(
       if (!user.name) {
         throw new CertificateError("certificate has an empty common name");
       }
+      if (cache.size >= MAX_VERIFIED) cache.delete(cache.keys().next().value!);
+      cache.set(key, {
+        user: { name: user.name, groups: [...user.groups] },
+        fromMs: Math.max(fromMs, root.validFromDate.getTime()),
+        toMs: Math.min(toMs, root.validToDate.getTime()),
+      });
       return user;
     }
     const next = intermediates.find((c) =>
