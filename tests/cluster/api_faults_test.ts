@@ -237,9 +237,18 @@ Deno.test({
     if (k) {
       const sandboxes = await listSandboxes(k.node);
       assert.deepEqual(sandboxes, [], "sandboxes remain");
+      const mounts = (await Deno.readTextFile("/proc/self/mounts")).split("\n")
+        .filter((m) => m.includes(k!.dir) || m.includes(root));
+      assert.deepEqual(mounts, [], "mounts remain");
+      assert.equal(await exists(k.dir), false, "the kubelet's files remain");
     }
+    assert.equal(await exists(root), false, "the control plane's root remains");
   },
 });
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
 
 /** The test's sandboxes still in containerd (through a fresh client: the kubelet's is closed). */
 async function listSandboxes(ns: string): Promise<string[]> {
