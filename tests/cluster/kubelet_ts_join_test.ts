@@ -16,18 +16,16 @@ import { systemClock } from "../../src/clock/mod.ts";
 import { joinCluster } from "../../src/join_cluster.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { bundleInto, CHILD_ENV } from "../ship/_helpers.ts";
+import { spawnBundled } from "../ship/_helpers.ts";
 import {
   cluster,
   clusterMissing,
   conditionTrue,
   getJson,
   kubectl,
-  run,
 } from "./_cluster.ts";
 
 const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
-const ROOT = new URL("../..", import.meta.url).pathname;
 
 interface NodeJson {
   metadata: { uid: string; labels: Record<string, string> };
@@ -459,29 +457,10 @@ Deno.test({
       node,
     ];
     // The grants the kubelet says this configuration needs, and nothing more.
-    const dry = await run(Deno.execPath(), [
-      "run",
-      "-A",
-      `${ROOT}main.ts`,
-      "--dry-run",
-      ...args,
-    ], CHILD_ENV);
-    assert.equal(dry.code, 0, dry.stderr);
-    const grants = dry.stdout.split("\n")
-      .filter((l) => l.startsWith("# deno permission: "))
-      .map((l) => l.slice("# deno permission: ".length));
+    const { grants, child } = await spawnBundled(dir, args);
     assert.ok(
       grants.some((g) => g.startsWith("--allow-net=") && g.includes(":16443")),
     );
-    const bundle = await bundleInto(dir);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-prompt", ...grants, bundle, ...args],
-      cwd: dir,
-      env: CHILD_ENV,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
     const stderr = readAll(child.stderr);
     let csrNames: string[] = [];
     try {
