@@ -4,8 +4,9 @@
  * `address:port`, default 0.0.0.0:10250, with x509/TokenReview authentication and
  * AlwaysAllow/SubjectAccessReview authorization; plus the read-only port when configured).
  *
- * This folder owns the only `Deno.serve` call (`serve.ts`) and the only HTTPS listener
- * (`tls_serve.ts`, node:https because it must request client certificates). It must not
+ * This folder owns the only plain HTTP listener (`serve.ts`, node:http for its header limits)
+ * and the only HTTPS listener (`tls_serve.ts`, node:https because it must request client
+ * certificates). It must not
  * install debugging, log or pod handlers on an unauthenticated listener (CVE-2019-11248) and
  * must not read global time (use the injected `Clock`).
  *
@@ -30,7 +31,7 @@ export type {
   SyncLoopActivity,
   SyncLoopCheckDeps,
 } from "./routes/healthz.ts";
-/** `serve(handler, options)`: the one `Deno.serve`; bind failures are `ListenError`s. */
+/** `serve(handler, options)`: the one plain HTTP listener; bind failures are `ListenError`s. */
 export { joinHostPort, ListenError, serve } from "./serve.ts";
 export type { ListenerFields, ServeOptions } from "./serve.ts";
 /** `runHealthzServer(host, options)`: the healthz listener; logs bind failures and retries every 5 s. */

@@ -1,12 +1,20 @@
 /**
- * The only `Deno.serve` call of the kubelet: plain HTTP on one address until a signal aborts.
- * Bind failures become a {@linkcode ListenError} that names the configuration fields to change.
+ * The kubelet's plain HTTP listener (healthz, the read-only port) on one address until a
+ * signal aborts. Bind failures become a {@linkcode ListenError} that names the configuration
+ * fields to change.
+ *
+ * It is node:http, not `Deno.serve`: `Deno.serve` (2.9.6) has no header size or time limit,
+ * and clients trickling header bytes were measured to hold their connections (and the
+ * kubelet's descriptors) for as long as they liked. Here the HTTPS listener's limits apply.
  *
  * @module
  */
 
+import { createServer, type IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import type { Logger } from "../log/mod.ts";
 import { textResponse } from "./http_error.ts";
+import { toRequest, writeResponse } from "./node_bridge.ts";
 
 /** The configuration fields (and their flags) that set a listener's address and port. */
 export interface ListenerFields {
@@ -32,6 +40,22 @@ export interface ServeOptions {
   logger: Logger;
   /** Called with the bound address (the real port when `port` is 0). */
   onListen?: (addr: Deno.NetAddr) => void;
+  /** Header size and time limits (defaults as the HTTPS listener's). */
+  limits?: PlainLimits;
+}
+
+/** Request limits of the plain listener. */
+export interface PlainLimits {
+  /** Most header bytes per request (default 1 MiB). */
+  maxHeaderBytes?: number;
+  /** Time to receive the request headers (default 30 s). */
+  headersTimeoutMs?: number;
+  /** Time to receive the whole request (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Idle keep-alive time (default 90 s). */
+  idleTimeoutMs?: number;
+  /** Most open connections (default 1024). */
+  maxConnections?: number;
 }
 
 /** The listener could not bind; `cause` is Deno's error (`AddrInUse`, `AddrNotAvailable`, …). */
@@ -51,18 +75,24 @@ export function joinHostPort(hostname: string, port: number): string {
   return bare.includes(":") ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
 
-function listenError(cause: unknown, options: ServeOptions): ListenError {
+function listenError(
+  cause: unknown,
+  options: Pick<ServeOptions, "hostname" | "port" | "fields">,
+): ListenError {
   const { fields } = options;
   const address = joinHostPort(options.hostname, options.port);
   const where =
     `Cannot listen on "${address}" (${fields.address}:${fields.port})`;
   const change =
     `set ${fields.address} (${fields.addressFlag}) or ${fields.port} (${fields.portFlag})`;
+  const code = (cause as { code?: string } | undefined)?.code;
   let detail: string;
-  if (cause instanceof Deno.errors.AddrInUse) {
+  if (cause instanceof Deno.errors.AddrInUse || code === "EADDRINUSE") {
     detail =
       `the address is already in use; stop the process that holds it, ${change} to a free address, or set ${fields.port} to 0 to turn this listener off`;
-  } else if (cause instanceof Deno.errors.AddrNotAvailable) {
+  } else if (
+    cause instanceof Deno.errors.AddrNotAvailable || code === "EADDRNOTAVAIL"
+  ) {
     detail =
       `the address does not belong to this node; ${change} to an address of this node`;
   } else if (cause instanceof Deno.errors.NotCapable) {
@@ -74,8 +104,28 @@ function listenError(cause: unknown, options: ServeOptions): ListenError {
 }
 
 /**
+ * Throws the {@linkcode ListenError} of a missing `--allow-net` grant for the address: node:net
+ * would throw `NotCapable` later, from inside its listen tick, where no caller can catch it.
+ */
+export function checkListenGrant(
+  options: Pick<ServeOptions, "hostname" | "port" | "fields">,
+): void {
+  const bare = options.hostname.replace(/^\[(.*)\]$/, "$1");
+  const host = options.port === 0
+    ? bare
+    : joinHostPort(options.hostname, options.port);
+  if (Deno.permissions.querySync({ name: "net", host }).state === "granted") {
+    return;
+  }
+  throw listenError(
+    new Deno.errors.NotCapable(`Requires net access to "${host}"`),
+    options,
+  );
+}
+
+/**
  * Serves `handler` on `hostname:port` until `options.signal` aborts, then resolves once the
- * listener has closed (in-flight requests finish first).
+ * listener has closed (idle connections are closed, in-flight requests finish first).
  * @throws {ListenError} when the address cannot be bound; nothing is left open then.
  */
 export async function serve(
@@ -83,23 +133,61 @@ export async function serve(
   options: ServeOptions,
 ): Promise<void> {
   if (options.signal.aborted) return;
+  checkListenGrant(options);
   const { logger } = options;
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  const limits = options.limits ?? {};
+  const origin = `http://${joinHostPort(options.hostname, options.port)}`;
+  const failed = (error: unknown) => {
+    logger.error("HTTP handler failed", {
+      err: error instanceof Error ? error.message : String(error),
+    });
+    return textResponse(500, "Internal Server Error\n");
+  };
+  const server = createServer({
+    maxHeaderSize: limits.maxHeaderBytes ?? 1 << 20,
+    headersTimeout: limits.headersTimeoutMs ?? 30_000,
+    requestTimeout: limits.requestTimeoutMs ?? 60_000,
+    keepAliveTimeout: limits.idleTimeoutMs ?? 90_000,
+    // The default 30 s check lets a slow client live far past a short limit.
+    connectionsCheckingInterval: 1_000,
+  }, (req: IncomingMessage, res) => {
+    handler(toRequest(req, origin))
+      .catch(failed)
+      .then((response) => writeResponse(response, res))
+      .catch(() => res.destroy());
+  });
+  server.maxConnections = limits.maxConnections ?? 1024;
+  server.on("clientError", (_error: Error, socket: Socket) => {
+    socket.destroy();
+  });
   try {
-    server = Deno.serve({
-      hostname: options.hostname.replace(/^\[(.*)\]$/, "$1"),
-      port: options.port,
-      signal: options.signal,
-      onListen: (addr) => options.onListen?.(addr),
-      onError: (error) => {
-        logger.error("HTTP handler failed", {
-          err: error instanceof Error ? error.message : String(error),
-        });
-        return textResponse(500, "Internal Server Error\n");
-      },
-    }, handler);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(
+        options.port,
+        options.hostname.replace(/^\[(.*)\]$/, "$1"),
+        () => resolve(),
+      );
+    });
   } catch (cause) {
+    server.close();
     throw listenError(cause, options);
   }
-  await server.finished;
+  const bound = server.address();
+  if (bound && typeof bound === "object") {
+    options.onListen?.({
+      transport: "tcp",
+      hostname: bound.address,
+      port: bound.port,
+    });
+  }
+  if (!options.signal.aborted) {
+    await new Promise<void>((resolve) =>
+      options.signal.addEventListener("abort", () => resolve(), { once: true })
+    );
+  }
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 }

@@ -77,7 +77,7 @@ Deno.test("serve() reports a busy port as a ListenError naming the fields and th
     logger: new CaptureLogger(),
   }).then(() => undefined, (e: unknown) => e);
   assert.ok(error instanceof ListenError);
-  assert.ok(error.cause instanceof Deno.errors.AddrInUse);
+  assert.equal((error.cause as { code?: string }).code, "EADDRINUSE");
   assert.equal(error.address, `127.0.0.1:${port}`);
   assert.match(
     error.message,
@@ -134,4 +134,65 @@ Deno.test("runHealthzServer() returns at once for an aborted signal", async () =
     signal: AbortSignal.abort(),
   });
   assert.deepEqual(logger.records, []);
+});
+
+Deno.test("serve() cuts off header tricklers and oversized headers while answering others", async () => {
+  const ac = new AbortController();
+  const { promise: listening, resolve } = Promise.withResolvers<
+    Deno.NetAddr
+  >();
+  const done = serve(() => Promise.resolve(new Response("ok")), {
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: ac.signal,
+    fields: FIELDS,
+    logger: new CaptureLogger(),
+    onListen: resolve,
+    limits: { headersTimeoutMs: 1_500, maxHeaderBytes: 8_192 },
+  });
+  const { port } = await listening;
+  const url = `http://127.0.0.1:${port}/healthz`;
+  const conns = await Promise.all(
+    Array.from(
+      { length: 40 },
+      () => Deno.connect({ hostname: "127.0.0.1", port }),
+    ),
+  );
+  const started = Date.now();
+  const bytes = new TextEncoder().encode(
+    `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ${"a".repeat(200)}`,
+  );
+  const trickles = conns.map(async (conn) => {
+    for (const byte of bytes) {
+      try {
+        await conn.write(Uint8Array.of(byte));
+      } catch {
+        return Date.now() - started;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return Infinity;
+  });
+  try {
+    const t = Date.now();
+    assert.equal(await (await fetch(url)).text(), "ok");
+    assert.ok(Date.now() - t < 1_000);
+    // An oversized header ends the connection without an answer.
+    await assert.rejects(
+      fetch(url, { headers: { "x-big": "a".repeat(20_000) } }),
+    );
+    const cut = Math.max(...await Promise.all(trickles));
+    assert.ok(cut < 6_000, `tricklers cut off (${cut} ms)`);
+    assert.equal(await (await fetch(url)).text(), "ok");
+  } finally {
+    for (const conn of conns) {
+      try {
+        conn.close();
+      } catch {
+        // closed by the server
+      }
+    }
+    ac.abort();
+    await done;
+  }
 });

@@ -13,15 +13,21 @@
  */
 
 import { createServer, type Server } from "node:https";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../log/mod.ts";
 import type { ApiHandler } from "./api_handler.ts";
-import { joinHostPort, type ListenerFields, ListenError } from "./serve.ts";
+import {
+  checkListenGrant,
+  joinHostPort,
+  type ListenerFields,
+  ListenError,
+} from "./serve.ts";
 import { proxyUpgrade, upgradeTarget, writeRawResponse } from "./upgrade.ts";
 import { textResponse } from "./http_error.ts";
+import { toRequest, writeResponse } from "./node_bridge.ts";
 
 /** Request limits of the HTTPS listener. */
 export interface TlsLimits {
@@ -155,61 +161,6 @@ export function peerChain(socket: TLSSocket): Uint8Array[] {
   return chain;
 }
 
-function toRequest(req: IncomingMessage, host: string): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) {
-      headers.append(name, v);
-    }
-  }
-  let url: URL;
-  try {
-    url = new URL(req.url ?? "/", `https://${host}`);
-  } catch {
-    url = new URL(`https://${host}/`);
-  }
-  return new Request(url, { method: req.method ?? "GET", headers });
-}
-
-async function writeResponse(
-  response: Response,
-  res: ServerResponse,
-): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = name === "set-cookie"
-      ? [...((headers[name] as string[] | undefined) ?? []), value]
-      : value;
-  });
-  res.writeHead(response.status, headers);
-  if (!response.body) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  const closed = () => void reader.cancel().catch(() => {});
-  res.once("close", closed);
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) {
-        await new Promise<void>((resolve) => {
-          res.once("drain", resolve);
-          res.once("close", resolve);
-        });
-      }
-      if (res.destroyed) break;
-    }
-    res.end();
-  } catch {
-    res.destroy();
-  } finally {
-    res.off("close", closed);
-  }
-}
-
 /**
  * Serves `handler` over HTTPS on `hostname:port` until `options.signal` aborts, then resolves
  * once the listener has closed (open connections are closed too).
@@ -220,6 +171,7 @@ export async function serveTls(
   options: TlsServeOptions,
 ): Promise<void> {
   if (options.signal.aborted) return;
+  checkListenGrant(options);
   const { logger } = options;
   const limits = options.limits ?? {};
   const server: Server = createServer({
@@ -261,7 +213,7 @@ export async function serveTls(
       peerCertificates: options.clientCaPem ? peerChain(socket) : [],
     };
     const host = joinHostPort(options.hostname, options.port);
-    return handler(toRequest(req, host), info);
+    return handler(toRequest(req, `https://${host}`), info);
   };
   const failed = (error: unknown) =>
     logger.error("HTTP handler failed", {
