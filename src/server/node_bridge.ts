@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 
 /** A node:http request as a fetch `Request` (no body: no route reads one) below `origin`. */
 export function toRequest(req: IncomingMessage, origin: string): Request {
@@ -62,4 +62,53 @@ export async function writeResponse(
   } finally {
     res.off("close", closed);
   }
+}
+
+/**
+ * Binds `server` on `hostname:port`, reports the bound address, waits for `signal` and closes
+ * it (`all`: every connection at once; else idle ones, letting in-flight requests finish).
+ * A bind failure rejects with `toError(cause)` and leaves nothing open.
+ */
+export async function listenUntilAborted(
+  server: Server,
+  options: {
+    hostname: string;
+    port: number;
+    signal: AbortSignal;
+    onListen?: ((addr: Deno.NetAddr) => void) | undefined;
+    closeAll: boolean;
+  },
+  toError: (cause: unknown) => Error,
+): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(
+        options.port,
+        options.hostname.replace(/^\[(.*)\]$/, "$1"),
+        () => resolve(),
+      );
+    });
+  } catch (cause) {
+    server.close();
+    throw toError(cause);
+  }
+  const bound = server.address();
+  if (bound && typeof bound === "object") {
+    options.onListen?.({
+      transport: "tcp",
+      hostname: bound.address,
+      port: bound.port,
+    });
+  }
+  if (!options.signal.aborted) {
+    await new Promise<void>((resolve) =>
+      options.signal.addEventListener("abort", () => resolve(), { once: true })
+    );
+  }
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    if (options.closeAll) server.closeAllConnections();
+    else server.closeIdleConnections();
+  });
 }

@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Logger } from "../log/mod.ts";
 import { textResponse } from "./http_error.ts";
-import { toRequest, writeResponse } from "./node_bridge.ts";
+import { listenUntilAborted, toRequest, writeResponse } from "./node_bridge.ts";
 
 /** The configuration fields (and their flags) that set a listener's address and port. */
 export interface ListenerFields {
@@ -160,34 +160,9 @@ export async function serve(
   server.on("clientError", (_error: Error, socket: Socket) => {
     socket.destroy();
   });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(
-        options.port,
-        options.hostname.replace(/^\[(.*)\]$/, "$1"),
-        () => resolve(),
-      );
-    });
-  } catch (cause) {
-    server.close();
-    throw listenError(cause, options);
-  }
-  const bound = server.address();
-  if (bound && typeof bound === "object") {
-    options.onListen?.({
-      transport: "tcp",
-      hostname: bound.address,
-      port: bound.port,
-    });
-  }
-  if (!options.signal.aborted) {
-    await new Promise<void>((resolve) =>
-      options.signal.addEventListener("abort", () => resolve(), { once: true })
-    );
-  }
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
+  await listenUntilAborted(
+    server,
+    { ...options, closeAll: false },
+    (cause) => listenError(cause, options),
+  );
 }

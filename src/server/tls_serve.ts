@@ -27,7 +27,7 @@ import {
 } from "./serve.ts";
 import { proxyUpgrade, upgradeTarget, writeRawResponse } from "./upgrade.ts";
 import { textResponse } from "./http_error.ts";
-import { toRequest, writeResponse } from "./node_bridge.ts";
+import { listenUntilAborted, toRequest, writeResponse } from "./node_bridge.ts";
 
 /** Request limits of the HTTPS listener. */
 export interface TlsLimits {
@@ -255,34 +255,11 @@ export async function serveTls(
     logger.v(4).info("TLS handshake failed", { err: error.message });
   });
   const address = joinHostPort(options.hostname, options.port);
-  await new Promise<void>((resolve, reject) => {
-    server.once(
-      "error",
-      (cause: Error) => reject(listenError(cause, address, options)),
-    );
-    server.listen(
-      options.port,
-      options.hostname.replace(/^\[(.*)\]$/, "$1"),
-      () => resolve(),
-    );
-  });
-  const bound = server.address();
-  if (bound && typeof bound === "object") {
-    options.onListen?.({
-      transport: "tcp",
-      hostname: bound.address,
-      port: bound.port,
-    });
-  }
-  if (!options.signal.aborted) {
-    await new Promise<void>((resolve) =>
-      options.signal.addEventListener("abort", () => resolve(), { once: true })
-    );
-  }
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
+  await listenUntilAborted(
+    server,
+    { ...options, closeAll: true },
+    (cause) => listenError(cause as Error, address, options),
+  );
 }
 
 function listenError(
