@@ -4,6 +4,7 @@ import { CaptureLogger } from "../log/testing.ts";
 import { createHandler, type ServerHost } from "./handler.ts";
 import { HEALTHZ_RETRY_MS, runHealthzServer } from "./healthz_server.ts";
 import { ListenError, serve } from "./serve.ts";
+import { trickleHeaders } from "./testing.ts";
 
 function host(logger: CaptureLogger): ServerHost {
   const clock = new FakeClock();
@@ -158,21 +159,7 @@ Deno.test("serve() cuts off header tricklers and oversized headers while answeri
       () => Deno.connect({ hostname: "127.0.0.1", port }),
     ),
   );
-  const started = Date.now();
-  const bytes = new TextEncoder().encode(
-    `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ${"a".repeat(200)}`,
-  );
-  const trickles = conns.map(async (conn) => {
-    for (const byte of bytes) {
-      try {
-        await conn.write(Uint8Array.of(byte));
-      } catch {
-        return Date.now() - started;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return Infinity;
-  });
+  const trickles = trickleHeaders(conns);
   try {
     const t = Date.now();
     assert.equal(await (await fetch(url)).text(), "ok");

@@ -151,3 +151,29 @@ function subjectDer(certPem: string): Uint8Array {
 export function publicKeyOf(certPem: string): KeyObject {
   return createPublicKey(certPem);
 }
+
+/**
+ * A slow-loris client on each connection: one byte of a never-ending request head every
+ * `intervalMs`. Each promise resolves to the ms until the server cut the connection off
+ * (Infinity when it never did within the head's 240 bytes).
+ */
+export function trickleHeaders(
+  conns: readonly Deno.Conn[],
+  intervalMs = 50,
+): Promise<number>[] {
+  const started = Date.now();
+  const bytes = new TextEncoder().encode(
+    `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ${"a".repeat(200)}`,
+  );
+  return conns.map(async (conn) => {
+    for (const byte of bytes) {
+      try {
+        await conn.write(Uint8Array.of(byte));
+      } catch {
+        return Date.now() - started;
+      }
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    return Infinity;
+  });
+}

@@ -6,7 +6,7 @@
  * CA, everything else the defaults.
  */
 import assert from "node:assert/strict";
-import { makeCertificate } from "../../src/server/testing.ts";
+import { makeCertificate, trickleHeaders } from "../../src/server/testing.ts";
 import { ALLOW_ALL, freePort, get, OPEN_CONFIG, startApi } from "./_helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -195,22 +195,7 @@ Deno.test("clients trickling their headers byte by byte do not delay other clien
           }),
       ),
     );
-    const started = Date.now();
-    const bytes = new TextEncoder().encode(
-      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ${"a".repeat(200)}`,
-    );
-    // Each connection writes one more byte every 50 ms until the server closes it.
-    const trickles = conns.map(async (conn) => {
-      for (const byte of bytes) {
-        try {
-          await conn.write(Uint8Array.of(byte));
-        } catch {
-          return Date.now() - started;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return Infinity;
-    });
+    const trickles = trickleHeaders(conns);
     try {
       const latencies: number[] = [];
       for (let i = 0; i < 10; i++) {
