@@ -211,21 +211,22 @@ function buildConditions(
       unreadyInit.push(c.name);
     }
   }
-  if (
-    initSpecs.length === 0 || regularStarted ||
-    (unknownInit.length + unreadyInit.length === 0)
-  ) {
-    conditions.push({ type: "Initialized", status: "True" });
-  } else if (phase === "Succeeded" && unknownInit.length === 0) {
+  // upstream's order: a succeeded pod first, then one whose app containers have started
+  if (phase === "Succeeded" && unknownInit.length === 0) {
     conditions.push({
       type: "Initialized",
       status: "True",
       reason: "PodCompleted",
     });
+  } else if (
+    initSpecs.length === 0 || regularStarted ||
+    (unknownInit.length + unreadyInit.length === 0)
+  ) {
+    conditions.push({ type: "Initialized", status: "True" });
   } else {
     const parts: string[] = [];
-    if (unknownInit.length) parts.push(listMessage("incomplete", unknownInit));
-    if (unreadyInit.length) parts.push(listMessage("unready", unreadyInit));
+    if (unknownInit.length) parts.push(listMessage("unknown", unknownInit));
+    if (unreadyInit.length) parts.push(listMessage("incomplete", unreadyInit));
     conditions.push({
       type: "Initialized",
       status: "False",

@@ -270,7 +270,7 @@ Deno.test("computePodStatus() waits on init containers with PodInitializing", ()
   ], [
     "False",
     "ContainersNotInitialized",
-    "containers with unready status: [setup]",
+    "containers with incomplete status: [setup]",
   ]);
   const failed = computePodStatus(
     pod({ initContainers: [init], restartPolicy: "Never" }),
@@ -278,6 +278,29 @@ Deno.test("computePodStatus() waits on init containers with PodInitializing", ()
     { clock },
   );
   assert.equal(failed.phase, "Failed");
+  const failedInit = failed.conditions?.find((c) => c.type === "Initialized");
+  assert.deepEqual(
+    [failedInit?.status, failedInit?.reason, failedInit?.message],
+    [
+      "False",
+      "ContainersNotInitialized",
+      "containers with incomplete status: [setup]",
+    ],
+  );
+  const done = computePodStatus(
+    pod({ initContainers: [init], restartPolicy: "Never" }),
+    rs([
+      view(init, { state: "exited", exitCode: 0 }),
+      view(app, { state: "exited", exitCode: 0 }),
+    ]),
+    { clock },
+  );
+  assert.equal(done.phase, "Succeeded");
+  const doneInit = done.conditions?.find((c) => c.type === "Initialized");
+  assert.deepEqual([doneInit?.status, doneInit?.reason], [
+    "True",
+    "PodCompleted",
+  ]);
 });
 
 Deno.test("computePodStatus() respects readiness results and probes", () => {
