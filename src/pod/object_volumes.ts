@@ -22,6 +22,7 @@ import {
   downwardApiPayload,
   type PayloadFile,
   podVolumeDirectory,
+  setVolumeOwnership,
   type VolumeManager,
   type VolumeSetUp,
   writeAtomically,
@@ -98,9 +99,17 @@ export function withObjectVolumes(
         try {
           if (message !== undefined) throw new Error(message);
           if (got && "payload" in got) {
-            await writeAtomically(dir, writable(got.payload), {
+            const written = await writeAtomically(dir, writable(got.payload), {
               layout: writerLayoutForPermissions(),
             });
+            const fsGroup = pod.spec.securityContext?.fsGroup;
+            if (written && fsGroup !== undefined) {
+              // containers mount it read-only: nothing can change it during the walk
+              await setVolumeOwnership(dir, fsGroup, {
+                readOnly: true,
+                recursive: true,
+              });
+            }
           }
         } catch (e) {
           return {

@@ -106,3 +106,47 @@ Deno.test("object volumes are written atomically and handed over as read-only di
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("object volumes are handed to the pod's fsGroup (group read added, as upstream)", async () => {
+  const root = await Deno.makeTempDir({ prefix: "h13-objvol-" });
+  try {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const api = new FakeObjectApi();
+    api.now = () => clock.now();
+    api.put("secrets", {
+      metadata: { name: "s", namespace: "ns" },
+      data: { "data-1": btoa("value-1") },
+    });
+    const logger = new CaptureLogger();
+    const volumes = withObjectVolumes(new InnerVolumes(), {
+      objects: createPodObjectManager({ api, clock, logger }, {
+        strategy: "Get",
+      }),
+      tokens: createTokenManager({ api, clock, logger }),
+    }, { rootDir: root });
+    // a group this process holds, so the test needs no root
+    const fsGroup = (await Deno.stat(root)).gid!;
+    const pod: Pod = {
+      metadata: { name: "p", namespace: "ns", uid: "u1" },
+      spec: {
+        securityContext: { fsGroup },
+        containers: [{ name: "c" }],
+        volumes: [{
+          name: "sec",
+          projected: {
+            defaultMode: 0o400,
+            sources: [{ secret: { name: "s" } }],
+          },
+        }],
+      },
+    };
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const file = `${root}/pods/u1/volumes/kubernetes.io~projected/sec/data-1`;
+    assert.equal(await Deno.readTextFile(file), "value-1");
+    const info = await Deno.stat(file);
+    assert.equal((info.mode ?? 0) & 0o777, 0o440);
+    assert.equal(info.gid, fsGroup);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
