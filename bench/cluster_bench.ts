@@ -35,6 +35,7 @@ import { systemClock } from "../src/clock/mod.ts";
 import { KUBELET_V8_FLAGS } from "../scripts/v8_flags.ts";
 import { bundleInto } from "../tests/ship/_helpers.ts";
 import { stopChild } from "../tests/diff/_sides.ts";
+import { deleteNode, run } from "../tests/cluster/_cluster.ts";
 import { peersBin, percentile, usage } from "./_peers.ts";
 
 const QUICK = Deno.args.includes("--quick");
@@ -100,28 +101,19 @@ const api = createRestClient(
 );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Runs a command; its stdout, or an error with its stderr when it fails. */
 async function sh(
   cmd: string,
   args: string[],
   extraEnv: Record<string, string> = {},
 ): Promise<string> {
-  const out = await new Deno.Command(cmd, {
-    args,
-    env: extraEnv,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
+  const out = await run(cmd, args, extraEnv);
   if (out.code !== 0) {
     throw new Error(
-      `${cmd} ${args.join(" ")} failed (${out.code}):\n${
-        dec.decode(out.stderr)
-      }`,
+      `${cmd} ${args.join(" ")} failed (${out.code}):\n${out.stderr}`,
     );
   }
-  return dec.decode(out.stdout);
+  return out.stdout;
 }
 
 const kubectl = (...args: string[]) =>
@@ -253,7 +245,7 @@ async function startKubelet(
     ourKubelet.stderr.pipeTo(log.writable).catch(() => {});
     return { pid: ourKubelet.pid, startedAt };
   }
-  await sh("bash", ["scripts/upstream_kubelet.sh", "up"], upstreamEnv);
+  await sh("bash", [`${ROOT}scripts/upstream_kubelet.sh`, "up"], upstreamEnv);
   const pid = Number(await Deno.readTextFile(`${up.root}/kubelet.pid`));
   const started = await Deno.readTextFile(`${up.root}/kubelet.started`);
   return { pid, startedAt: Math.round(Number(started) * 1000) };
@@ -269,20 +261,8 @@ async function stopKubelet(kind: Kind): Promise<void> {
   }
   await sh(
     "bash",
-    ["scripts/upstream_kubelet.sh", "stop-kubelet"],
+    [`${ROOT}scripts/upstream_kubelet.sh`, "stop-kubelet"],
     upstreamEnv,
-  );
-}
-
-async function deleteNode(node: string): Promise<void> {
-  await kubectl("delete", "node", node, "--ignore-not-found", "--wait=true");
-  await kubectl(
-    "-n",
-    "kube-node-lease",
-    "delete",
-    "lease",
-    node,
-    "--ignore-not-found",
   );
 }
 
@@ -305,7 +285,9 @@ async function teardown(): Promise<void> {
     "--all",
     "--force",
   ]).catch(() => {});
-  await sh("bash", ["scripts/cri_env.sh", "down"], oursCriEnv).catch(() => {});
+  await sh("bash", [`${ROOT}scripts/cri_env.sh`, "down"], oursCriEnv).catch(
+    () => {},
+  );
   // anything left under our cgroup root, then its directories, deepest first
   await sh("bash", [
     "-c",
@@ -316,9 +298,10 @@ async function teardown(): Promise<void> {
     "-c",
     `umount $(awk '$2 ~ "^${ours.root}" {print $2}' /proc/self/mounts | sort -r) 2>/dev/null; rm -rf --one-file-system ${ours.root}`,
   ]).catch(() => {});
-  await sh("bash", ["scripts/upstream_kubelet.sh", "down"], upstreamEnv).catch(
-    () => {},
-  );
+  await sh("bash", [`${ROOT}scripts/upstream_kubelet.sh`, "down"], upstreamEnv)
+    .catch(
+      () => {},
+    );
   await kubectl(
     "delete",
     "namespace",
@@ -418,7 +401,7 @@ try {
   await Deno.mkdir(`${ours.root}/pod-logs`, { recursive: true });
   await Deno.mkdir(`${up.root}/pod-logs`, { recursive: true });
   await Deno.writeTextFile(`${ours.root}/config.yaml`, ourConfig());
-  await sh("bash", ["scripts/cri_env.sh", "up"], oursCriEnv);
+  await sh("bash", [`${ROOT}scripts/cri_env.sh`, "up"], oursCriEnv);
   if (!FROM_SOURCE) ourProgram = await bundleInto(ours.root);
   await until(
     `namespace ${NAMESPACE} gone`,
