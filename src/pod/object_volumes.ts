@@ -35,8 +35,6 @@ const PLUGIN: Record<string, string> = {
   projected: "kubernetes.io/projected",
 };
 
-const textDecoder = new TextDecoder();
-
 /** Whether this wrapper handles the volume (a projected volume of downwardAPI only is not). */
 function objectKind(volume: Volume): string | undefined {
   if (volume.configMap) return "configMap";
@@ -49,7 +47,7 @@ function objectKind(volume: Volume): string | undefined {
 function writable(payload: Payload): Map<string, PayloadFile> {
   return new Map(
     [...payload].map(([path, f]) => [path, {
-      data: typeof f.data === "string" ? f.data : textDecoder.decode(f.data),
+      data: f.data,
       mode: f.mode,
     }]),
   );

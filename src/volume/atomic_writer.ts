@@ -11,7 +11,8 @@
 
 /** One file of a payload. */
 export interface PayloadFile {
-  data: string;
+  /** Text, or bytes as given (Secret values and ConfigMap `binaryData` need not be UTF-8). */
+  data: string | Uint8Array;
   /** File mode (e.g. 0o644). */
   mode: number;
 }
@@ -87,12 +88,23 @@ async function sameAsWritten(
       if (!info.isFile || ((info.mode ?? 0) & 0o7777) !== file.mode) {
         return false;
       }
-      if (await Deno.readTextFile(`${dir}/${path}`) !== file.data) return false;
+      const onDisk = await Deno.readFile(`${dir}/${path}`);
+      if (!sameBytes(onDisk, bytesOf(file.data))) return false;
     } catch {
       return false;
     }
   }
   return true;
+}
+
+const encoder = new TextEncoder();
+
+function bytesOf(data: string | Uint8Array): Uint8Array {
+  return typeof data === "string" ? encoder.encode(data) : data;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function topLevelNames(paths: Iterable<string>): Set<string> {
@@ -122,7 +134,7 @@ async function writeFiles(
     if (parent !== dir) {
       await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
     }
-    await Deno.writeTextFile(full, file.data, { mode: file.mode });
+    await Deno.writeFile(full, bytesOf(file.data), { mode: file.mode });
     await Deno.chmod(full, file.mode);
   }
 }
@@ -234,7 +246,7 @@ async function writeFileByFile(
       await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
     }
     const tmp = `${parent}/..tmp.${name}`;
-    await Deno.writeTextFile(tmp, file.data, { mode: file.mode });
+    await Deno.writeFile(tmp, bytesOf(file.data), { mode: file.mode });
     await Deno.chmod(tmp, file.mode);
     await Deno.rename(tmp, full);
   }

@@ -98,3 +98,29 @@ Deno.test("writeAtomically() in the files layout renames each file into place an
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("writeAtomically() writes bytes as given (binaryData, Secret values) in both layouts", async () => {
+  for (const layout of ["symlinks", "files"] as const) {
+    const dir = await Deno.makeTempDir();
+    try {
+      // not UTF-8: a text round trip would turn these into U+FFFD
+      const bytes = new Uint8Array([0xde, 0xca, 0xfe, 0xba, 0xd0, 0xfe, 0xff]);
+      const payload = new Map([["dump.bin", { data: bytes, mode: 0o644 }]]);
+      assert.equal(await writeAtomically(dir, payload, { layout }), true);
+      assert.deepEqual(await Deno.readFile(`${dir}/dump.bin`), bytes, layout);
+      // the same bytes again: nothing to write
+      assert.equal(await writeAtomically(dir, payload, { layout }), false);
+      const changed = new Map([["dump.bin", {
+        data: new Uint8Array([0xff]),
+        mode: 0o644,
+      }]]);
+      assert.equal(await writeAtomically(dir, changed, { layout }), true);
+      assert.deepEqual(
+        await Deno.readFile(`${dir}/dump.bin`),
+        new Uint8Array([0xff]),
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});

@@ -115,8 +115,8 @@ export function downwardApiPayload(
     defaultMode: number;
   },
   options: { node?: NodeAllocatable } = {},
-): Map<string, PayloadFile> {
-  const out = new Map<string, PayloadFile>();
+): Map<string, PayloadFile & { data: string }> {
+  const out = new Map<string, PayloadFile & { data: string }>();
   for (const [i, item] of volume.items.entries()) {
     const field = `volume "${volume.name}" items[${i}]`;
     let data: string;
