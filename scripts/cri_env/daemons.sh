@@ -71,7 +71,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     config_path = "$KTS_ROOT/certs.d"
 TOML
   # Bridge + host-local IPAM on a private subnet; no masquerade, so pod traffic never leaves
-  # the local bridge. containerd adds the loopback plugin itself.
+  # the machine. The default route via the bridge lets pods answer the host's own addresses,
+  # and portmap serves hostPorts there (DNAT; its snat lets 127.0.0.1 reach them too).
+  # containerd adds the loopback plugin itself.
   cat >"$KTS_ROOT/cni/net.d/10-kts-bridge.conflist" <<JSON
 {
   "cniVersion": "1.0.0",
@@ -86,8 +88,14 @@ TOML
       "ipam": {
         "type": "host-local",
         "ranges": [[{ "subnet": "$KTS_SUBNET" }]],
+        "routes": [{ "dst": "0.0.0.0/0" }],
         "dataDir": "$KTS_ROOT/cni/ipam"
       }
+    },
+    {
+      "type": "portmap",
+      "capabilities": { "portMappings": true },
+      "snat": true
     }
   ]
 }

@@ -360,19 +360,20 @@ export interface PrivateCri extends AsyncDisposable {
 
 /**
  * Starts a private runtime-only containerd (`scripts/cri_env.sh` with its own root, bridge and
- * a /16 from `10.<subnetBase + 0..49>`). A whole kubelet process needs one: it stops every pod it
+ * a /16 from `10.<subnetBase + 0..span-1>`, span 50 by default). A whole kubelet process needs one: it stops every pod it
  * does not know, so on the shared containerd it would kill other test files' containers.
  */
 export async function privateCri(
   tag: string,
   subnetBase: number,
+  span = 50,
 ): Promise<PrivateCri> {
   const id = crypto.randomUUID().slice(0, 6);
   const env = {
     KTS_CRI_ROOT: `${Deno.env.get("KUBELET_TS_CRI_ROOT")}-${tag}-${id}`,
     KTS_CRI_RUNTIME_ONLY: "1",
     KTS_CRI_BRIDGE: `kts${tag.slice(0, 4)}${id}`,
-    KTS_CRI_SUBNET: `10.${subnetBase + (parseInt(id, 16) % 50)}.0.0/16`,
+    KTS_CRI_SUBNET: `10.${subnetBase + (parseInt(id, 16) % span)}.0.0/16`,
   };
   const lines = await criEnv("up", env);
   const found = /^KUBELET_TS_CRI_ENDPOINT=(.+)$/m.exec(lines)?.[1];
