@@ -133,22 +133,29 @@ export interface SandboxConfigOptions {
   cgroups?: PodCgroupOptions;
 }
 
+/**
+ * The sandbox's port mappings, as upstream's MakePortMappings per container: a port repeated
+ * within one container (same name, or same family, protocol, host IP and ports when unnamed)
+ * is sent once; the same port in two containers is sent twice.
+ */
 function portMappings(pod: Pod): MessageInitShape<typeof PortMappingSchema>[] {
-  const seen = new Set<string>();
   const out: MessageInitShape<typeof PortMappingSchema>[] = [];
   for (const c of pod.spec.containers) {
+    const seen = new Set<string>();
     for (const p of c.ports ?? []) {
-      const protocol = p.protocol === "UDP" ? 1 : p.protocol === "SCTP" ? 2 : 0;
-      const key = `${protocol}/${p.containerPort}/${p.hostPort ?? 0}/${
-        p.hostIP ?? ""
-      }`;
+      const hostIp = p.hostIP ?? "";
+      const family = hostIp === "" ? "any" : hostIp.includes(":") ? "v6" : "v4";
+      const key = p.name ||
+        `${family}-${p.protocol ?? "TCP"}-${hostIp}:${p.containerPort}:${
+          p.hostPort ?? 0
+        }`;
       if (seen.has(key)) continue;
       seen.add(key);
       out.push({
-        protocol,
+        protocol: p.protocol === "UDP" ? 1 : p.protocol === "SCTP" ? 2 : 0,
         containerPort: p.containerPort,
         hostPort: p.hostPort ?? 0,
-        hostIp: p.hostIP ?? "",
+        hostIp,
       });
     }
   }

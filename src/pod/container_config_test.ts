@@ -304,3 +304,37 @@ Deno.test("generatePodSandboxConfig() survives a bad quantity; the container con
     /quantities must match the regular expression/,
   );
 });
+
+Deno.test("generatePodSandboxConfig() drops a port repeated within one container, as upstream, but not across containers", () => {
+  const app = pod().spec.containers[0]!;
+  const c = generatePodSandboxConfig(
+    pod({
+      containers: [
+        {
+          ...app,
+          ports: [
+            { containerPort: 80, hostPort: 8080 },
+            { containerPort: 80, hostPort: 8080, protocol: "TCP" },
+            { name: "dns", containerPort: 53, protocol: "UDP" },
+            { name: "dns", containerPort: 54, protocol: "UDP" },
+            { containerPort: 80, hostPort: 8080, hostIP: "::1" },
+            { containerPort: 80, hostPort: 8080, hostIP: "127.0.0.1" },
+          ],
+        },
+        {
+          ...app,
+          name: "side",
+          ports: [{ containerPort: 80, hostPort: 8080 }],
+        },
+      ],
+    }),
+    { podLogsDir: "/var/log/pods", attempt: 0 },
+  );
+  assert.deepEqual(c.portMappings, [
+    { protocol: 0, containerPort: 80, hostPort: 8080, hostIp: "" },
+    { protocol: 1, containerPort: 53, hostPort: 0, hostIp: "" },
+    { protocol: 0, containerPort: 80, hostPort: 8080, hostIp: "::1" },
+    { protocol: 0, containerPort: 80, hostPort: 8080, hostIp: "127.0.0.1" },
+    { protocol: 0, containerPort: 80, hostPort: 8080, hostIp: "" },
+  ]);
+});
