@@ -360,8 +360,9 @@ export interface PrivateCri extends AsyncDisposable {
 
 /**
  * Starts a private runtime-only containerd (`scripts/cri_env.sh` with its own root, bridge and
- * a /16 from `10.<subnetBase + 0..span-1>`, span 50 by default). A whole kubelet process needs one: it stops every pod it
- * does not know, so on the shared containerd it would kill other test files' containers.
+ * a /16 from `10.<subnetBase + 0..span-1>`, span 50 by default). A whole kubelet process needs
+ * one: it stops every pod it does not know, so on the shared containerd it would kill other test
+ * files' containers.
  */
 export async function privateCri(
   tag: string,
