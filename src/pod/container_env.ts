@@ -6,7 +6,11 @@
  * @module
  */
 
-import { downwardApiPayload, type NodeAllocatable } from "../volume/mod.ts";
+import {
+  downwardApiPayload,
+  type NodeAllocatable,
+  podMetadataField,
+} from "../volume/mod.ts";
 import type { Container, EnvVar, Pod, ResourceFieldSelector } from "./types.ts";
 import {
   envFromVariables,
@@ -79,27 +83,14 @@ export interface EnvContext {
   allocatable?: NodeAllocatable;
 }
 
-const SUBSCRIPT_REGEXP = /^metadata\.(labels|annotations)\['([^']*)'\]$/;
-
 function resolveFieldRef(
   pod: Pod,
   fieldPath: string,
   ctx: EnvContext,
 ): string | undefined {
-  const sub = SUBSCRIPT_REGEXP.exec(fieldPath);
-  if (sub) {
-    const map = sub[1] === "labels"
-      ? pod.metadata.labels
-      : pod.metadata.annotations;
-    return map?.[sub[2]!] ?? "";
-  }
+  const metadata = podMetadataField(pod, fieldPath);
+  if (metadata !== undefined) return metadata;
   switch (fieldPath) {
-    case "metadata.name":
-      return pod.metadata.name ?? "";
-    case "metadata.namespace":
-      return pod.metadata.namespace ?? "default";
-    case "metadata.uid":
-      return pod.metadata.uid ?? "";
     case "spec.nodeName":
       return pod.spec.nodeName ?? ctx.nodeName;
     case "spec.serviceAccountName":

@@ -31,7 +31,14 @@ export function formatMap(map: Readonly<Record<string, string>>): string {
 
 const SUBSCRIPT_REGEXP = /^metadata\.(labels|annotations)\['([^']*)'\]$/;
 
-function fieldValue(pod: Pod, fieldPath: string, field: string): string {
+/**
+ * The pod metadata a fieldRef names, shared by env vars and downwardAPI volumes: name,
+ * namespace, uid and one label or annotation key; undefined for any other path.
+ */
+export function podMetadataField(
+  pod: Pod,
+  fieldPath: string,
+): string | undefined {
   const sub = SUBSCRIPT_REGEXP.exec(fieldPath);
   if (sub) {
     const map = sub[1] === "labels"
@@ -46,6 +53,15 @@ function fieldValue(pod: Pod, fieldPath: string, field: string): string {
       return pod.metadata.namespace ?? "default";
     case "metadata.uid":
       return pod.metadata.uid ?? "";
+  }
+  return undefined;
+}
+
+function fieldValue(pod: Pod, fieldPath: string, field: string): string {
+  const value = podMetadataField(pod, fieldPath);
+  if (value !== undefined) return value;
+  // only volumes may hold whole maps
+  switch (fieldPath) {
     case "metadata.labels":
       return formatMap(pod.metadata.labels ?? {});
     case "metadata.annotations":

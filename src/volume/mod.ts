@@ -43,7 +43,11 @@ export {
   writersOf,
 } from "./container_mounts.ts";
 export type { MountedVolume } from "./container_mounts.ts";
-export { downwardApiPayload, formatMap } from "./downward_api.ts";
+export {
+  downwardApiPayload,
+  formatMap,
+  podMetadataField,
+} from "./downward_api.ts";
 export type { NodeAllocatable } from "./downward_api.ts";
 export { podVolumes, VolumeSpecError } from "./volume_sources.ts";
 export type {
