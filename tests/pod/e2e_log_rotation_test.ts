@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { bundleInto, CHILD_ENV, dryRunGrants } from "../ship/_helpers.ts";
+import { spawnBundled } from "../ship/_helpers.ts";
 import { endpoint, IMAGE, privateCri, waitFor } from "./_containerd_e2e.ts";
 
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
@@ -82,17 +82,8 @@ Deno.test({
       "--hostname-override",
       node,
     ];
-    const grants = await dryRunGrants(args);
+    const { grants, child } = await spawnBundled(dir, args);
     assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
-    const bundle = await bundleInto(dir);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-prompt", ...grants, bundle, ...args],
-      cwd: dir,
-      env: CHILD_ENV,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
     const stderr = new Response(child.stderr).text();
     const runtime = createCriRuntime({
       endpoint: cri.endpoint,
