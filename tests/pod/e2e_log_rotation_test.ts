@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { spawnBundled } from "../ship/_helpers.ts";
+import { spawnBundled, writeKubeletConfig } from "../ship/_helpers.ts";
 import { endpoint, IMAGE, privateCri, waitFor } from "./_containerd_e2e.ts";
 
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
@@ -57,31 +57,17 @@ Deno.test({
         },
       }),
     );
-    await Deno.writeTextFile(
-      `${dir}/config.yaml`,
-      [
-        "apiVersion: kubelet.config.k8s.io/v1beta1",
-        "kind: KubeletConfiguration",
-        `containerRuntimeEndpoint: ${cri.endpoint}`,
-        `staticPodPath: ${dir}/manifests`,
-        `podLogsDir: ${dir}/logs`,
-        "fileCheckFrequency: 1s",
-        "healthzPort: 0",
-        "address: 127.0.0.1",
-        "containerLogMaxSize: 4Ki",
-        "containerLogMaxFiles: 3",
-        "containerLogMonitorInterval: 3s",
-        "",
-      ].join("\n"),
-    );
-    const args = [
-      "--config",
-      `${dir}/config.yaml`,
-      "--root-dir",
-      `${dir}/root`,
-      "--hostname-override",
-      node,
-    ];
+    const args = await writeKubeletConfig(dir, [
+      `containerRuntimeEndpoint: ${cri.endpoint}`,
+      `staticPodPath: ${dir}/manifests`,
+      `podLogsDir: ${dir}/logs`,
+      "fileCheckFrequency: 1s",
+      "healthzPort: 0",
+      "address: 127.0.0.1",
+      "containerLogMaxSize: 4Ki",
+      "containerLogMaxFiles: 3",
+      "containerLogMonitorInterval: 3s",
+    ], ["--hostname-override", node]);
     const { grants, child } = await spawnBundled(dir, args);
     assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
     const stderr = new Response(child.stderr).text();

@@ -252,3 +252,30 @@ export async function spawnBundled(
   }).spawn();
   return { grants, child };
 }
+
+/**
+ * Writes `<dir>/config.yaml` (a KubeletConfiguration of `fields`, one `key: value` line each) and
+ * returns the command line that runs a kubelet on it with its root dir under `dir`.
+ */
+export async function writeKubeletConfig(
+  dir: string,
+  fields: string[],
+  extraArgs: string[] = [],
+): Promise<string[]> {
+  await Deno.writeTextFile(
+    `${dir}/config.yaml`,
+    [
+      "apiVersion: kubelet.config.k8s.io/v1beta1",
+      "kind: KubeletConfiguration",
+      ...fields,
+      "",
+    ].join("\n"),
+  );
+  return [
+    "--config",
+    `${dir}/config.yaml`,
+    "--root-dir",
+    `${dir}/root`,
+    ...extraArgs,
+  ];
+}

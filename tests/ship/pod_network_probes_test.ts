@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { spawnBundled } from "./_helpers.ts";
+import { spawnBundled, writeKubeletConfig } from "./_helpers.ts";
 import { criEnv, endpoint, IMAGE, waitFor } from "../pod/_containerd_e2e.ts";
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
@@ -98,30 +98,16 @@ Deno.test({
         },
       }),
     );
-    await Deno.writeTextFile(
-      `${dir}/config.yaml`,
-      [
-        "apiVersion: kubelet.config.k8s.io/v1beta1",
-        "kind: KubeletConfiguration",
-        `containerRuntimeEndpoint: ${privateEndpoint}`,
-        `staticPodPath: ${dir}/manifests`,
-        `podLogsDir: ${dir}/logs`,
-        `podCIDR: ${subnet}`,
-        "fileCheckFrequency: 1s",
-        "healthzPort: 0",
-        "address: 127.0.0.1",
-        `port: ${freePort()}`,
-        "",
-      ].join("\n"),
-    );
-    const args = [
-      "--config",
-      `${dir}/config.yaml`,
-      "--root-dir",
-      `${dir}/root`,
-      "--hostname-override",
-      node,
-    ];
+    const args = await writeKubeletConfig(dir, [
+      `containerRuntimeEndpoint: ${privateEndpoint}`,
+      `staticPodPath: ${dir}/manifests`,
+      `podLogsDir: ${dir}/logs`,
+      `podCIDR: ${subnet}`,
+      "fileCheckFrequency: 1s",
+      "healthzPort: 0",
+      "address: 127.0.0.1",
+      `port: ${freePort()}`,
+    ], ["--hostname-override", node]);
     const { grants, child } = await spawnBundled(dir, args);
     const runtime = createCriRuntime({
       endpoint: privateEndpoint,
