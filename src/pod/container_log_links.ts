@@ -99,9 +99,16 @@ export function denoLogLinkFs(
       }
     },
     async link(target, path) {
-      await removeQuiet(path);
-      if (kind === "symlink") await Deno.symlink(target, path);
-      else await Deno.link(target, path);
+      // made beside it and renamed over it, so a reader never finds the link missing; the dot
+      // name still ends in .log, so the stale-link sweep removes one a crash leaves behind
+      const slash = path.lastIndexOf("/");
+      const temp = `${path.slice(0, slash + 1)}.new-${path.slice(slash + 1)}`;
+      await removeQuiet(temp);
+      if (kind === "symlink") await Deno.symlink(target, temp);
+      else await Deno.link(target, temp);
+      await Deno.rename(temp, path);
+      // rename(2) leaves both names when they already are one file
+      await removeQuiet(temp);
     },
     remove: removeQuiet,
     async readDirNames(dir) {
