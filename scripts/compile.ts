@@ -29,6 +29,7 @@ import {
 } from "./permission_lists.ts";
 import { bundle, bundleArgs, ROOT } from "./bundle.ts";
 import { KUBELET_V8_FLAGS } from "./v8_flags.ts";
+import { escapeFlagValue } from "../src/permissions/mod.ts";
 
 /** Linux architectures we ship, with their Rust target triples. */
 export const TARGETS = {
@@ -125,6 +126,11 @@ export function resolveDenorts(
 /** Options of {@linkcode compileArgs}. */
 export interface CompileArgsOptions {
   permissionFlags: readonly string[];
+  /**
+   * The plan's `run` list (a kubeconfig's exec credential plugin): the one `--allow-run`
+   * flag accepted is the one naming exactly these commands.
+   */
+  plannedRun?: readonly string[];
   outDir: string;
   /** The bundled entry point (default `<outDir>/kubelet.js`). */
   entry?: string;
@@ -136,8 +142,11 @@ export function compileArgs(
   options: CompileArgsOptions,
 ): string[] {
   const { permissionFlags, outDir } = options;
+  const planned = options.plannedRun?.length
+    ? `--allow-run=${options.plannedRun.map(escapeFlagValue).join(",")}`
+    : undefined;
   for (const flag of permissionFlags) {
-    if (FORBIDDEN_FLAG_REGEXP.test(flag)) {
+    if (FORBIDDEN_FLAG_REGEXP.test(flag) && flag !== planned) {
       throw new UsageError(`Refusing to compile with "${flag}"`);
     }
   }
@@ -207,7 +216,8 @@ async function main(): Promise<number> {
   const options = parseOptions(Deno.args);
   const { denorts, notes } = resolveDenorts(Deno.env.toObject());
   notes.forEach(say);
-  const flags = runtimeFlags(await planFor(options.request, Deno.cwd()));
+  const plan = await planFor(options.request, Deno.cwd());
+  const flags = runtimeFlags(plan);
   say(`permissions: ${flags.join(" ")}`);
   const bundled = join(options.outDir, "kubelet.js");
   say(
@@ -232,6 +242,7 @@ async function main(): Promise<number> {
     }
     const args = compileArgs(arch, {
       permissionFlags: flags,
+      plannedRun: plan.run,
       outDir: options.outDir,
     });
     say(

@@ -1,6 +1,6 @@
 /**
  * Loads a kubeconfig into what a connection needs: the server URL, the CA, and the client
- * credentials (certificate and key, or a bearer token), following client-go's
+ * credentials (certificate and key, a bearer token, or an exec credential plugin), following client-go's
  * `clientcmd` rules for the current context, `*-data` over file fields, and file paths
  * relative to the kubeconfig's directory. The entries are read by client-node's
  * `config_types` (its kubeconfig entry parser, without the rest of the package).
@@ -15,6 +15,13 @@ import {
   type User,
 } from "@kubernetes/client-node/dist/config_types.js";
 import { parse } from "yaml";
+import { type Clock, systemClock } from "../clock/mod.ts";
+import {
+  type CredentialSource,
+  ExecCredentialProvider,
+  type ExecRunner,
+  parseExecConfig,
+} from "./exec_credential.ts";
 
 /** A resolved API server connection. */
 export interface Connection {
@@ -30,6 +37,8 @@ export interface Connection {
   token?: string;
   /** Where the client certificate came from, for expiry checks and logs. */
   certFile?: string;
+  /** An exec credential plugin: its token or certificate replace the static ones. */
+  exec?: CredentialSource;
 }
 
 /** A parsed kubeconfig: the current context's cluster and user entries. */
@@ -38,6 +47,10 @@ export interface KubeconfigEntries {
   user: User | undefined;
   /** The kubeconfig's directory, which relative file paths resolve against. */
   dir: string;
+  /** The kubeconfig's path, for messages. */
+  path: string;
+  /** The cluster entry's `extensions` (an exec plugin may receive one of them). */
+  clusterExtensions?: unknown;
 }
 
 function decodeBase64(text: string): string {
@@ -89,14 +102,36 @@ export function parseKubeconfig(
     throw new TypeError(`Invalid kubeconfig "${path}": no cluster to use`);
   }
   const slash = path.lastIndexOf("/");
-  return { cluster, user, dir: slash > 0 ? path.slice(0, slash) : "." };
+  const rawCluster = Array.isArray(doc.clusters)
+    ? (doc.clusters as { name?: unknown; cluster?: { extensions?: unknown } }[])
+      .find((c) => c?.name === cluster.name)
+    : undefined;
+  return {
+    cluster,
+    user,
+    dir: slash > 0 ? path.slice(0, slash) : ".",
+    path,
+    ...(rawCluster?.cluster?.extensions !== undefined
+      ? { clusterExtensions: rawCluster.cluster.extensions }
+      : {}),
+  };
+}
+
+/** What {@linkcode connectionFromEntries} uses besides the entries. */
+export interface ConnectionDeps {
+  readTextFile?: (path: string) => Promise<string>;
+  /** Clock of an exec plugin's credential expiry (default the system clock). */
+  clock?: Clock;
+  /** Runs an exec plugin (default `Deno.Command`). */
+  runExec?: ExecRunner;
 }
 
 /** Reads the files a kubeconfig's entries name and returns the connection. */
 export async function connectionFromEntries(
   entries: KubeconfigEntries,
-  readTextFile: (path: string) => Promise<string> = Deno.readTextFile,
+  deps: ConnectionDeps = {},
 ): Promise<Connection> {
+  const readTextFile = deps.readTextFile ?? Deno.readTextFile;
   const { cluster, user, dir } = entries;
   if (cluster.skipTLSVerify) {
     throw new TypeError(
@@ -109,10 +144,32 @@ export async function connectionFromEntries(
     conn.caPem = await readTextFile(resolvePath(dir, cluster.caFile));
   }
   if (!user) return conn;
-  if (user.exec || user.authProvider) {
+  if (user.authProvider) {
     throw new TypeError(
-      `Unsupported kubeconfig user "${user.name}": exec and auth-provider credentials`,
+      `Unsupported kubeconfig user "${user.name}": auth-provider credentials (use an exec plugin)`,
     );
+  }
+  if (user.exec) {
+    const config = parseExecConfig(user.exec, {
+      kubeconfigPath: entries.path,
+      userName: user.name,
+      dir,
+      cluster: {
+        server: conn.server,
+        ...(conn.caPem ? { caPem: conn.caPem } : {}),
+        ...(cluster.tlsServerName
+          ? { tlsServerName: cluster.tlsServerName }
+          : {}),
+        ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
+        ...(entries.clusterExtensions !== undefined
+          ? { extensions: entries.clusterExtensions }
+          : {}),
+      },
+    });
+    conn.exec = new ExecCredentialProvider({
+      clock: deps.clock ?? systemClock,
+      ...(deps.runExec ? { run: deps.runExec } : {}),
+    }, config);
   }
   if (user.certData) conn.certPem = decodeBase64(user.certData);
   else if (user.certFile) {
@@ -130,11 +187,12 @@ export async function connectionFromEntries(
 /** Reads a kubeconfig file and returns the connection of its current context. */
 export async function loadKubeconfig(
   path: string,
-  readTextFile: (path: string) => Promise<string> = Deno.readTextFile,
+  deps: ConnectionDeps = {},
 ): Promise<Connection> {
+  const readTextFile = deps.readTextFile ?? Deno.readTextFile;
   return await connectionFromEntries(
     parseKubeconfig(await readTextFile(path), path),
-    readTextFile,
+    deps,
   );
 }
 

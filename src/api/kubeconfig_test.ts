@@ -51,7 +51,7 @@ Deno.test("parseKubeconfig() picks the current context's cluster and user", () =
 Deno.test("connectionFromEntries() decodes data fields and reads files relative to the kubeconfig", async () => {
   const b = await connectionFromEntries(
     parseKubeconfig(TWO_CONTEXTS, "/etc/k/kubelet.conf"),
-    read,
+    { readTextFile: read },
   );
   assert.deepEqual(b, {
     server: "https://b.example",
@@ -63,7 +63,7 @@ Deno.test("connectionFromEntries() decodes data fields and reads files relative 
       TWO_CONTEXTS.replace("current-context: cb", "current-context: ca"),
       "/etc/k/kubelet.conf",
     ),
-    read,
+    { readTextFile: read },
   );
   assert.deepEqual(a, {
     server: "https://a.example:6443",
@@ -74,27 +74,29 @@ Deno.test("connectionFromEntries() decodes data fields and reads files relative 
   });
 });
 
-Deno.test("loadKubeconfig() rejects exec credentials, insecure TLS and unparsable text", async () => {
+Deno.test("loadKubeconfig() rejects an exec entry without apiVersion, insecure TLS and unparsable text", async () => {
   const exec = `clusters: [{name: c, cluster: {server: "https://x"}}]
 users: [{name: u, user: {exec: {command: helper}}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x`;
   await assert.rejects(
-    loadKubeconfig("/k", () => Promise.resolve(exec)),
-    TypeError,
+    loadKubeconfig("/k", { readTextFile: () => Promise.resolve(exec) }),
+    /kubeconfig "\/k" user "u": exec\.apiVersion "" is not supported/,
   );
   const insecure =
     `clusters: [{name: c, cluster: {server: "https://x", insecure-skip-tls-verify: true}}]`;
   await assert.rejects(
-    loadKubeconfig("/k", () => Promise.resolve(insecure)),
+    loadKubeconfig("/k", { readTextFile: () => Promise.resolve(insecure) }),
     /insecure-skip-tls-verify/,
   );
   await assert.rejects(
-    loadKubeconfig("/k", () => Promise.resolve("a: [")),
+    loadKubeconfig("/k", { readTextFile: () => Promise.resolve("a: [") }),
     SyntaxError,
   );
   await assert.rejects(
-    loadKubeconfig("/k", () => Promise.resolve("kind: Config")),
+    loadKubeconfig("/k", {
+      readTextFile: () => Promise.resolve("kind: Config"),
+    }),
     /no cluster/,
   );
 });
@@ -107,10 +109,12 @@ Deno.test("renderCertKubeconfig() round-trips through the loader", async () => {
   });
   const conn = await loadKubeconfig(
     "/etc/k/kubelet.conf",
-    (path) =>
-      path === "/etc/k/kubelet.conf"
-        ? Promise.resolve(text)
-        : Promise.resolve(`PAIR ${path}`),
+    {
+      readTextFile: (path) =>
+        path === "/etc/k/kubelet.conf"
+          ? Promise.resolve(text)
+          : Promise.resolve(`PAIR ${path}`),
+    },
   );
   assert.equal(conn.server, "https://127.0.0.1:6443");
   assert.equal(conn.caPem, "CA\n");

@@ -1,7 +1,7 @@
 /**
  * A minimal JSON REST client for the API server over Deno's `fetch`, with the TLS client
- * identity in a `Deno.HttpClient` (CA bundle, client certificate and key) or a bearer token,
- * a per-request timeout and the client-side rate limit. Failure answers become
+ * identity in a `Deno.HttpClient` (CA bundle, client certificate and key), a bearer token or
+ * an exec plugin's credential, a per-request timeout and the client-side rate limit. Failure answers become
  * {@linkcode ApiStatusError}s carrying the `metav1.Status` reason.
  * @module
  */
@@ -110,11 +110,25 @@ export function createRestClient(
       "Accept": "application/json",
       "User-Agent": options.userAgent ?? "kubelet.ts",
     };
+    // An exec plugin's credential may change between requests: a new certificate needs an
+    // HTTP client of its own, a token only a header
+    const exec = current.connection.exec;
+    const cred = exec ? await exec.get() : undefined;
+    if (
+      cred?.certPem && cred.certPem !== current.connection.certPem && !closed
+    ) {
+      const old = current;
+      current = open({
+        ...old.connection,
+        certPem: cred.certPem,
+        ...(cred.keyPem ? { keyPem: cred.keyPem } : {}),
+      });
+      retire(old);
+    }
     const transport = current;
     const conn = transport.connection;
-    if (conn.token) {
-      headers["Authorization"] = `Bearer ${conn.token}`;
-    }
+    const token = cred?.token ?? conn.token;
+    if (token) headers["Authorization"] = `Bearer ${token}`;
     if (req.body !== undefined) {
       headers["Content-Type"] = req.contentType ?? "application/json";
     }
@@ -137,6 +151,7 @@ export function createRestClient(
         transport.http?.close();
       }
     }
+    if (res.status === 401 && exec && cred) exec.unauthorized(cred);
     if (!res.ok) {
       let status: { message?: string; reason?: string } = {};
       try {

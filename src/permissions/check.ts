@@ -32,6 +32,8 @@ function descriptor(grant: PermissionGrant): Deno.PermissionDescriptor {
         name: "sys",
         kind: grant.value as NonNullable<Deno.SysPermissionDescriptor["kind"]>,
       };
+    case "run":
+      return { name: "run", command: grant.value };
   }
 }
 

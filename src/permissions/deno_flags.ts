@@ -1,7 +1,8 @@
 /**
  * Renders a {@linkcode PermissionPlan} as Deno CLI flags for `deno run` and
- * `deno compile`. Only scoped `--allow-read/write/net/env/sys` lists are
- * produced: never `--allow-all`, `--allow-run` or `--allow-ffi`.
+ * `deno compile`. Only scoped `--allow-read/write/net/env/sys/run` lists are
+ * produced (run only for a kubeconfig's exec credential plugin): never
+ * `--allow-all`, `--allow-ffi` or a bare `--allow-run`.
  * @module
  */
 import { PERMISSION_NAMES, type PermissionPlan } from "./types.ts";
@@ -13,7 +14,7 @@ export function escapeFlagValue(value: string): string {
 
 /**
  * `--allow-<name>=v1,v2` for every non-empty list, in the order read, write,
- * net, env, sys. An empty list produces no flag (a bare `--allow-env` would
+ * net, env, sys, run. An empty list produces no flag (a bare `--allow-env` would
  * grant everything).
  */
 export function toDenoFlags(plan: PermissionPlan): string[] {

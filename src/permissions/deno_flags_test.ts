@@ -9,6 +9,7 @@ function plan(lists: Partial<PermissionPlan>): PermissionPlan {
     net: [],
     env: [],
     sys: [],
+    run: [],
     grants: [],
     ...lists,
   };
@@ -20,6 +21,7 @@ Deno.test("toDenoFlags() renders one scoped flag per non-empty list", () => {
       read: ["/a", "/b"],
       net: ["unix:/s.sock", "0.0.0.0:10250"],
       sys: ["hostname"],
+      run: [],
     })),
     [
       "--allow-read=/a,/b",

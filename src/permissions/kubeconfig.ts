@@ -12,6 +12,8 @@ export interface KubeconfigNeeds {
   servers: string[];
   /** Files named in the kubeconfig (CA, client cert/key, token file). */
   files: string[];
+  /** Exec credential plugins: a bare name (found on PATH) or a resolved path. */
+  commands: string[];
 }
 
 type Dict = Record<string, unknown>;
@@ -82,7 +84,7 @@ export async function kubeconfigNeeds(
       cause,
     });
   }
-  const needs: KubeconfigNeeds = { servers: [], files: [] };
+  const needs: KubeconfigNeeds = { servers: [], files: [], commands: [] };
   if (!isDict(doc)) return needs;
   const clusters = namedEntries(doc, "clusters", "cluster");
   const users = namedEntries(doc, "users", "user");
@@ -114,6 +116,15 @@ export async function kubeconfigNeeds(
     addFile(user["client-certificate"]);
     addFile(user["client-key"]);
     addFile(user.tokenFile);
+    const exec = user.exec;
+    if (isDict(exec) && typeof exec.command === "string" && exec.command) {
+      // client-go: a command with a slash is relative to the kubeconfig, a bare name is on PATH
+      needs.commands.push(
+        exec.command.includes("/") && !isAbs(exec.command)
+          ? join(base, exec.command)
+          : exec.command,
+      );
+    }
   }
   return needs;
 }

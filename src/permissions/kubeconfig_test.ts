@@ -38,11 +38,16 @@ Deno.test("kubeconfigNeeds() ignores embedded data and odd shapes", async () => 
     ].join("\n"),
     "/k",
   );
-  assert.deepEqual(needs, { servers: ["a:443"], files: [] });
-  assert.deepEqual(await kubeconfigNeeds("", "/k"), { servers: [], files: [] });
+  assert.deepEqual(needs, { servers: ["a:443"], files: [], commands: [] });
+  assert.deepEqual(await kubeconfigNeeds("", "/k"), {
+    servers: [],
+    files: [],
+    commands: [],
+  });
   assert.deepEqual(await kubeconfigNeeds("- a\n- b\n", "/k"), {
     servers: [],
     files: [],
+    commands: [],
   });
 });
 
@@ -70,4 +75,27 @@ Deno.test("readKubeconfig() reads YAML 1.1 scalars as client-go (sigs.k8s.io/yam
     }],
     preferences: { colors: true, mode: 511, limit: 1000 },
   });
+});
+
+Deno.test("kubeconfigNeeds() names the current user's exec plugin, relative to the kubeconfig when it has a slash", async () => {
+  const doc = (command: string) =>
+    [
+      "current-context: c",
+      "contexts: [{name: c, context: {cluster: a, user: u}}, {name: d, context: {cluster: a, user: v}}]",
+      "clusters: [{name: a, cluster: {server: 'https://a:6443'}}]",
+      `users: [{name: u, user: {exec: {command: '${command}', apiVersion: client.authentication.k8s.io/v1}}}, {name: v, user: {exec: {command: other}}}]`,
+    ].join("\n");
+  assert.deepEqual(
+    (await kubeconfigNeeds(doc("get-token"), "/etc/k/kubelet.conf")).commands,
+    ["get-token"],
+  );
+  assert.deepEqual(
+    (await kubeconfigNeeds(doc("bin/get-token"), "/etc/k/kubelet.conf"))
+      .commands,
+    ["/etc/k/bin/get-token"],
+  );
+  assert.deepEqual(
+    (await kubeconfigNeeds(doc("/usr/bin/t"), "/etc/k/kubelet.conf")).commands,
+    ["/usr/bin/t"],
+  );
 });

@@ -163,6 +163,7 @@ class PlanBuilder {
       net: lists.get("net") ?? [],
       env: lists.get("env") ?? [],
       sys: lists.get("sys") ?? [],
+      run: lists.get("run") ?? [],
       grants,
     };
   }
@@ -234,6 +235,13 @@ async function addKubeconfig(
   for (const server of needs.servers) b.add("net", server, `${field} server`);
   for (const file of needs.files) {
     b.add("read", b.path(file), `${field} credentials`);
+  }
+  for (const command of needs.commands) {
+    b.add(
+      "run",
+      command.includes("/") ? b.path(command) : command,
+      `${field} exec credential plugin`,
+    );
   }
 }
 

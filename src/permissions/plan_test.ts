@@ -207,6 +207,35 @@ Deno.test("planPermissions() adds the API server and credentials from a readable
   assert.ok(!plan.write.includes("/etc/k/kubelet.conf"));
 });
 
+Deno.test("planPermissions() grants --allow-run for exactly the kubeconfig's exec plugin, and none without one", async () => {
+  const kubeconfig = (user: string) =>
+    [
+      "current-context: main",
+      "clusters: [{name: c1, cluster: {server: 'https://api.example.com:6443'}}]",
+      "contexts: [{name: main, context: {cluster: c1, user: u1}}]",
+      `users: [{name: u1, user: ${user}}]`,
+    ].join("\n");
+  const plan = (user: string) =>
+    planPermissions({
+      config: {},
+      flags: { kubeconfig: "/etc/k/kubelet.conf" },
+    }, {
+      readFile: (p) =>
+        p === "/etc/k/kubelet.conf" ? kubeconfig(user) : undefined,
+    });
+  const exec = await plan(
+    "{exec: {command: bin/token-plugin, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}",
+  );
+  assert.deepEqual(exec.run, ["/etc/k/bin/token-plugin"]);
+  assert.ok(
+    exec.grants.some((g) =>
+      g.name === "run" && g.reason === "--kubeconfig exec credential plugin"
+    ),
+  );
+  assert.deepEqual((await plan("{token: abc}")).run, []);
+  assert.deepEqual((await planPermissions({ config: {}, flags: {} })).run, []);
+});
+
 Deno.test("planPermissions() lets TLS bootstrap write the kubeconfig", async () => {
   const plan = await planPermissions({
     config: {},

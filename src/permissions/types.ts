@@ -7,8 +7,11 @@
  * @module
  */
 
-/** The Deno permission kinds the kubelet may be granted. Never run/ffi/all. */
-export type PermissionName = "read" | "write" | "net" | "env" | "sys";
+/**
+ * The Deno permission kinds the kubelet may be granted. Never ffi/all; `run` only names the
+ * exact exec credential plugin a kubeconfig configures.
+ */
+export type PermissionName = "read" | "write" | "net" | "env" | "sys" | "run";
 
 /** All kinds in the order flags are emitted. */
 export const PERMISSION_NAMES: readonly PermissionName[] = [
@@ -17,6 +20,7 @@ export const PERMISSION_NAMES: readonly PermissionName[] = [
   "net",
   "env",
   "sys",
+  "run",
 ];
 
 /** One value of one `--allow-<name>` list plus why the kubelet needs it. */
@@ -38,6 +42,8 @@ export interface PermissionPlan {
   net: readonly string[];
   env: readonly string[];
   sys: readonly string[];
+  /** Commands the kubelet may start: a kubeconfig's exec credential plugin, nothing else. */
+  run: readonly string[];
   /** Every grant with its reason (same values as the lists). */
   grants: readonly PermissionGrant[];
 }

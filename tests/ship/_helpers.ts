@@ -199,6 +199,7 @@ export function allowedByPlan(
       );
     case "env":
     case "sys":
+    case "run":
       return plan[permission].includes(value);
     default:
       return false;

@@ -44,6 +44,7 @@ Deno.test("allowedByPlan() matches paths by prefix and the rest exactly", () => 
     net: ["127.0.0.1:1", "unix:/s"],
     env: ["X"],
     sys: ["hostname"],
+    run: [],
     grants: [],
   };
   assert.ok(allowedByPlan(plan, { permission: "read", value: "/a/b/c" }));

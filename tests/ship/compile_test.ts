@@ -149,6 +149,23 @@ Deno.test("compileArgs() refuses unscoped dangerous flags", () => {
   );
   assert.throws(
     () =>
+      compileArgs("amd64", {
+        permissionFlags: ["--allow-run=/bin/mount"],
+        plannedRun: ["/etc/k/token-plugin"],
+        outDir: "/d",
+      }),
+    /Refusing/,
+  );
+  // the kubeconfig's exec credential plugin, exactly as planned, is allowed
+  assert.ok(
+    compileArgs("amd64", {
+      permissionFlags: ["--allow-run=/etc/k/token-plugin"],
+      plannedRun: ["/etc/k/token-plugin"],
+      outDir: "/d",
+    }).includes("--allow-run=/etc/k/token-plugin"),
+  );
+  assert.throws(
+    () =>
       compileArgs("amd64", { permissionFlags: ["--allow-all"], outDir: "/d" }),
     /Refusing/,
   );
