@@ -20,7 +20,7 @@ import {
   type NodeAgent,
 } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
-import type { ObjectApi, Pod, PodApi, Taint } from "./api/mod.ts";
+import type { ObjectApi, Pod, PodApi, ServiceApi, Taint } from "./api/mod.ts";
 import {
   createEventRecorder,
   type EventRecorder,
@@ -93,6 +93,7 @@ export async function joinCluster(
   agent: NodeAgent;
   pods: PodApi;
   objects: ObjectApi;
+  services: ServiceApi;
   /** The kubelet's event recorder, writing to the API server. */
   events: EventRecorder;
   /** The mirror pod manager when `deps.pods` was given. */
@@ -258,6 +259,7 @@ export async function joinCluster(
     agent,
     pods: conn.pods,
     objects: conn.objects,
+    services: conn.services,
     events,
     ...(mirrors ? { mirrors } : {}),
     async stop() {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Node, ObjectApi, Pod, PodApi } from "./api/mod.ts";
+import type { Node, ObjectApi, Pod, PodApi, ServiceApi } from "./api/mod.ts";
 import { systemClock } from "./clock/mod.ts";
 import type { JoinClusterContext } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
@@ -26,6 +26,7 @@ import {
 import {
   type ChangeDetectionStrategy,
   createPodObjectManager,
+  createServiceCache,
   createTokenManager,
   podUpdateRegistrar,
 } from "./objects/mod.ts";
@@ -204,6 +205,7 @@ export async function runKubelet(
     | {
       pods: PodApi;
       objects: ObjectApi;
+      services: ServiceApi;
       events: EventRecorder;
       mirrors?: MirrorPodManager;
       stop(): Promise<void>;
@@ -262,6 +264,10 @@ export async function runKubelet(
         config.configMapAndSecretChangeDetectionStrategy,
       ),
     });
+  // the cluster's Services for service env vars (upstream's service informer)
+  const services = cluster &&
+    createServiceCache({ api: cluster.services, clock, logger });
+  const serviceSync = services?.run(ctx.signal);
   const containerLogs = createContainerLogs({ runtime, clock, logger }, config);
   const syncer = createPodSyncer({
     runtime,
@@ -274,6 +280,7 @@ export async function runKubelet(
     ...(podObjects && podTokens
       ? { objects: podObjects, tokens: podTokens }
       : {}),
+    ...(services ? { services } : {}),
     ...(cluster ? { events: cluster.events } : {}),
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
@@ -409,6 +416,7 @@ export async function runKubelet(
   await healthz;
   await kubeletApi;
   podObjects?.close();
+  await serviceSync;
   await cluster?.stop();
   await kubelet.stop();
   await logRotation;

@@ -11,6 +11,7 @@ import { RestEventApi } from "./event_api.ts";
 import { KubeApiClient } from "./kube_api_client.ts";
 import { type ObjectApi, ObjectClient } from "./object_client.ts";
 import { RestPodApi } from "./pod_api.ts";
+import { type ServiceApi, ServiceClient } from "./service_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 
 /** An open API client; `close` releases its HTTP client (safe to call twice). */
@@ -22,6 +23,8 @@ export interface ApiConnection extends Disposable {
   events: RestEventApi;
   /** The pods' ConfigMaps, Secrets and service account tokens over the same client. */
   objects: ObjectApi;
+  /** Services (list/watch) for service env vars over the same client. */
+  services: ServiceApi;
   /** The connection in use (updated by `reconnect`). */
   connection: Connection;
   /** Sends later requests with `next`'s identity (a rotated certificate). */
@@ -60,6 +63,7 @@ export function openApiClient(
     pods: new RestPodApi({ rest }),
     events: new RestEventApi({ rest: eventRest }),
     objects: new ObjectClient({ rest }),
+    services: new ServiceClient({ rest }),
     connection,
     reconnect(next) {
       rest.reconnect(next);

@@ -48,3 +48,22 @@ export function apiStatusError(
   if (init.code === 409) return new ApiConflictError(message, init);
   return new ApiStatusError(message, init);
 }
+
+/**
+ * A watch stream reports failures (e.g. "too old resource version", 410) as an ERROR event
+ * carrying a `metav1.Status`; this throws it as the matching error, naming `what` was watched.
+ */
+export function throwIfWatchError(raw: unknown, what: string): void {
+  const event = raw as {
+    type?: string;
+    object?: { code?: number; reason?: string; message?: string };
+  };
+  if (event.type !== "ERROR") return;
+  throw apiStatusError(
+    `watch ${what} failed: ${event.object?.message ?? "unknown error"}`,
+    {
+      code: event.object?.code ?? 500,
+      ...(event.object?.reason ? { reason: event.object.reason } : {}),
+    },
+  );
+}

@@ -89,3 +89,19 @@ export { createRestClient } from "./rest_client.ts";
 export type { RestClient, RestClientOptions } from "./rest_client.ts";
 /** The client-side rate limit (`kubeAPIQPS`/`kubeAPIBurst`). */
 export { TokenBucket } from "./token_bucket.ts";
+/** Services of every namespace, for service environment variables (`ServiceApi`). */
+export { ServiceClient } from "./service_api.ts";
+export type {
+  ListResult,
+  Service,
+  ServiceApi,
+  ServicePort,
+  WatchEvent,
+} from "./service_api.ts";
+/** The list-then-watch loop (client-go's reflector). */
+export { runReflector } from "./reflector.ts";
+export type {
+  ListWatch,
+  ReflectorDeps,
+  ReflectorOptions,
+} from "./reflector.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Pod } from "./core_v1.ts";
-import { ApiNotFoundError, apiStatusError } from "./errors.ts";
+import { ApiNotFoundError, throwIfWatchError } from "./errors.ts";
 import { STRATEGIC_MERGE_PATCH } from "./kube_api_client.ts";
 import type { RestClient } from "./rest_client.ts";
 import type { ApiCallOptions } from "./types.ts";
@@ -121,20 +121,8 @@ export class RestPodApi implements PodApi {
         ...signalOf(options),
       })
     ) {
-      const event = raw as {
-        type: string;
-        object: { code?: number; reason?: string; message?: string };
-      };
-      if (event.type === "ERROR") {
-        // The server reports e.g. "too old resource version" as a Status inside the stream.
-        throw apiStatusError(
-          `watch pods failed: ${event.object.message ?? "unknown error"}`,
-          {
-            code: event.object.code ?? 500,
-            ...(event.object.reason ? { reason: event.object.reason } : {}),
-          },
-        );
-      }
+      // The server reports e.g. "too old resource version" as a Status inside the stream.
+      throwIfWatchError(raw, "pods");
       yield raw as PodWatchEvent;
     }
   }

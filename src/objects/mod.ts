@@ -41,3 +41,8 @@ export {
   type ProjectionInputs,
   type VolumeProjection,
 } from "./projection.ts";
+export {
+  createServiceCache,
+  type ServiceCache,
+  type ServiceCacheDeps,
+} from "./service_cache.ts";

@@ -35,7 +35,7 @@ export class ContainerConfigError extends Error {
  */
 export function expandVars(
   input: string,
-  vars: ReadonlyMap<string, string>,
+  vars: Pick<ReadonlyMap<string, string>, "get">,
 ): string {
   let out = "";
   let i = 0;
@@ -81,6 +81,11 @@ export interface EnvContext {
   objects?: EnvObjects;
   /** Node allocatable, standing in for limits a container does not set. */
   allocatable?: NodeAllocatable;
+  /**
+   * The pod's service variables (`service_env.ts`): `$(VAR)` may name them, and they are
+   * added after the container's own, which win.
+   */
+  services?: ReadonlyMap<string, string>;
 }
 
 function resolveFieldRef(
@@ -155,7 +160,7 @@ function resolveOne(
   envVar: EnvVar,
   field: string,
   ctx: EnvContext,
-  defined: ReadonlyMap<string, string>,
+  defined: Pick<ReadonlyMap<string, string>, "get">,
 ): string | undefined {
   const from = envVar.valueFrom;
   if (!from) return expandVars(envVar.value ?? "", defined);
@@ -190,7 +195,8 @@ function resolveOne(
 
 /**
  * Resolves the container's env list to CRI key/values: literal values may reference earlier
- * variables with `$(NAME)`; later definitions of a name replace earlier ones in place.
+ * variables with `$(NAME)`, then service variables; later definitions of a name replace
+ * earlier ones in place; service variables the container does not define come last.
  * @throws {ContainerConfigError} for unsupported or unresolvable references.
  */
 export function makeEnvironment(
@@ -208,6 +214,8 @@ export function makeEnvironment(
     );
   }
   const defined = fromSources.vars;
+  const services = ctx.services ?? new Map<string, string>();
+  const visible = { get: (k: string) => defined.get(k) ?? services.get(k) };
   (container.env ?? []).forEach((envVar, i) => {
     const value = resolveOne(
       pod,
@@ -215,9 +223,13 @@ export function makeEnvironment(
       envVar,
       `${base}.env[${i}]`,
       ctx,
-      defined,
+      visible,
     );
     if (value !== undefined) defined.set(envVar.name, value);
   });
-  return [...defined].map(([key, value]) => ({ key, value }));
+  const env = [...defined].map(([key, value]) => ({ key, value }));
+  for (const [key, value] of services) {
+    if (!defined.has(key)) env.push({ key, value });
+  }
+  return env;
 }

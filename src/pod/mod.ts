@@ -194,3 +194,10 @@ export type {
 /** Pod lifecycle events: the recorder seam and the involved-object references. */
 export { containerReference, noPodEvents, podReference } from "./pod_events.ts";
 export type { PodEventRecorder } from "./pod_events.ts";
+/** Service environment variables (`enableServiceLinks`, the `kubernetes` Service). */
+export {
+  serviceEnvVars,
+  type ServiceLister,
+  SERVICES_NOT_SYNCED,
+  serviceVariables,
+} from "./service_env.ts";

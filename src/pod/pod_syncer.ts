@@ -28,6 +28,7 @@ import { type PodEventRecorder, podReference } from "./pod_events.ts";
 import { createVolumeManager, type VolumeManager } from "../volume/mod.ts";
 import { pullSecretsFor } from "./pull_credentials.ts";
 import type { ObjectGetter, TokenSource } from "../objects/mod.ts";
+import type { ServiceLister } from "./service_env.ts";
 import { withObjectVolumes } from "./object_volumes.ts";
 import {
   createPodEnvironment,
@@ -90,6 +91,8 @@ export interface PodSyncerDeps {
    * projected volumes are written from the API server's objects.
    */
   tokens?: TokenSource;
+  /** The cluster's Services for service env vars; absent (standalone) → none. */
+  services?: ServiceLister;
   /** Pod and container lifecycle events; omitted → none. */
   events?: PodEventRecorder;
 }
@@ -257,6 +260,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       ...(this.#environment ? { environment: this.#environment } : {}),
       ...(this.#volumes ? { volumes: this.#volumes } : {}),
       ...(objects ? { objects } : {}),
+      ...(deps.services ? { services: deps.services } : {}),
       ...(deps.events ? { events: deps.events } : {}),
     };
     this.#execDeps = {

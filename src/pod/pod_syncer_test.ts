@@ -5,9 +5,10 @@ import { createSimRuntime, type SimScenario } from "../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../status/mod.ts";
 import { containerHashString } from "./container_hash.ts";
 import { createPodSyncer } from "./pod_syncer.ts";
+import type { ServiceLister } from "./service_env.ts";
 import type { Container, Pod, PodWork } from "./types.ts";
 
-function setup(scenario: SimScenario = {}) {
+function setup(scenario: SimScenario = {}, services?: ServiceLister) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const runtime = createSimRuntime({ clock, scenario });
   const statusManager = createPodStatusManager();
@@ -19,6 +20,7 @@ function setup(scenario: SimScenario = {}) {
       clock,
       logger: new CaptureLogger(),
       statusManager,
+      ...(services ? { services } : {}),
       mkdir: (path) => {
         dirs.push(path);
         return Promise.resolve();
@@ -471,6 +473,49 @@ Deno.test("syncPod() reports CreateContainerConfigError for a bad env reference"
     w?.message ?? "",
     /spec\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath/,
   );
+});
+
+Deno.test("syncPod(): service env vars wait for the first Service list, except for static pods", async () => {
+  let synced = false;
+  const services: ServiceLister = {
+    hasSynced: () => synced,
+    list: () => [{
+      metadata: { namespace: "default", name: "kubernetes" },
+      spec: { clusterIP: "10.96.0.1", ports: [{ name: "https", port: 443 }] },
+    }],
+  };
+  const { runtime, statusManager, syncer, signal } = setup({}, services);
+  const container = {
+    name: "app",
+    image: "nginx:1.27",
+    command: ["echo", "$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)"],
+  };
+  const p = pod({ containers: [container] });
+  await syncer.syncPod(work(p), signal);
+  const w = statusManager.getPodStatus("u1")?.containerStatuses?.[0]?.state
+    .waiting;
+  assert.equal(w?.reason, "CreateContainerConfigError");
+  assert.equal(
+    w?.message,
+    "services have not yet been read at least once, cannot construct envvars",
+  );
+  assert.equal(runtime.containers.size, 0);
+  // a static pod does not wait (its containers may be what serves the API)
+  const s = pod({ containers: [container] });
+  s.metadata = {
+    ...s.metadata,
+    uid: "u2",
+    name: "static",
+    annotations: { "kubernetes.io/config.source": "file" },
+  };
+  await syncer.syncPod(work(s), signal);
+  assert.deepEqual(
+    [...runtime.containers.values()].map((c) => c.command.join(" ")),
+    ["echo 10.96.0.1:443"],
+  );
+  synced = true;
+  await syncer.syncPod(work(p), signal);
+  assert.equal(runtime.containers.size, 2);
 });
 
 Deno.test("syncPod() recreates the sandbox when it stops being ready", async () => {

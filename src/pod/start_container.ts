@@ -21,6 +21,12 @@ import {
 } from "./container_config.ts";
 import type { ImagePuller } from "./image_puller.ts";
 import { fetchEnvObjects } from "./env_objects.ts";
+import { isStaticPod } from "./mirror_pods.ts";
+import {
+  serviceEnvVars,
+  type ServiceLister,
+  SERVICES_NOT_SYNCED,
+} from "./service_env.ts";
 import type { ObjectGetter } from "../objects/mod.ts";
 import type { ContainerLogLinks } from "./container_log_links.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
@@ -76,6 +82,8 @@ export interface StartContainerDeps {
   volumes?: VolumeManager;
   /** The pod's ConfigMaps and Secrets for env; absent → standalone. */
   objects?: ObjectGetter;
+  /** The cluster's Services for service env vars; absent → standalone (none). */
+  services?: ServiceLister;
   /** Container lifecycle events (Created, Started, Failed, BackOff); omitted → none. */
   events?: PodEventRecorder;
 }
@@ -109,6 +117,24 @@ const EMPTY_VIEW: ContainerView = {
   restartCount: 0,
   containerType: "",
 };
+
+/**
+ * The pod's service variables; an API pod's container waits (fails to start, retried) until
+ * the Services were listed once, so it does not start without `KUBERNETES_SERVICE_HOST`.
+ */
+function podServiceEnv(
+  services: ServiceLister,
+  pod: Pod,
+): Map<string, string> {
+  if (!isStaticPod(pod) && !services.hasSynced()) {
+    throw new Error(SERVICES_NOT_SYNCED);
+  }
+  return serviceEnvVars(
+    services.list(),
+    pod.metadata.namespace ?? "default",
+    pod.spec.enableServiceLinks ?? true,
+  );
+}
 
 /** Reads the names in a directory with Deno (missing or unreadable → empty). */
 export async function denoReadDirNames(path: string): Promise<string[]> {
@@ -248,6 +274,7 @@ export async function startContainer(
     });
     const objects = deps.objects &&
       await fetchEnvObjects(deps.objects, pod, container, signal);
+    const services = deps.services && podServiceEnv(deps.services, pod);
     const volumeMounts = deps.volumes &&
       await containerVolumeMounts(deps.volumes, {
         ...ctx,
@@ -255,6 +282,7 @@ export async function startContainer(
         container,
         env: {
           ...(objects ? { objects } : {}),
+          ...(services ? { services } : {}),
           ...(extra?.allocatable ? { allocatable: extra.allocatable } : {}),
           ...(deps.hostIPs[0]
             ? { hostIP: deps.hostIPs[0], hostIPs: deps.hostIPs }
@@ -265,6 +293,7 @@ export async function startContainer(
       ...extra,
       ...(volumeMounts ? { volumeMounts } : {}),
       ...(objects ? { objects } : {}),
+      ...(services ? { services } : {}),
       restartCount,
       imageRef: image.imageRef,
       ...(messageFile ? { terminationMessageHostPath: messageFile } : {}),

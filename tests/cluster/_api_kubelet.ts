@@ -2,7 +2,7 @@
  * The one in-process kubelet.ts the API-mode e2e tests join to a control plane (the shared one
  * of scripts/cluster_env.sh unless told otherwise) on the shared containerd. It is wired as
  * src/run_kubelet.ts wires it: pods from the API server, the status manager, sysctl and
- * resource admission against the reported Node, ConfigMaps/Secrets/tokens, events, mirror pods
+ * resource admission against the reported Node, ConfigMaps/Secrets/tokens, Services (env vars), events, mirror pods
  * for static pods, and its kubelet API on a free port (the API server dials the node's
  * address: `kubectl exec/logs/port-forward` reach it). Node and namespace share one unique
  * name; `stop()` deletes them, the test's sandboxes, the node's events and its files.
@@ -17,6 +17,7 @@ import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import {
   createPodObjectManager,
+  createServiceCache,
   createTokenManager,
   podUpdateRegistrar,
 } from "../../src/objects/mod.ts";
@@ -101,12 +102,14 @@ export async function startApiKubelet(
   let joined: Awaited<ReturnType<typeof joinCluster>> | undefined;
   let objects: ReturnType<typeof createPodObjectManager> | undefined;
   let api: Promise<void> | undefined;
+  let serviceSync: Promise<void> | undefined;
   const stop = async () => {
     await kubectl("delete", "namespace", node, "--wait=false")
       .catch(() => {});
     await late.kubelet?.stop();
     stopping.abort();
     await api;
+    await serviceSync;
     objects?.close();
     await joined?.stop();
     const listed = await runtime.listPodSandbox({}).catch(() => undefined);
@@ -159,6 +162,12 @@ export async function startApiKubelet(
       logger,
     });
     objects = o;
+    const services = createServiceCache({
+      api: j.services,
+      clock: systemClock,
+      logger,
+    });
+    serviceSync = services.run(stopping.signal);
     const statuses = createPodStatusManager();
     const probes = createProbeResults();
     const syncer = createPodSyncer({
@@ -170,6 +179,7 @@ export async function startApiKubelet(
       probes,
       events: j.events,
       objects: o,
+      services,
       tokens: createTokenManager({
         api: j.objects,
         clock: systemClock,

@@ -1,0 +1,155 @@
+/**
+ * Pod spec features that need the API server, on real containerd and the local control plane
+ * with an in-process kubelet.ts (`startApiKubelet`):
+ *
+ * - service environment variables: a container sees `FOO_SERVICE_HOST`/`_PORT` of a Service
+ *   of its namespace and `KUBERNETES_SERVICE_HOST` of `default/kubernetes`.
+ *
+ * Node and namespace are `h6-spec-<random>`, removed at the end with everything created.
+ */
+import assert from "node:assert/strict";
+import { startApiKubelet } from "./_api_kubelet.ts";
+import {
+  clusterMissing,
+  CRI_ENDPOINT,
+  CRI_IMAGE,
+  getJson,
+  kubectl,
+  waitFor,
+} from "./_cluster.ts";
+
+const missing = clusterMissing ??
+  (CRI_ENDPOINT
+    ? undefined
+    : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
+// deno-lint-ignore no-console
+if (missing) console.log(`skipping pod_spec_features_test: ${missing}`);
+
+interface PodJson {
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+    }[];
+    containerStatuses?: {
+      state: { terminated?: { message?: string } };
+    }[];
+  };
+}
+
+async function create(object: Record<string, unknown>): Promise<void> {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify(object));
+  try {
+    await kubectl("create", "-f", file);
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+/** A busybox pod on `node` running `script` in container `main`. */
+function shellPod(
+  name: string,
+  ns: string,
+  node: string,
+  script: string,
+  spec: Record<string, unknown> = {},
+) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: ns },
+    spec: {
+      nodeName: node,
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 1,
+      containers: [{
+        name: "main",
+        image: CRI_IMAGE,
+        imagePullPolicy: "IfNotPresent",
+        command: ["sh", "-c", script],
+      }],
+      ...spec,
+    },
+  };
+}
+
+Deno.test({
+  name: "API pods: service env vars, activeDeadlineSeconds and readiness gates",
+  ignore: missing !== undefined,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const k = await startApiKubelet("h6-spec", {
+      criEndpoint: CRI_ENDPOINT,
+      nodeIP: "127.0.0.1",
+      apiAddress: "127.0.0.1",
+      statusSyncPeriodMs: 1_000,
+    });
+    const ns = k.node;
+    const podStatus = async (name: string) =>
+      (await getJson<PodJson>("pod", "-n", ns, name))?.status;
+    try {
+      await t.step("service env vars", async () => {
+        await create({
+          apiVersion: "v1",
+          kind: "Service",
+          metadata: { name: "foo-svc", namespace: ns },
+          spec: {
+            ports: [{ name: "http", port: 8765, targetPort: 8080 }],
+            selector: { app: "none" },
+          },
+        });
+        const svc = await getJson<{ spec: { clusterIP: string } }>(
+          "service",
+          "-n",
+          ns,
+          "foo-svc",
+        );
+        const kube = await getJson<{ spec: { clusterIP: string } }>(
+          "service",
+          "-n",
+          "default",
+          "kubernetes",
+        );
+        await create(shellPod(
+          "env",
+          ns,
+          k.node,
+          "env | grep -E '^(FOO_SVC|KUBERNETES)_' | sort > /dev/termination-log",
+          { restartPolicy: "Never" },
+        ));
+        const done = await waitFor("the env pod to finish", async () => {
+          const s = await podStatus("env");
+          return s?.phase === "Succeeded" ? s : undefined;
+        }, 60_000);
+        const vars = new Map(
+          (done.containerStatuses?.[0]?.state.terminated?.message ?? "")
+            .split("\n").filter((l) => l).map((l) => {
+              const i = l.indexOf("=");
+              return [l.slice(0, i), l.slice(i + 1)];
+            }),
+        );
+        assert.equal(vars.get("FOO_SVC_SERVICE_HOST"), svc!.spec.clusterIP);
+        assert.equal(vars.get("FOO_SVC_SERVICE_PORT"), "8765");
+        assert.equal(vars.get("FOO_SVC_SERVICE_PORT_HTTP"), "8765");
+        assert.equal(
+          vars.get("FOO_SVC_PORT_8765_TCP"),
+          `tcp://${svc!.spec.clusterIP}:8765`,
+        );
+        assert.equal(
+          vars.get("KUBERNETES_SERVICE_HOST"),
+          kube!.spec.clusterIP,
+        );
+        assert.equal(vars.get("KUBERNETES_SERVICE_PORT"), "443");
+      });
+    } finally {
+      await k.stop();
+    }
+  },
+});
