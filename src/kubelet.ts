@@ -92,6 +92,13 @@ export interface KubeletDeps {
    * Omitted → orphans are left alone (tests that share a runtime).
    */
   listRunningPods?: () => Promise<RunningPod[]>;
+  /** The kubelet's cgroups, kept by housekeeping (QoS tiers, orphaned pod cgroups). */
+  podCgroups?: {
+    housekeeping(
+      activePods: readonly Pod[],
+      known: (uid: string) => boolean,
+    ): Promise<void>;
+  };
   /** Container GC, run every `containerGcPeriodMs` with the pod workers as state provider. */
   containerGc?: ContainerGc;
   /** The status cache; housekeeping drops statuses of pods that are gone. */
@@ -203,6 +210,7 @@ export function createKubelet(
     ...(prober ? { prober } : {}),
     ...(deps.listRunningPods ? { listRunningPods: deps.listRunningPods } : {}),
     ...(deps.statuses ? { statuses: deps.statuses } : {}),
+    ...(deps.podCgroups ? { podCgroups: deps.podCgroups } : {}),
     ...(admission ? { admission } : {}),
   });
   const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {

@@ -269,6 +269,13 @@ export async function runKubelet(
     createServiceCache({ api: cluster.services, clock, logger });
   const serviceSync = services?.run(ctx.signal);
   const containerLogs = createContainerLogs({ runtime, clock, logger }, config);
+  const environment = await readPodEnvironmentOptions(config, {
+    logger,
+    nodeName,
+    clock,
+    ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
+    ...(cluster ? { events: cluster.events } : {}),
+  });
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
@@ -294,10 +301,7 @@ export async function runKubelet(
       }
       : {}),
     runtimeRequestTimeoutMs: timeoutMs,
-    environment: await readPodEnvironmentOptions(config, {
-      logger,
-      ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
-    }),
+    environment,
     ...(config.maxParallelImagePulls !== undefined
       ? { maxParallelImagePulls: config.maxParallelImagePulls }
       : {}),
@@ -333,6 +337,7 @@ export async function runKubelet(
       ...(cluster ? { events: cluster.events } : {}),
     },
     listRunningPods: () => listRunningPods(runtime),
+    ...(environment.podCgroups ? { podCgroups: environment.podCgroups } : {}),
     containerGc,
     statuses: statusManager,
     admission: sysctlAdmission(

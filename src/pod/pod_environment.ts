@@ -23,20 +23,16 @@ import {
   type HostsFileIo,
 } from "./hosts_file.ts";
 import type { ImageUser } from "./linux_config.ts";
+import type { Clock } from "../clock/mod.ts";
 import {
-  type CgroupFs,
-  type CgroupWriter,
-  denoCgroupFs,
-  denoCgroupWriter,
-  ensurePodCgroup,
-  type PodCgroupOptions,
-  podCgroupParent,
-  removePodCgroup,
-} from "./pod_cgroups.ts";
+  openPodCgroupManager,
+  type PodCgroupManager,
+} from "./pod_cgroup_manager.ts";
+import type { PodCgroupOptions } from "./pod_cgroups.ts";
+import type { PodEventRecorder } from "./pod_events.ts";
 import {
   hugepageSizeFromDirName,
   type NodeResources,
-  podCgroupConfig,
 } from "./pod_resources.ts";
 import type { Pod, SyncResult } from "./types.ts";
 
@@ -61,10 +57,10 @@ export interface PodEnvironmentOptions {
   /** Node allocatable for `resourceFieldRef` env values of unset limits. */
   allocatable?: NodeAllocatable;
   /**
-   * Whether the kubelet may write under /sys (every Deno permission), needed to remove pod
-   * cgroups; default: asked of Deno ({@linkcode hasEveryPermission}).
+   * The kubelet's cgroups (kubepods, QoS tiers, pod cgroups); omitted → the runtime makes the
+   * pod cgroups without pod-level settings and nobody removes them.
    */
-  hostAccess?: boolean;
+  podCgroups?: PodCgroupManager;
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -75,18 +71,14 @@ export interface PodEnvironmentDeps {
   readTextFile?: (path: string) => Promise<string>;
   /** Hosts file access (default: the host file system). */
   hostsIo?: HostsFileIo;
-  /** Cgroup file system for removing pod cgroups (default: the host's). */
-  cgroupFs?: CgroupFs;
-  /** Cgroup file system for creating pod cgroups (default: the host's). */
-  cgroupWriter?: CgroupWriter;
 }
 
 /** The extra config options for one pod's sandbox and containers. */
 export interface PodEnvironment {
   /**
    * Options for `generatePodSandboxConfig`; rejects when resolv.conf cannot be read. Given the
-   * pod, first creates its cgroup with its settings when missing (cgroupfs driver, cgroup v1,
-   * every permission); a failure there is logged and runc creates the directories instead.
+   * pod, first creates its cgroup with its settings when missing (`podCgroups`); a failure
+   * there is logged and runc creates the directories instead.
    */
   sandboxOptions(
     pod?: Pod,
@@ -100,8 +92,8 @@ export interface PodEnvironment {
     context: { imageRef: string; podIPs: string[]; signal: AbortSignal },
   ): Promise<Partial<ContainerConfigOptions>>;
   /**
-   * Removes the terminated pod's cgroup (with `cgroupsPerQOS`); never rejects: a failure is
-   * logged (the first kind of failure once, e.g. no permission under the planned lists).
+   * Removes the terminated pod's cgroup (`podCgroups`); never rejects: a failure is logged
+   * (the first kind of failure once, then at verbosity 4).
    */
   removePodCgroup(pod: Pod): Promise<void>;
 }
@@ -116,24 +108,17 @@ export function createPodEnvironment(
   const readTextFile = deps.readTextFile ?? Deno.readTextFile;
   const hostsIo = deps.hostsIo ?? denoHostsFileIo;
   const resolvConf = options.resolvConf ?? "/etc/resolv.conf";
-  const cgroupFs = deps.cgroupFs ?? denoCgroupFs;
-  const cgroupWriter = deps.cgroupWriter ?? denoCgroupWriter;
-  const hostAccess = options.hostAccess ?? hasEveryPermission();
+  const podCgroups = options.podCgroups;
   const warned = new Set<string>();
   return {
     async sandboxOptions(pod) {
       const cgroups = options.cgroups ?? {};
-      if (
-        pod && hostAccess && cgroups.cgroupsPerQOS !== false &&
-        (cgroups.cgroupDriver ?? "cgroupfs") === "cgroupfs"
-      ) {
-        let parent = "";
+      if (pod && podCgroups) {
         try {
-          parent = podCgroupParent(pod, cgroups);
-          await ensurePodCgroup(cgroupWriter, parent, podCgroupConfig(pod));
+          await podCgroups.ensurePod(pod);
         } catch (error) {
           deps.logger.warn("Failed to create the pod cgroup", {
-            cgroup: parent,
+            pod: pod.metadata.name,
             err: error instanceof Error ? error.message : String(error),
           });
         }
@@ -175,16 +160,13 @@ export function createPodEnvironment(
       return out;
     },
     async removePodCgroup(pod) {
-      const cgroups = options.cgroups ?? {};
-      if (cgroups.cgroupsPerQOS === false || !hostAccess) return;
-      let parent = "";
+      if (!podCgroups) return;
       try {
-        parent = podCgroupParent(pod, cgroups);
-        await removePodCgroup(cgroupFs, parent);
+        await podCgroups.removePod(pod);
       } catch (error) {
         const kind = error instanceof Error ? error.name : "Error";
         const fields = {
-          cgroup: parent,
+          pod: pod.metadata.name,
           err: error instanceof Error ? error.message : String(error),
         };
         if (!warned.has(kind)) {
@@ -341,6 +323,10 @@ export interface PodEnvironmentConfig {
   clusterDNS?: string[] | undefined;
   clusterDomain?: string | undefined;
   seccompDefault?: boolean | undefined;
+  enforceNodeAllocatable?: string[] | undefined;
+  kubeReserved?: Record<string, string> | undefined;
+  systemReserved?: Record<string, string> | undefined;
+  podPidsLimit?: number | undefined;
 }
 
 /**
@@ -349,7 +335,14 @@ export interface PodEnvironmentConfig {
  */
 export async function readPodEnvironmentOptions(
   config: PodEnvironmentConfig,
-  options: { logger: Logger; rootDir?: string },
+  options: {
+    logger: Logger;
+    rootDir?: string;
+    /** For the kubelet's cgroups: the node's name and events (`NodeAllocatableEnforced`). */
+    nodeName?: string;
+    events?: PodEventRecorder;
+    clock?: Pick<Clock, "now">;
+  },
 ): Promise<PodEnvironmentOptions> {
   const hostAccess = hasEveryPermission();
   const cgroups: PodCgroupOptions = {};
@@ -361,6 +354,29 @@ export async function readPodEnvironmentOptions(
     cgroups.cgroupDriver = config.cgroupDriver;
   }
   const node = await readNodeResources(options.logger, { hostAccess });
+  const podCgroups = await openPodCgroupManager({
+    logger: options.logger,
+    clock: options.clock ?? { now: () => Date.now() },
+    ...(options.events ? { events: options.events } : {}),
+  }, {
+    nodeName: options.nodeName ?? "",
+    cgroups,
+    memoryBytes: node.memoryCapacity,
+    hostAccess,
+    hugepageSizes: node.hugepageSizes,
+    allocatable: {
+      ...(config.enforceNodeAllocatable
+        ? { enforce: config.enforceNodeAllocatable }
+        : {}),
+      ...(config.kubeReserved ? { kubeReserved: config.kubeReserved } : {}),
+      ...(config.systemReserved
+        ? { systemReserved: config.systemReserved }
+        : {}),
+    },
+    ...(config.podPidsLimit !== undefined
+      ? { podPidsLimit: config.podPidsLimit }
+      : {}),
+  });
   return {
     cgroups,
     // capacity stands in for allocatable: reservations are not subtracted here
@@ -372,7 +388,7 @@ export async function readPodEnvironmentOptions(
     clusterDNS: config.clusterDNS ?? [],
     clusterDomain: config.clusterDomain ?? "",
     node,
-    hostAccess,
+    ...(podCgroups ? { podCgroups } : {}),
     ...(config.seccompDefault ? { seccompDefault: true } : {}),
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
   };

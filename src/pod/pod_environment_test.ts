@@ -128,51 +128,40 @@ Deno.test("readPodEnvironmentOptions() takes the configuration's fields", async 
   assert.ok((options.node?.memoryCapacity ?? 0) > 0);
 });
 
-Deno.test("createPodEnvironment() removes the pod cgroup and warns once per kind of failure", async () => {
+Deno.test("createPodEnvironment() hands pod cgroups to the manager and warns once per kind of failure", async () => {
   const logger = new CaptureLogger();
-  const removed: string[] = [];
+  const calls: string[] = [];
   let fail = false;
-  const env = createPodEnvironment({
-    images: new FakeRuntime(),
-    logger,
-    cgroupFs: {
-      readDirNames: () => Promise.resolve(["memory"]),
-      rmdir(path) {
-        if (fail) return Promise.reject(new Deno.errors.NotCapable("no"));
-        removed.push(path);
-        return Promise.resolve();
+  const env = createPodEnvironment({ images: new FakeRuntime(), logger }, {
+    resolvConf: "",
+    podCgroups: {
+      start: () => Promise.resolve(),
+      ensurePod(pod) {
+        calls.push(`ensure ${pod.metadata.uid}`);
+        return fail ? Promise.reject(new Error("no")) : Promise.resolve();
       },
+      removePod(pod) {
+        calls.push(`remove ${pod.metadata.uid}`);
+        return fail
+          ? Promise.reject(new Deno.errors.NotCapable("no"))
+          : Promise.resolve();
+      },
+      housekeeping: () => Promise.resolve(),
     },
-  }, { cgroups: { cgroupRoot: "/n" }, hostAccess: true });
+  });
+  await env.sandboxOptions(POD);
   await env.removePodCgroup(POD);
-  assert.deepEqual(removed, [
-    "/sys/fs/cgroup/memory/n/kubepods/besteffort/podu-1",
-    "/sys/fs/cgroup/n/kubepods/besteffort/podu-1",
-  ]);
+  assert.deepEqual(calls, ["ensure u-1", "remove u-1"]);
   fail = true;
+  // a failed creation is logged and the sandbox goes ahead (runc makes the directories)
+  await env.sandboxOptions(POD);
   await env.removePodCgroup(POD);
   await env.removePodCgroup(POD);
   const warnings = logger.records.filter((r) => r.severity === "warn");
-  assert.equal(warnings.length, 1);
-  const off = createPodEnvironment({
-    images: new FakeRuntime(),
-    logger,
-    cgroupFs: {
-      readDirNames: () => Promise.reject(new Error("must not look")),
-      rmdir: () => Promise.reject(new Error("must not remove")),
-    },
-  }, { cgroups: { cgroupsPerQOS: false }, hostAccess: true });
-  await off.removePodCgroup(POD);
-  // without every permission Deno may not write under /sys: nothing is tried
-  const limited = createPodEnvironment({
-    images: new FakeRuntime(),
-    logger,
-    cgroupFs: {
-      readDirNames: () => Promise.reject(new Error("must not look")),
-      rmdir: () => Promise.reject(new Error("must not remove")),
-    },
-  }, { hostAccess: false });
-  await limited.removePodCgroup(POD);
+  assert.deepEqual(warnings.map((w) => w.msg), [
+    "Failed to create the pod cgroup",
+    "Failed to remove the pod cgroup",
+  ]);
 });
 
 Deno.test("readNodeResources() looks at /sys only with every permission", async () => {

@@ -185,6 +185,16 @@ export interface PodSyncHandlerDeps {
     allStatuses(): readonly { uid: string }[];
     removePod(uid: string): void;
   };
+  /**
+   * The kubelet's cgroups: housekeeping keeps the QoS tiers in step with the active pods and
+   * removes pod cgroups of pods neither desired nor handled by a worker; omitted → untouched.
+   */
+  podCgroups?: {
+    housekeeping(
+      activePods: readonly Pod[],
+      known: (uid: string) => boolean,
+    ): Promise<void>;
+  };
   /** Told when a pod is removed, so liveness/startup probing stops during its termination. */
   prober?: { stopLivenessAndStartup(uid: string): Promise<void> };
   /**
@@ -329,8 +339,28 @@ export class PodSyncHandler implements SyncHandler {
         if (!desired.has(uid) && !workers.has(uid)) statuses?.removePod(uid);
       }
       await this.#killOrphans();
+      await this.#podCgroupHousekeeping(desired);
     } finally {
       this.#housekeeping = false;
+    }
+  }
+
+  async #podCgroupHousekeeping(desired: ReadonlySet<string>): Promise<void> {
+    const { workers, podCgroups, logger } = this.#deps;
+    if (!podCgroups) return;
+    // upstream GetActivePods: admitted pods that are neither terminal nor terminating
+    const active = this.pods().filter((pod) =>
+      workers.phaseOf(pod.metadata.uid ?? "") === "syncing"
+    );
+    try {
+      await podCgroups.housekeeping(
+        active,
+        (uid) => desired.has(uid) || workers.has(uid),
+      );
+    } catch (error) {
+      logger.error("Failed to clean up pod cgroups", {
+        err: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 

@@ -1,0 +1,218 @@
+/**
+ * Thin executor over the cgroup file system: creates a cgroup and writes the files
+ * `cgroupFileWrites` chose, on cgroup v1 (one directory per hierarchy it writes to) or v2 (one
+ * directory, with the ancestors' `cgroup.subtree_control` enabling the controllers it needs,
+ * as libcontainer's `fs2` does), lists the pod cgroups below the QoS directories and removes
+ * cgroups. The mount point is a parameter so tests run it on a temporary directory.
+ *
+ * @module
+ */
+
+import {
+  type CgroupFileWrite,
+  cgroupFileWrites,
+  type CgroupSettings,
+  type CgroupVersion,
+  podUidFromCgroupName,
+} from "./cgroup_settings.ts";
+
+/** The file operations the executor needs. */
+export interface CgroupTreeFs {
+  exists(path: string): Promise<boolean>;
+  /** Names of the subdirectories (missing directory → none). */
+  readDirNames(path: string): Promise<string[]>;
+  /** Creates a directory and its missing parents. */
+  mkdirs(path: string): Promise<void>;
+  readTextFile(path: string): Promise<string>;
+  writeTextFile(path: string, text: string): Promise<void>;
+  /** Removes an empty directory; rejects with `Deno.errors.NotFound` when absent. */
+  rmdir(path: string): Promise<void>;
+}
+
+/** {@linkcode CgroupTreeFs} on the host. */
+export const denoCgroupTreeFs: CgroupTreeFs = {
+  async exists(path) {
+    try {
+      await Deno.stat(path);
+      return true;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return false;
+      throw error;
+    }
+  },
+  async readDirNames(path) {
+    const names: string[] = [];
+    try {
+      for await (const e of Deno.readDir(path)) {
+        if (e.isDirectory) names.push(e.name);
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return names;
+  },
+  mkdirs: (path) => Deno.mkdir(path, { recursive: true }),
+  readTextFile: (path) => Deno.readTextFile(path),
+  writeTextFile: (path, text) => Deno.writeTextFile(path, text),
+  rmdir: (path) => Deno.remove(path),
+};
+
+/** A mounted cgroup file system: where, which generation, and its hugetlb page sizes. */
+export interface CgroupTree {
+  fs: CgroupTreeFs;
+  mount: string;
+  version: CgroupVersion;
+  /** Page sizes the hugetlb controller offers (`2MB`); empty without the controller. */
+  hugetlbSizes: readonly string[];
+}
+
+/**
+ * Looks at `mount`: v2 when it has `cgroup.controllers` (its hugetlb sizes from the root's
+ * `hugetlb.*.max`-free listing are the node's), else v1 (hugetlb sizes only when the
+ * `hugetlb` hierarchy is mounted).
+ */
+export async function openCgroupTree(
+  fs: CgroupTreeFs,
+  mount: string,
+  nodeHugepageSizes: readonly string[],
+): Promise<CgroupTree> {
+  if (await fs.exists(`${mount}/cgroup.controllers`)) {
+    const controllers = (await fs.readTextFile(`${mount}/cgroup.controllers`))
+      .trim().split(/\s+/);
+    return {
+      fs,
+      mount,
+      version: "v2",
+      hugetlbSizes: controllers.includes("hugetlb") ? nodeHugepageSizes : [],
+    };
+  }
+  const hierarchies = await fs.readDirNames(mount);
+  return {
+    fs,
+    mount,
+    version: "v1",
+    hugetlbSizes: hierarchies.includes("hugetlb") ? nodeHugepageSizes : [],
+  };
+}
+
+function dirOf(tree: CgroupTree, controller: string, path: string): string {
+  return tree.version === "v1"
+    ? `${tree.mount}/${controller}${path}`
+    : `${tree.mount}${path}`;
+}
+
+/** True when the cgroup exists (v1: in the `cpu` and `memory` hierarchies). */
+export async function cgroupExists(
+  tree: CgroupTree,
+  path: string,
+): Promise<boolean> {
+  if (tree.version === "v2") return await tree.fs.exists(tree.mount + path);
+  return await tree.fs.exists(dirOf(tree, "cpu", path)) &&
+    await tree.fs.exists(dirOf(tree, "memory", path));
+}
+
+/**
+ * v2: turns on every controller the parent offers in `cgroup.subtree_control` of each
+ * ancestor from the root down, so the new cgroup gets the interface files.
+ */
+async function enableSubtreeControllers(
+  tree: CgroupTree,
+  path: string,
+): Promise<void> {
+  const parts = path.split("/").filter((p) => p !== "");
+  let dir = tree.mount;
+  for (const part of parts) {
+    const offered = (await tree.fs.readTextFile(`${dir}/cgroup.controllers`))
+      .trim().split(/\s+/).filter((c) => c !== "");
+    if (offered.length) {
+      await tree.fs.writeTextFile(
+        `${dir}/cgroup.subtree_control`,
+        offered.map((c) => `+${c}`).join(" "),
+      );
+    }
+    dir += `/${part}`;
+    await tree.fs.mkdirs(dir);
+  }
+}
+
+/**
+ * Creates the cgroup when missing and writes its settings (upstream `cgroupManager.Create`
+ * and `Update`); `create: false` only updates what exists. The first failed write rejects.
+ */
+export async function applyCgroup(
+  tree: CgroupTree,
+  path: string,
+  settings: CgroupSettings,
+  options: { create?: boolean } = {},
+): Promise<CgroupFileWrite[]> {
+  const writes = cgroupFileWrites(settings, tree.version, tree.hugetlbSizes);
+  const create = options.create ?? true;
+  if (tree.version === "v2") {
+    if (create) await enableSubtreeControllers(tree, path);
+    else if (!await tree.fs.exists(tree.mount + path)) return [];
+  } else if (create) {
+    const controllers = new Set([
+      "cpu",
+      "memory",
+      ...writes.map((w) => w.controller),
+    ]);
+    for (const c of controllers) await tree.fs.mkdirs(dirOf(tree, c, path));
+  }
+  const done: CgroupFileWrite[] = [];
+  for (const w of writes) {
+    const dir = dirOf(tree, w.controller, path);
+    if (!create && !await tree.fs.exists(dir)) continue;
+    await tree.fs.writeTextFile(`${dir}/${w.file}`, w.value);
+    done.push(w);
+  }
+  return done;
+}
+
+/**
+ * Pod cgroups below `parents` (kubepods and its QoS directories), uid → cgroup path, from
+ * every v1 hierarchy or the v2 tree (upstream `GetAllPodsFromCgroups`).
+ */
+export async function listPodCgroups(
+  tree: CgroupTree,
+  parents: readonly string[],
+): Promise<Map<string, string>> {
+  const bases = tree.version === "v2"
+    ? [tree.mount]
+    : (await tree.fs.readDirNames(tree.mount)).map((h) => `${tree.mount}/${h}`);
+  const found = new Map<string, string>();
+  for (const parent of parents) {
+    for (const base of bases) {
+      for (const name of await tree.fs.readDirNames(base + parent)) {
+        const uid = podUidFromCgroupName(name);
+        if (uid !== undefined) found.set(uid, `${parent}/${name}`);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Removes the cgroup's directory from every v1 hierarchy or the v2 tree (upstream `Destroy`);
+ * missing ones are fine; the first other failure (a process still inside, no permission)
+ * rejects after trying the rest.
+ */
+export async function removeCgroup(
+  tree: CgroupTree,
+  path: string,
+): Promise<void> {
+  if (!path.startsWith("/") || path === "/") return;
+  const dirs = tree.version === "v2"
+    ? [tree.mount + path]
+    : (await tree.fs.readDirNames(tree.mount)).map((h) =>
+      `${tree.mount}/${h}${path}`
+    );
+  let failure: unknown;
+  for (const dir of dirs) {
+    try {
+      await tree.fs.rmdir(dir);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) failure ??= error;
+    }
+  }
+  if (failure !== undefined) throw failure;
+}

@@ -1,0 +1,305 @@
+/**
+ * The kubelet's cgroup hierarchy under `cgroupRoot` with `cgroupsPerQOS` on the cgroupfs
+ * driver: `kubepods` limited to node allocatable (upstream `enforceNodeAllocatableCgroups`,
+ * with the `NodeAllocatableEnforced` event), the `burstable` and `besteffort` tiers kept in
+ * step with the active pods (upstream `qosContainerManager`: before a pod cgroup is made,
+ * after a pod is gone and every minute), pod cgroups created with their settings before the
+ * sandbox and removed after the pod, and orphaned pod cgroups removed by housekeeping
+ * (upstream `cleanupOrphanedPodCgroups`). Decisions come from `cgroup_settings.ts`; files are
+ * written through `cgroup_tree.ts`.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock/mod.ts";
+import { nodeReference } from "../events/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import {
+  type CgroupCapacity,
+  type CgroupSettings,
+  kubepodsSettings,
+  type NodeAllocatableConfig,
+  orphanedPodCgroups,
+  podCgroupSettings,
+  qosTierSettings,
+} from "./cgroup_settings.ts";
+import {
+  applyCgroup,
+  cgroupExists,
+  type CgroupTree,
+  type CgroupTreeFs,
+  denoCgroupTreeFs,
+  listPodCgroups,
+  openCgroupTree,
+  removeCgroup,
+} from "./cgroup_tree.ts";
+import type { PodEventRecorder } from "./pod_events.ts";
+import {
+  type PodCgroupOptions,
+  podCgroupParent,
+  qosCgroupNames,
+} from "./pod_cgroups.ts";
+import type { Pod } from "./types.ts";
+
+/** Upstream `periodicQOSCgroupUpdateInterval`. */
+export const QOS_UPDATE_PERIOD_MS = 60_000;
+
+/** What housekeeping and the pod syncer ask of the pod cgroups. */
+export interface PodCgroupManager {
+  /** Creates kubepods (limited to node allocatable) and the QoS tiers; once. */
+  start(): Promise<void>;
+  /** Before the sandbox: when missing, the pod cgroup with its settings (tiers first). */
+  ensurePod(pod: Pod): Promise<void>;
+  /** After the pod's containers are gone: its cgroup goes and the tiers follow. */
+  removePod(pod: Pod): Promise<void>;
+  /**
+   * Housekeeping: the tiers follow `activePods` (written when changed and every minute) and
+   * pod cgroups of pods `known` does not accept are removed.
+   */
+  housekeeping(
+    activePods: readonly Pod[],
+    known: (uid: string) => boolean,
+  ): Promise<void>;
+}
+
+/** Dependencies of {@linkcode createPodCgroupManager}. */
+export interface PodCgroupManagerDeps {
+  tree: CgroupTree;
+  logger: Logger;
+  clock: Pick<Clock, "now">;
+  /** Node events (`NodeAllocatableEnforced`); omitted → none. */
+  events?: PodEventRecorder;
+}
+
+/** Options of {@linkcode createPodCgroupManager}. */
+export interface PodCgroupManagerOptions {
+  nodeName: string;
+  cgroups: PodCgroupOptions;
+  capacity: CgroupCapacity;
+  allocatable: NodeAllocatableConfig;
+  /** Hugepage sizes of the node (`2MB`). */
+  hugepageSizes: readonly string[];
+  /** `podPidsLimit` (-1: none). */
+  podPidsLimit?: number;
+}
+
+function errText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Builds the manager; nothing is touched until `start` or `ensurePod`. */
+export function createPodCgroupManager(
+  deps: PodCgroupManagerDeps,
+  options: PodCgroupManagerOptions,
+): PodCgroupManager {
+  const { tree, logger, clock } = deps;
+  const { kubepods, ...tiers } = qosCgroupNames(options.cgroups);
+  const active = new Map<string, Pod>();
+  let started: Promise<void> | undefined;
+  let enforced = false;
+  let lastWritten = "";
+  let lastWriteAt = Number.NEGATIVE_INFINITY;
+  let lastEnforceTry = Number.NEGATIVE_INFINITY;
+
+  const enforce = async () => {
+    lastEnforceTry = clock.now();
+    const settings = kubepodsSettings(options.capacity, options.allocatable);
+    const node = nodeReference(options.nodeName);
+    try {
+      await applyCgroup(tree, kubepods, settings);
+      enforced = true;
+      deps.events?.event(
+        node,
+        "Normal",
+        "NodeAllocatableEnforced",
+        "Updated Node Allocatable limit across pods",
+      );
+    } catch (error) {
+      // retried every minute, as upstream does until pods' usage fits
+      deps.events?.event(
+        node,
+        "Warning",
+        "FailedNodeAllocatableEnforcement",
+        `Failed to update Node Allocatable Limits "${kubepods}": ${
+          errText(error)
+        }`,
+      );
+      logger.warn("Failed to enforce node allocatable on kubepods", {
+        cgroup: kubepods,
+        err: errText(error),
+      });
+    }
+  };
+
+  const updateTiers = async () => {
+    // upstream rewrites them every minute even when nothing changed
+    const wanted = qosTierSettings([...active.values()], options.hugepageSizes);
+    const key = JSON.stringify(wanted);
+    const now = clock.now();
+    if (key === lastWritten && now - lastWriteAt < QOS_UPDATE_PERIOD_MS) {
+      return;
+    }
+    const entries: [string, CgroupSettings][] = [
+      [kubepods, wanted.kubepods],
+      [tiers.burstable, wanted.burstable],
+      [tiers.besteffort, wanted.besteffort],
+    ];
+    for (const [path, settings] of entries) {
+      await applyCgroup(tree, path, settings, { create: false });
+    }
+    lastWritten = key;
+    lastWriteAt = now;
+  };
+
+  const start = () =>
+    started ??= (async () => {
+      await enforce();
+      const initial = qosTierSettings([], options.hugepageSizes);
+      for (const tier of ["burstable", "besteffort"] as const) {
+        await applyCgroup(tree, tiers[tier], initial[tier]);
+      }
+    })().catch((error) => {
+      started = undefined;
+      throw error;
+    });
+
+  return {
+    start,
+    async ensurePod(pod) {
+      const uid = pod.metadata.uid ?? "";
+      active.set(uid, pod);
+      const path = podCgroupParent(pod, options.cgroups);
+      if (await cgroupExists(tree, path)) return;
+      await start();
+      await updateTiers();
+      await applyCgroup(
+        tree,
+        path,
+        podCgroupSettings(pod, {
+          hugepageSizes: options.hugepageSizes,
+          ...(options.podPidsLimit !== undefined
+            ? { podPidsLimit: options.podPidsLimit }
+            : {}),
+        }),
+      );
+    },
+    async removePod(pod) {
+      active.delete(pod.metadata.uid ?? "");
+      await removeCgroup(tree, podCgroupParent(pod, options.cgroups));
+      if (started) await updateTiers();
+    },
+    async housekeeping(activePods, known) {
+      try {
+        await start();
+      } catch (error) {
+        logger.warn("Failed to create the QoS cgroups", {
+          err: errText(error),
+        });
+        return;
+      }
+      active.clear();
+      for (const pod of activePods) active.set(pod.metadata.uid ?? "", pod);
+      if (!enforced && clock.now() - lastEnforceTry >= QOS_UPDATE_PERIOD_MS) {
+        await enforce();
+      }
+      try {
+        await updateTiers();
+      } catch (error) {
+        logger.info("Failed to reserve QoS requests", { err: errText(error) });
+      }
+      const found = await listPodCgroups(tree, [
+        kubepods,
+        tiers.burstable,
+        tiers.besteffort,
+      ]);
+      for (const path of orphanedPodCgroups(found, known)) {
+        try {
+          await removeCgroup(tree, path);
+          logger.v(3).info("Removed orphaned pod cgroup", { cgroup: path });
+        } catch (error) {
+          logger.v(3).info("Orphaned pod cgroup not removed yet", {
+            cgroup: path,
+            err: errText(error),
+          });
+        }
+      }
+    },
+  };
+}
+
+/** `2MB` → 2048 (kB), the /sys/kernel/mm/hugepages directory's unit. */
+function hugepageKilobytes(size: string): number {
+  const m = /^(\d+)(KB|MB|GB|TB)$/.exec(size);
+  if (!m) return 0;
+  return Number(m[1]) * 1024 ** ["KB", "MB", "GB", "TB"].indexOf(m[2]!);
+}
+
+async function readNumber(path: string): Promise<number | undefined> {
+  try {
+    const n = Number((await Deno.readTextFile(path)).trim());
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The host's capacity for top-level cgroups (needs every permission to read /proc and /sys):
+ * CPUs, memory, the task limit (`min(kernel.pid_max, kernel.threads-max)`, as upstream
+ * `pidlimit.Stats`) and the preallocated hugepages per size.
+ */
+export async function readCgroupCapacity(
+  memoryBytes: number,
+  hugepageSizes: readonly string[],
+): Promise<CgroupCapacity> {
+  const limits = (await Promise.all(
+    ["pid_max", "threads-max"].map((f) => readNumber(`/proc/sys/kernel/${f}`)),
+  )).filter((n): n is number => n !== undefined);
+  const hugepages: Record<string, number> = {};
+  for (const size of hugepageSizes) {
+    const kb = hugepageKilobytes(size);
+    const pages = await readNumber(
+      `/sys/kernel/mm/hugepages/hugepages-${kb}kB/nr_hugepages`,
+    );
+    hugepages[size] = (pages ?? 0) * kb * 1024;
+  }
+  return {
+    cpuMillis: navigator.hardwareConcurrency * 1000,
+    memoryBytes,
+    ...(limits.length ? { pids: Math.min(...limits) } : {}),
+    hugepages,
+  };
+}
+
+/**
+ * The manager on the host's /sys/fs/cgroup, or undefined where the kubelet leaves cgroups to
+ * the runtime: without `cgroupsPerQOS`, with the systemd driver (its slices are made over
+ * D-Bus, which the kubelet does not speak) or without every Deno permission.
+ */
+export async function openPodCgroupManager(
+  deps: Omit<PodCgroupManagerDeps, "tree"> & { fs?: CgroupTreeFs },
+  options: Omit<PodCgroupManagerOptions, "capacity"> & {
+    memoryBytes: number;
+    hostAccess: boolean;
+    mount?: string;
+  },
+): Promise<PodCgroupManager | undefined> {
+  const { cgroups } = options;
+  if (
+    !options.hostAccess || cgroups.cgroupsPerQOS === false ||
+    (cgroups.cgroupDriver ?? "cgroupfs") !== "cgroupfs"
+  ) return undefined;
+  const tree = await openCgroupTree(
+    deps.fs ?? denoCgroupTreeFs,
+    options.mount ?? "/sys/fs/cgroup",
+    options.hugepageSizes,
+  );
+  const capacity = await readCgroupCapacity(
+    options.memoryBytes,
+    options.hugepageSizes,
+  ).catch(() => ({
+    cpuMillis: navigator.hardwareConcurrency * 1000,
+    memoryBytes: options.memoryBytes,
+  }));
+  return createPodCgroupManager({ ...deps, tree }, { ...options, capacity });
+}
