@@ -7,7 +7,10 @@
  * 2. the pod's `kubernetes.io/os` label and `spec.os` match the node (`PodOSSelectorNodeLabelDoesNotMatch`,
  *    `PodOSNotSupported`);
  * 3. resources against the Node's allocatable: pod count (`OutOfpods`), cpu, memory and
- *    ephemeral-storage requests (`OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage`);
+ *    ephemeral-storage requests (`OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage`), then
+ *    the scalar ones (`OutOf<name>`: extended resources such as `example.com/foo`, hugepages);
+ *    an extended resource the node does not list at all is not checked (upstream
+ *    `removeMissingExtendedResources`: it may be a cluster-level resource);
  * 4. `nodeSelector` and required node affinity (`NodeAffinity`), `spec.nodeName` (`NodeName`),
  *    host ports (`NodePorts`);
  * 5. untolerated `NoExecute` taints, except for static pods (`TaintToleration`).
@@ -20,6 +23,10 @@ import { podRequests } from "./pod_resources.ts";
 import { isStaticPod } from "./mirror_pods.ts";
 import type { Pod } from "./types.ts";
 import { milliValue } from "../util/quantity.ts";
+import {
+  isExtendedResourceName,
+  isScalarResourceName,
+} from "../util/resource_names.ts";
 
 /** The verdict of admission. */
 export type AdmitVerdict =
@@ -192,7 +199,12 @@ export function admitPod(
   if (others.length + 1 > maxPods) {
     return insufficient("pods", 1, others.length, maxPods);
   }
-  for (const { name, unitDivisor } of RESOURCES) {
+  const allocatable = node.status?.allocatable ?? {};
+  const scalar = [...podRequests(pod).keys()].filter((name) =>
+    isScalarResourceName(name) &&
+    (!isExtendedResourceName(name) || name in allocatable)
+  ).map((name) => ({ name, unitDivisor: 1000 }));
+  for (const { name, unitDivisor } of [...RESOURCES, ...scalar]) {
     const requested = requestOf(pod, name, unitDivisor);
     if (requested === 0) continue;
     const used = others.reduce(

@@ -59,6 +59,40 @@ Deno.test("admitPod() admits what fits and refuses what does not, with upstream'
   });
 });
 
+Deno.test("admitPod() counts extended resources and hugepages against allocatable, skipping ones the node lacks", () => {
+  const withFoo: Node = {
+    ...node,
+    status: {
+      allocatable: {
+        ...node.status!.allocatable,
+        "example.com/foo": "2",
+        "hugepages-2Mi": "4Mi",
+      },
+    },
+  };
+  const foo = (name: string, n: string) => pod(name, { "example.com/foo": n });
+  assert.equal(verdict(foo("a", "2"), [], withFoo), "admit");
+  assert.equal(
+    verdict(foo("b", "2"), [foo("a", "1")], withFoo),
+    "OutOfexample.com/foo: Node didn't have enough resource: example.com/foo, requested: 2, used: 1, capacity: 2",
+  );
+  assert.equal(
+    verdict(foo("c", "3"), [], withFoo),
+    "OutOfexample.com/foo: Node didn't have enough resource: example.com/foo, requested: 3, used: 0, capacity: 2",
+  );
+  assert.equal(
+    verdict(pod("h", { "hugepages-2Mi": "6Mi" }), [], withFoo),
+    "OutOfhugepages-2Mi: Node didn't have enough resource: hugepages-2Mi, requested: 6291456, used: 0, capacity: 4194304",
+  );
+  // A node without the resource at all: upstream drops the request (a cluster-level resource).
+  assert.equal(verdict(foo("d", "5")), "admit");
+  // cpu is checked first
+  assert.match(
+    verdict(pod("e", { cpu: "3", "example.com/foo": "3" }), [], withFoo),
+    /^OutOfcpu/,
+  );
+});
+
 Deno.test("admitPod() checks pod count before resources, and resources before affinity", () => {
   const both = pod("both", { cpu: "8" }, { nodeSelector: { disk: "ssd" } });
   assert.match(verdict(both), /^OutOfcpu/);

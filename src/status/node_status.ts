@@ -190,14 +190,14 @@ export class NodeStatusReporter {
     );
   }
 
-  async #tryUpdate(refetch: boolean, signal: AbortSignal): Promise<boolean> {
+  async #tryUpdate(_refetch: boolean, signal: AbortSignal): Promise<boolean> {
     const { api, clock } = this.#deps;
-    if (refetch || !this.#node) {
-      const node = await api.getNode(this.#name, { signal });
-      if (!node) throw new Error(`Node "${this.#name}" not found`);
-      this.#node = node;
-    }
-    const original = this.#node;
+    // Every round starts from the API server's Node, as upstream's tryUpdateNodeStatus does:
+    // what others changed there (labels, capacity patched in) is seen and kept.
+    const node = await api.getNode(this.#name, { signal });
+    if (!node) throw new Error(`Node "${this.#name}" not found`);
+    this.#node = node;
+    const original = node;
     const facts = await this.#deps.facts(signal);
     const now = clock.now();
     const status = computeNodeStatus(original.status, facts, now);

@@ -11,6 +11,7 @@ import type {
   NodeStatus,
   NodeSystemInfo,
 } from "../api/mod.ts";
+import { isExtendedResourceName } from "../util/resource_names.ts";
 
 /** A CRI `RuntimeCondition` as the node status reads it. */
 export interface RuntimeConditionFact {
@@ -146,6 +147,32 @@ export function nodeResources(
   return { capacity, allocatable };
 }
 
+/**
+ * Upstream `MachineInfo` edits the Node it read rather than building a new status: a capacity
+ * entry the kubelet does not compute itself (an extended resource someone patched in with
+ * `--subresource=status`) stays, and allocatable follows it; an extended resource gone from
+ * capacity leaves allocatable too.
+ */
+export function keepPatchedResources(
+  previous: NodeStatus | undefined,
+  own: {
+    capacity: Record<string, string>;
+    allocatable: Record<string, string>;
+  },
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const capacity = { ...previous?.capacity, ...own.capacity };
+  const allocatable: Record<string, string> = {};
+  for (const [name, value] of Object.entries(previous?.allocatable ?? {})) {
+    if (name in capacity || !isExtendedResourceName(name)) {
+      allocatable[name] = value;
+    }
+  }
+  for (const [name, value] of Object.entries(capacity)) {
+    allocatable[name] = own.allocatable[name] ?? value;
+  }
+  return { capacity, allocatable };
+}
+
 /** Upstream `ReadyCondition` errors: runtime, network, missing capacity. */
 export function readinessErrors(
   facts: NodeFacts,
@@ -218,7 +245,10 @@ export function computeNodeStatus(
   nowMs: number,
 ): NodeStatus {
   const now = rfc3339Seconds(nowMs);
-  const { capacity, allocatable } = nodeResources(facts);
+  const { capacity, allocatable } = keepPatchedResources(
+    previous,
+    nodeResources(facts),
+  );
   const errors = readinessErrors(facts, capacity);
   const prev = previous?.conditions;
   const conditions: NodeCondition[] = [

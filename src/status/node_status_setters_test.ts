@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   computeNodeStatus,
   formatBinaryQuantity,
+  keepPatchedResources,
   type NodeFacts,
   nodeImages,
   readinessErrors,
@@ -186,4 +187,18 @@ Deno.test("computeNodeStatus() reports images when the runtime listed them, else
   assert.deepEqual(listed.images, [{ names: ["a:1"], sizeBytes: 5 }]);
   assert.deepEqual(computeNodeStatus(listed, facts(), 0).images, listed.images);
   assert.equal(computeNodeStatus(undefined, facts(), 0).images, undefined);
+});
+
+Deno.test("keepPatchedResources() keeps capacity it does not compute, mirrors it to allocatable and drops stale extended allocatable", () => {
+  const kept = keepPatchedResources({
+    capacity: { cpu: "8", "example.com/foo": "3" },
+    allocatable: { cpu: "8", "example.com/gone": "1", "example.com/foo": "1" },
+  }, {
+    capacity: { cpu: "2", memory: "1Gi" },
+    allocatable: { cpu: "1500m", memory: "1Gi" },
+  });
+  assert.deepEqual(kept, {
+    capacity: { cpu: "2", memory: "1Gi", "example.com/foo": "3" },
+    allocatable: { cpu: "1500m", memory: "1Gi", "example.com/foo": "3" },
+  });
 });

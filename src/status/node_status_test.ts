@@ -131,8 +131,8 @@ Deno.test("NodeStatusReporter.run() backs off registration from 100 ms and keeps
   await clock.advance(200);
   assert.equal(api.nodes.size, 1);
   assert.equal(patches(api).length, 1);
-  // A change meets five failed tries in one round (re-reading the Node after the
-  // first); the next round patches it.
+  // A change meets five failed tries in one round (each try reads the Node first, as
+  // upstream's tryUpdateNodeStatus does); the next round patches it.
   current.facts.cpuCores = 4;
   for (let i = 0; i < 5; i++) api.injectError("patchNodeStatus", boom());
   const gets = api.calls.filter((c) => c.method === "getNode").length;
@@ -140,12 +140,32 @@ Deno.test("NodeStatusReporter.run() backs off registration from 100 ms and keeps
   assert.equal(patches(api).length, 6);
   assert.equal(
     api.calls.filter((c) => c.method === "getNode").length,
-    gets + 4,
+    gets + 5,
   );
   assert.equal(api.nodes.get("node-a")!.status?.capacity?.cpu, "2");
   await clock.advance(10_000);
   assert.equal(patches(api).length, 7);
   assert.equal(api.nodes.get("node-a")!.status?.capacity?.cpu, "4");
+  stop.abort();
+  await running;
+});
+
+Deno.test("NodeStatusReporter keeps an extended resource patched into capacity and reports it allocatable", async () => {
+  const { api, clock, reporter } = setup();
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  const stored = api.nodes.get("node-a")!;
+  stored.status = {
+    ...stored.status,
+    capacity: { ...stored.status?.capacity, "example.com/foo": "4" },
+  };
+  await clock.advance(10_000);
+  const status = api.nodes.get("node-a")!.status!;
+  assert.equal(status.capacity?.["example.com/foo"], "4");
+  assert.equal(status.allocatable?.["example.com/foo"], "4");
+  assert.equal(status.capacity?.cpu, "2");
+  assert.equal(reporter.node?.status?.allocatable?.["example.com/foo"], "4");
   stop.abort();
   await running;
 });
