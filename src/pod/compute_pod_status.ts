@@ -18,6 +18,11 @@ import type {
   PodStatus,
   SyncResult,
 } from "./types.ts";
+import {
+  DEADLINE_EXCEEDED_MESSAGE,
+  DEADLINE_EXCEEDED_REASON,
+  pastActiveDeadline,
+} from "./active_deadline.ts";
 import { computePodPhase } from "./pod_phase.ts";
 import { podQOSClass } from "./pod_resources.ts";
 import { mergeConditions, rfc3339 } from "./pod_conditions.ts";
@@ -338,6 +343,22 @@ export function computePodStatus(
   if (previous && previous.phase === phase) {
     if (previous.reason) status.reason = previous.reason;
     if (previous.message) status.message = previous.message;
+  }
+  // upstream's eviction override (activeDeadlineHandler), on the start time known before
+  // this sync: the status cache's, else the API server's
+  const terminalBefore = previous?.phase === "Succeeded" ||
+    previous?.phase === "Failed";
+  if (
+    !terminalBefore &&
+    pastActiveDeadline(
+      pod,
+      previous?.startTime ?? pod.status?.startTime,
+      options.clock.now(),
+    )
+  ) {
+    status.phase = "Failed";
+    status.reason = DEADLINE_EXCEEDED_REASON;
+    status.message = DEADLINE_EXCEEDED_MESSAGE;
   }
   status.conditions = mergeConditions(
     buildConditions(pod, runtime, status),

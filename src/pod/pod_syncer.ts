@@ -19,6 +19,11 @@ import {
   containerBackoffKey,
   createContainerBackoff,
 } from "./backoff.ts";
+import {
+  activeDeadlineRemainingMs,
+  DEADLINE_EXCEEDED_MESSAGE,
+  DEADLINE_EXCEEDED_REASON,
+} from "./active_deadline.ts";
 import { computePodStatus } from "./compute_pod_status.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
@@ -339,6 +344,17 @@ class KubePodSyncer implements RuntimePodSyncer {
     if (status.phase === "Running" && previous?.phase !== "Running") {
       observePodStart(pod, this.#deps.clock.now());
     }
+    if (
+      status.reason === DEADLINE_EXCEEDED_REASON &&
+      previous?.reason !== DEADLINE_EXCEEDED_REASON
+    ) {
+      this.#deps.events?.event(
+        podReference(pod),
+        "Normal",
+        DEADLINE_EXCEEDED_REASON,
+        DEADLINE_EXCEEDED_MESSAGE,
+      );
+    }
     this.#deps.statusManager.setPodStatus(pod, status);
   }
 
@@ -391,8 +407,16 @@ class KubePodSyncer implements RuntimePodSyncer {
       this.#setSyncedStatus(pod, final);
     }
     const outcome: PodSyncOutcome = { terminal: isTerminalPhase(final) };
-    const retry = this.#retryAfter(results);
-    if (retry !== undefined) outcome.retryAfterMs = retry;
+    // requeued at the deadline, as upstream's sync loop checks activeDeadlineHandler
+    const deadline = activeDeadlineRemainingMs(
+      pod,
+      final.startTime,
+      this.#deps.clock.now(),
+    );
+    const retry = [this.#retryAfter(results), deadline].filter((ms) =>
+      ms !== undefined
+    ).map((ms) => Math.max(0, ms!));
+    if (retry.length > 0) outcome.retryAfterMs = Math.min(...retry);
     return outcome;
   }
 

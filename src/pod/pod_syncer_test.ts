@@ -518,6 +518,55 @@ Deno.test("syncPod(): service env vars wait for the first Service list, except f
   assert.equal(runtime.containers.size, 2);
 });
 
+Deno.test("syncPod(): a (static) pod past activeDeadlineSeconds fails with DeadlineExceeded and is requeued at its deadline", async () => {
+  const { clock, runtime, statusManager, syncer, signal } = setup();
+  const p = pod({
+    activeDeadlineSeconds: 30,
+    containers: [{ name: "app", image: "nginx:1.27" }],
+  });
+  // a static pod: the deadline counts from the status cache's start time
+  p.metadata.annotations = { "kubernetes.io/config.source": "file" };
+  const first = await syncer.syncPod(work(p), signal);
+  assert.equal(first.terminal, false);
+  assert.equal(first.retryAfterMs, 30_000);
+  await clock.advance(10_000);
+  assert.equal((await syncer.syncPod(work(p), signal)).retryAfterMs, 20_000);
+  await clock.advance(20_000);
+  const late = await syncer.syncPod(work(p), signal);
+  assert.equal(late.terminal, true);
+  const failed = statusManager.getPodStatus("u1")!;
+  assert.deepEqual([failed.phase, failed.reason, failed.message], [
+    "Failed",
+    "DeadlineExceeded",
+    "Pod was active on the node longer than the specified deadline",
+  ]);
+  // the worker then terminates it: containers stop, the reason stays
+  await syncer.syncTerminatingPod(
+    { pod: p, updateType: "kill", gracePeriodSeconds: 0 },
+    signal,
+  );
+  assert.ok(
+    [...runtime.containers.values()].every((c) => c.state === "exited"),
+  );
+  const final = statusManager.getPodStatus("u1")!;
+  assert.deepEqual([final.phase, final.reason], ["Failed", "DeadlineExceeded"]);
+});
+
+Deno.test("syncPod(): a deadline shortened by an update fails a pod that started long ago", async () => {
+  const { clock, statusManager, syncer, signal } = setup();
+  const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });
+  const first = await syncer.syncPod(work(p), signal);
+  assert.equal(first.retryAfterMs, undefined);
+  await clock.advance(6_000);
+  const updated = { ...p, spec: { ...p.spec, activeDeadlineSeconds: 5 } };
+  const out = await syncer.syncPod(
+    work(updated, { updateType: "update" }),
+    signal,
+  );
+  assert.equal(out.terminal, true);
+  assert.equal(statusManager.getPodStatus("u1")?.reason, "DeadlineExceeded");
+});
+
 Deno.test("syncPod() recreates the sandbox when it stops being ready", async () => {
   const { runtime, syncer, signal } = setup();
   const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });

@@ -3,7 +3,10 @@
  * with an in-process kubelet.ts (`startApiKubelet`):
  *
  * - service environment variables: a container sees `FOO_SERVICE_HOST`/`_PORT` of a Service
- *   of its namespace and `KUBERNETES_SERVICE_HOST` of `default/kubernetes`.
+ *   of its namespace and `KUBERNETES_SERVICE_HOST` of `default/kubernetes`;
+ * - `activeDeadlineSeconds` lowered on a running pod (as NodeConformance's "should allow
+ *   activeDeadlineSeconds to be updated"): the pod fails with `DeadlineExceeded` and its
+ *   container stops.
  *
  * Node and namespace are `h6-spec-<random>`, removed at the end with everything created.
  */
@@ -148,6 +151,50 @@ Deno.test({
         );
         assert.equal(vars.get("KUBERNETES_SERVICE_PORT"), "443");
       });
+      await t.step(
+        "activeDeadlineSeconds, shortened on a running pod",
+        async () => {
+          await create(shellPod("deadline", ns, k.node, "sleep 3600", {
+            activeDeadlineSeconds: 5000,
+          }));
+          await waitFor(
+            "the deadline pod to run",
+            async () =>
+              (await podStatus("deadline"))?.phase === "Running" || undefined,
+            60_000,
+          );
+          await kubectl(
+            "-n",
+            ns,
+            "patch",
+            "pod",
+            "deadline",
+            "--type=merge",
+            "-p",
+            JSON.stringify({ spec: { activeDeadlineSeconds: 2 } }),
+          );
+          const failed = await waitFor("DeadlineExceeded", async () => {
+            const s = await podStatus("deadline");
+            return s?.phase === "Failed" ? s : undefined;
+          }, 30_000);
+          assert.equal(failed.reason, "DeadlineExceeded");
+          assert.equal(
+            failed.message,
+            "Pod was active on the node longer than the specified deadline",
+          );
+          // its container was stopped
+          await waitFor("the container to stop", async () => {
+            const s = await getJson<{
+              status?: {
+                containerStatuses?: { state: { terminated?: unknown } }[];
+              };
+            }>("pod", "-n", ns, "deadline");
+            return s?.status?.containerStatuses?.[0]?.state.terminated
+              ? true
+              : undefined;
+          }, 30_000);
+        },
+      );
     } finally {
       await k.stop();
     }
