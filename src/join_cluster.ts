@@ -9,6 +9,7 @@ import {
   CLIENT_PAIR_CURRENT,
   ClientCertificateRotator,
   connectApiServer,
+  type CsrApi,
 } from "./api/mod.ts";
 import type { Clock } from "./clock/mod.ts";
 import type { Logger } from "./log/mod.ts";
@@ -98,6 +99,8 @@ export async function joinCluster(
   events: EventRecorder;
   /** The mirror pod manager when `deps.pods` was given. */
   mirrors?: MirrorPodManager;
+  /** Certificate signing requests with the node's identity (the serving certificate). */
+  csr: CsrApi;
   stop(): Promise<void>;
 }> {
   const { config, flags } = ctx;
@@ -261,6 +264,7 @@ export async function joinCluster(
     objects: conn.objects,
     services: conn.services,
     events,
+    csr: conn.api,
     ...(mirrors ? { mirrors } : {}),
     async stop() {
       stopRotation.abort();

@@ -33,6 +33,8 @@ import type { PodStatusManager } from "./status/mod.ts";
 import { createStreamingHost } from "./kubelet_streaming.ts";
 import { statsSummary } from "./kubelet_stats.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
+import type { CsrApi, NodeAddress } from "./api/mod.ts";
+import { startServingCertificates } from "./kubelet_serving_cert.ts";
 
 /** The configuration and flags the kubelet API reads. */
 export interface KubeletApiContext {
@@ -46,6 +48,7 @@ export interface KubeletApiContext {
     tlsPrivateKeyFile?: string | undefined;
     tlsMinVersion?: string | undefined;
     tlsCipherSuites?: string[] | undefined;
+    serverTLSBootstrap?: boolean | undefined;
     enableDebuggingHandlers?: boolean | undefined;
     authentication?: {
       x509?: { clientCAFile?: string | undefined } | undefined;
@@ -90,6 +93,12 @@ export interface KubeletApiDeps {
       | "listPodSandboxStats"
     >
     & Pick<ImageService, "imageFsInfo">;
+  /** API server mode: what the serving certificate requests need. */
+  cluster?: {
+    csr: CsrApi;
+    /** The Node's status addresses as last reported. */
+    addresses(): readonly NodeAddress[] | undefined;
+  };
 }
 
 /** CRI container states by number, as the `container_state` label names them. */
@@ -319,11 +328,30 @@ export async function runKubeletApi(
     },
   };
   try {
-    await runApiServer(host, {
-      config: kubeletApiConfig(ctx),
-      signal: ctx.signal,
-      hostname: ctx.nodeName,
-    });
+    const config = kubeletApiConfig(ctx);
+    const serving = ctx.config.serverTLSBootstrap
+      ? await startServingCertificates({
+        clock: deps.clock,
+        logger: logger.with({ component: "serving-cert" }),
+        csr: deps.cluster?.csr,
+        addresses: () => deps.cluster?.addresses(),
+      }, {
+        nodeName: ctx.nodeName,
+        certDir: config.certDir ?? "/var/lib/kubelet/pki",
+        tlsCertFile: config.tlsCertFile,
+        tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+        signal: ctx.signal,
+      })
+      : undefined;
+    await Promise.all([
+      runApiServer(host, {
+        config,
+        signal: ctx.signal,
+        hostname: ctx.nodeName,
+        ...(serving ? { servingCertificates: serving } : {}),
+      }),
+      serving?.done,
+    ]);
   } catch (cause) {
     logger.error("Cannot serve the kubelet API", {
       err: cause instanceof Error ? cause.message : String(cause),

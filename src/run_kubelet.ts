@@ -6,7 +6,14 @@
  * @module
  */
 
-import type { Node, ObjectApi, Pod, PodApi, ServiceApi } from "./api/mod.ts";
+import type {
+  CsrApi,
+  Node,
+  ObjectApi,
+  Pod,
+  PodApi,
+  ServiceApi,
+} from "./api/mod.ts";
 import { systemClock } from "./clock/mod.ts";
 import type { JoinClusterContext } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
@@ -208,6 +215,7 @@ export async function runKubelet(
       services: ServiceApi;
       events: EventRecorder;
       mirrors?: MirrorPodManager;
+      csr: CsrApi;
       stop(): Promise<void>;
     }
     | undefined;
@@ -411,6 +419,14 @@ export async function runKubelet(
     kubelet,
     statuses: statusManager,
     runtime,
+    ...(cluster
+      ? {
+        cluster: {
+          csr: cluster.csr,
+          addresses: () => node?.()?.status?.addresses,
+        },
+      }
+      : {}),
   }, { ...ctx, nodeName, resyncIntervalMs: syncFrequencyMs });
   if (!ctx.signal.aborted) {
     await new Promise<void>((resolve) =>

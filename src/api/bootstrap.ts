@@ -17,7 +17,10 @@ import {
   importNodeKey,
   KUBELET_CLIENT_SIGNER,
   KUBELET_CLIENT_USAGES,
+  KUBELET_SERVING_SIGNER,
+  KUBELET_SERVING_USAGES,
   makeNodeCsr,
+  type SubjectAltNames,
 } from "./csr.ts";
 import { ApiAlreadyExistsError } from "./errors.ts";
 import {
@@ -27,9 +30,42 @@ import {
 } from "./kubeconfig.ts";
 import type { CertificateSigningRequest, CsrApi } from "./types.ts";
 
+/**
+ * What one kind of node certificate is: the signer and usages of its request and the file
+ * name prefix of its pairs under `--cert-dir` (upstream's certificate store `pairNamePrefix`).
+ */
+export interface CertificateProfile {
+  /** For logs: "client" or "serving". */
+  kind: string;
+  signerName: string;
+  usages: readonly string[];
+  /** `<prefix>-current.pem`, `<prefix>-<time>.pem` and `<prefix>.key.tmp`. */
+  pairPrefix: string;
+}
+
+/** The kubelet's client certificate (TLS bootstrap and client rotation). */
+export const CLIENT_PROFILE: CertificateProfile = {
+  kind: "client",
+  signerName: KUBELET_CLIENT_SIGNER,
+  usages: KUBELET_CLIENT_USAGES,
+  pairPrefix: "kubelet-client",
+};
+
+/** The kubelet API's serving certificate (`serverTLSBootstrap`). */
+export const SERVING_PROFILE: CertificateProfile = {
+  kind: "serving",
+  signerName: KUBELET_SERVING_SIGNER,
+  usages: KUBELET_SERVING_USAGES,
+  pairPrefix: "kubelet-server",
+};
+
+/** The current pair's file name of a profile. */
+export function currentPairName(profile: CertificateProfile): string {
+  return `${profile.pairPrefix}-current.pem`;
+}
+
 /** File names under `--cert-dir`, as upstream's certificate store uses them. */
-export const CLIENT_PAIR_CURRENT = "kubelet-client-current.pem";
-const CLIENT_KEY_TMP = "kubelet-client.key.tmp";
+export const CLIENT_PAIR_CURRENT = currentPairName(CLIENT_PROFILE);
 
 /** Dependencies of {@linkcode bootstrapClientCertificate}. */
 export interface BootstrapDeps {
@@ -108,23 +144,27 @@ export async function writeFileAtomic(
   await Deno.rename(tmp, path);
 }
 
-function pairFileName(nowMs: number): string {
+function pairFileName(prefix: string, nowMs: number): string {
   const iso = new Date(nowMs).toISOString(); // 2026-01-02T03:04:05.678Z
-  return `kubelet-client-${iso.slice(0, 19).replace(/[T:]/g, "-")}.pem`;
+  return `${prefix}-${iso.slice(0, 19).replace(/[T:]/g, "-")}.pem`;
 }
 
 /**
- * Stores cert+key as a new dated pair file and as `kubelet-client-current.pem`. Upstream
- * makes the current name a symlink to the dated file; Deno allows `symlink` only with
- * unscoped read and write grants, so the current pair is a copy, replaced atomically.
+ * Stores cert+key as a new dated pair file and as `<prefix>-current.pem`. Upstream makes the
+ * current name a symlink to the dated file; Deno allows `symlink` only with unscoped read and
+ * write grants, so the current pair is a copy, replaced atomically.
  */
 async function storePair(
   certDir: string,
+  profile: CertificateProfile,
   pem: string,
   nowMs: number,
 ): Promise<string> {
-  await writeFileAtomic(`${certDir}/${pairFileName(nowMs)}`, pem);
-  const current = `${certDir}/${CLIENT_PAIR_CURRENT}`;
+  await writeFileAtomic(
+    `${certDir}/${pairFileName(profile.pairPrefix, nowMs)}`,
+    pem,
+  );
+  const current = `${certDir}/${currentPairName(profile)}`;
   await writeFileAtomic(current, pem);
   return current;
 }
@@ -167,10 +207,14 @@ async function waitForCertificate(
   }
 }
 
-/** Options of {@linkcode requestClientCertificate}. */
+/** Options of {@linkcode requestNodeCertificate}. */
 export interface RequestCertificateOptions {
   nodeName: string;
   certDir: string;
+  /** Which certificate (default {@linkcode CLIENT_PROFILE}). */
+  profile?: CertificateProfile;
+  /** Subject alternative names to ask for (serving certificates). */
+  sans?: SubjectAltNames;
   /** How often the request is polled (default 1 s). */
   pollIntervalMs?: number;
   /** Give up after this long (default 1 h). */
@@ -179,47 +223,56 @@ export interface RequestCertificateOptions {
 }
 
 /**
- * Asks for a node client certificate through `api` (upstream `requestNodeCertificate`):
- * reuses the key left by an interrupted attempt, sends the CSR (an earlier one with the
- * same name is waited for instead), waits for issuance, stores the pair under `certDir`
- * and removes the temporary key. Resolves to the stored pair (certificate then key, PEM).
- * TLS bootstrap calls it with the bootstrap identity, certificate rotation with the
- * node's own.
+ * Asks for a node certificate through `api` (upstream `requestNodeCertificate` and client-go's
+ * certificate manager): reuses the key left by an interrupted attempt, sends the CSR (an
+ * earlier one with the same name is waited for instead), waits for issuance, stores the pair
+ * under `certDir` and removes the temporary key. Resolves to the stored pair (certificate
+ * then key, PEM). TLS bootstrap calls it with the bootstrap identity, certificate rotation
+ * with the node's own.
  */
-export async function requestClientCertificate(
+export async function requestNodeCertificate(
   deps: { clock: Clock; logger: Logger },
   api: CsrApi,
   options: RequestCertificateOptions,
 ): Promise<string> {
   const { clock, logger } = deps;
-  const keyPath = `${options.certDir}/${CLIENT_KEY_TMP}`;
+  const profile = options.profile ?? CLIENT_PROFILE;
+  const keyPath = `${options.certDir}/${profile.pairPrefix}.key.tmp`;
   const storedKey = await readIfExists(keyPath);
   const keys = storedKey
     ? await importNodeKey(storedKey)
     : await generateNodeKey();
-  const csr = await makeNodeCsr(options.nodeName, keys);
+  const csr = await makeNodeCsr(options.nodeName, keys, options.sans);
   if (!storedKey) await writeFileAtomic(keyPath, csr.keyPem);
-  const name = csrObjectName(csr.publicKeyDer, options.nodeName);
+  const usages = [...profile.usages];
+  const name = csrObjectName(csr.publicKeyDer, options.nodeName, usages);
+  const what = { csr: name, signer: profile.signerName };
   try {
     await api.createCsr({
       metadata: { name },
       spec: {
         request: btoa(csr.csrPem),
-        signerName: KUBELET_CLIENT_SIGNER,
-        usages: KUBELET_CLIENT_USAGES,
+        signerName: profile.signerName,
+        usages,
       },
     }, options.signal ? { signal: options.signal } : {});
-    logger.info("Requested a client certificate", { csr: name });
+    logger.info(`Requested a ${profile.kind} certificate`, what);
   } catch (e) {
     if (!(e instanceof ApiAlreadyExistsError)) throw e;
-    logger.info("Waiting for the earlier client certificate request", {
-      csr: name,
-    });
+    logger.info(
+      `Waiting for the earlier ${profile.kind} certificate request`,
+      what,
+    );
   }
   const certPem = await waitForCertificate(api, name, deps, options);
   const pair = certPem.trimEnd() + "\n" + csr.keyPem;
-  await storePair(options.certDir, pair, clock.now());
-  logger.info("Client certificate issued", { csr: name });
+  await storePair(options.certDir, profile, pair, clock.now());
+  logger.info(
+    `${profile.kind[0]!.toUpperCase()}${
+      profile.kind.slice(1)
+    } certificate issued`,
+    what,
+  );
   await Deno.remove(keyPath).catch(() => {});
   return pair;
 }
@@ -249,7 +302,7 @@ export async function bootstrapClientCertificate(
   } else {
     const api = deps.csrApiFor(bootstrap);
     try {
-      await requestClientCertificate(deps, api, options);
+      await requestNodeCertificate(deps, api, options);
     } finally {
       api.close?.();
     }

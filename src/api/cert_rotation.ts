@@ -1,16 +1,22 @@
 /**
- * Client certificate rotation (`rotateCertificates`; upstream client-go
- * `util/certificate.Manager` as the kubelet uses it): a new key and certificate are
- * requested with the node's own identity when the current certificate reaches a jittered
- * 70–90 % of its lifetime, stored under `--cert-dir`, and handed to `onRotated` so the
- * API client switches to them. Failures are retried with back-off from 1 s doubling to
- * 5 min.
+ * Node certificate rotation (upstream client-go `util/certificate.Manager` as the kubelet
+ * uses it): for the client certificate (`rotateCertificates`) and the serving certificate
+ * (`serverTLSBootstrap`), a new key and certificate are requested with the node's own
+ * identity when the current certificate reaches a jittered 70–90 % of its lifetime (at once
+ * when there is none), stored under `--cert-dir`, and handed to `onRotated` so the API
+ * client or the kubelet API listener switches to them. Failures are retried with back-off
+ * from 1 s doubling to 5 min.
  * @module
  */
 import { X509Certificate } from "node:crypto";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { requestClientCertificate } from "./bootstrap.ts";
+import {
+  type CertificateProfile,
+  CLIENT_PROFILE,
+  requestNodeCertificate,
+} from "./bootstrap.ts";
+import type { SubjectAltNames } from "./csr.ts";
 import type { CsrApi } from "./types.ts";
 
 /** The validity window of a certificate, in ms since the epoch. */
@@ -50,7 +56,7 @@ export function rotationDeadline(
   return lifetime.notBefore + total * (0.7 + 0.2 * random());
 }
 
-/** Dependencies of {@linkcode ClientCertificateRotator}. */
+/** Dependencies of {@linkcode CertificateRotator}. */
 export interface RotatorDeps {
   clock: Clock;
   logger: Logger;
@@ -64,11 +70,18 @@ export interface RotatorDeps {
   lifetime?: (pem: string) => CertificateLifetime | undefined;
 }
 
-/** Options of {@linkcode ClientCertificateRotator}. */
+/** Options of {@linkcode CertificateRotator}. */
 export interface RotatorOptions {
   nodeName: string;
   certDir: string;
-  /** The pair in use now. */
+  /** Which certificate (default {@linkcode CLIENT_PROFILE}). */
+  profile?: CertificateProfile;
+  /**
+   * The names a serving request asks for, read at each request; undefined → not yet
+   * known, the request waits (upstream's template function returning nil).
+   */
+  sans?: () => SubjectAltNames | undefined;
+  /** The pair in use now; empty → none yet, one is requested at once. */
   currentPairPem: string;
   /** How often a request is polled (default 1 s). */
   pollIntervalMs?: number;
@@ -77,16 +90,18 @@ export interface RotatorOptions {
 const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 5 * 60_000;
 
-/** Rotates the client certificate before it expires, until the signal aborts. */
-export class ClientCertificateRotator {
+/** Rotates a node certificate before it expires, until the signal aborts. */
+export class CertificateRotator {
   #deps: RotatorDeps;
   #options: RotatorOptions;
   #current: string;
+  #kind: CertificateProfile;
 
   constructor(deps: RotatorDeps, options: RotatorOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#current = options.currentPairPem;
+    this.#kind = options.profile ?? CLIENT_PROFILE;
   }
 
   /** The pair in use now. */
@@ -106,9 +121,15 @@ export class ClientCertificateRotator {
 
   /** One rotation now: request, store, hand over. Rejects when it fails. */
   async rotate(signal: AbortSignal): Promise<void> {
-    const pair = await requestClientCertificate(this.#deps, this.#deps.api, {
+    const sans = this.#options.sans?.();
+    if (this.#options.sans && !sans) {
+      throw new Error("the node has no address to put in the certificate yet");
+    }
+    const pair = await requestNodeCertificate(this.#deps, this.#deps.api, {
       nodeName: this.#options.nodeName,
       certDir: this.#options.certDir,
+      profile: this.#kind,
+      ...(sans ? { sans } : {}),
       signal,
       ...(this.#options.pollIntervalMs !== undefined
         ? { pollIntervalMs: this.#options.pollIntervalMs }
@@ -116,7 +137,7 @@ export class ClientCertificateRotator {
     });
     this.#current = pair;
     await this.#deps.onRotated(pair);
-    this.#deps.logger.info("Rotated the client certificate", {
+    this.#deps.logger.info(`Rotated the ${this.#kind.kind} certificate`, {
       node: this.#options.nodeName,
     });
   }
@@ -130,7 +151,7 @@ export class ClientCertificateRotator {
     while (!signal.aborted) {
       const wait = this.deadline() - clock.now();
       if (wait > 0) {
-        logger.info("Waiting to rotate the client certificate", {
+        logger.info(`Waiting to rotate the ${this.#kind.kind} certificate`, {
           in: `${Math.round(wait / 1000)}s`,
         });
         if (!(await sleep(wait))) return;
@@ -140,13 +161,19 @@ export class ClientCertificateRotator {
         backoff = MIN_BACKOFF_MS;
       } catch (e) {
         if (signal.aborted) return;
-        logger.error("Failed to rotate the client certificate, will retry", {
-          interval: `${backoff}ms`,
-          err: e instanceof Error ? e.message : String(e),
-        });
+        logger.error(
+          `Failed to rotate the ${this.#kind.kind} certificate, will retry`,
+          {
+            interval: `${backoff}ms`,
+            err: e instanceof Error ? e.message : String(e),
+          },
+        );
         if (!(await sleep(backoff))) return;
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
     }
   }
 }
+
+/** The rotator with the client profile by default (the name join and its tests use). */
+export const ClientCertificateRotator = CertificateRotator;

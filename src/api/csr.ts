@@ -1,8 +1,10 @@
 /**
- * The node client certificate request of TLS bootstrap (upstream
- * `pkg/kubelet/certificate/bootstrap` `requestNodeCertificate` and client-go
- * `util/cert.MakeCSRFromTemplate`): an ECDSA P-256 key made with WebCrypto and a PKCS#10
- * request for subject `O=system:nodes, CN=system:node:<node>`, signed with ECDSA-SHA256.
+ * The node's certificate requests (upstream `pkg/kubelet/certificate/bootstrap`
+ * `requestNodeCertificate`, the serving certificate template of
+ * `pkg/kubelet/certificate/kubelet.go` and client-go `util/cert.MakeCSRFromTemplate`): an
+ * ECDSA P-256 key made with WebCrypto and a PKCS#10 request for subject
+ * `O=system:nodes, CN=system:node:<node>`, signed with ECDSA-SHA256; a serving request also
+ * carries the node's addresses as subject alternative names.
  * @module
  */
 import { createHash } from "node:crypto";
@@ -25,9 +27,24 @@ export const KUBELET_CLIENT_SIGNER =
 /** Usages of the request for an ECDSA key (RSA would add "key encipherment"). */
 export const KUBELET_CLIENT_USAGES = ["digital signature", "client auth"];
 
+/** The signer that issues kubelet serving certificates (never auto-approved). */
+export const KUBELET_SERVING_SIGNER = "kubernetes.io/kubelet-serving";
+
+/** Usages of a serving request for an ECDSA key (RSA would add "key encipherment"). */
+export const KUBELET_SERVING_USAGES = ["digital signature", "server auth"];
+
+/** Subject alternative names of a serving request. */
+export interface SubjectAltNames {
+  dnsNames: readonly string[];
+  /** IPv4 or IPv6 addresses, textual. */
+  ips: readonly string[];
+}
+
 const OID_ORGANIZATION = "2.5.4.10";
 const OID_COMMON_NAME = "2.5.4.3";
 const OID_ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
+const OID_EXTENSION_REQUEST = "1.2.840.113549.1.9.14";
+const OID_SUBJECT_ALT_NAME = "2.5.29.17";
 const ECDSA = { name: "ECDSA", namedCurve: "P-256" } as const;
 
 /** A key pair and the PEM of the request it signed. */
@@ -58,6 +75,49 @@ export function ecdsaSignatureToDer(raw: Uint8Array): Uint8Array {
   );
 }
 
+/** An IP address as the 4 or 16 bytes of an `iPAddress` general name. */
+export function ipBytes(ip: string): Uint8Array {
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(ip)) {
+    const parts = ip.split(".").map(Number);
+    if (parts.every((p) => p <= 255)) return Uint8Array.from(parts);
+  } else if (ip.includes(":")) {
+    const [head = "", tail, extra] = ip.split("::");
+    const groups = (text: string | undefined) =>
+      text ? text.split(":").map((g) => parseInt(g, 16)) : [];
+    const left = groups(head);
+    const right = groups(tail);
+    const fill = 8 - left.length - right.length;
+    const all = tail === undefined
+      ? left
+      : [...left, ...new Array(fill).fill(0), ...right];
+    if (
+      extra === undefined && all.length === 8 &&
+      (tail === undefined || fill > 0) &&
+      all.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ) {
+      return Uint8Array.from(all.flatMap((g) => [g >> 8, g & 0xff]));
+    }
+  }
+  throw new RangeError(`"${ip}" is not an IP address`);
+}
+
+/** The `extensionRequest` attribute asking for a subjectAltName extension. */
+function altNamesAttribute(sans: SubjectAltNames): Uint8Array {
+  const enc = new TextEncoder();
+  const names = derSequence(
+    ...sans.dnsNames.map((d) => derTlv(0x82, enc.encode(d))),
+    ...sans.ips.map((ip) => derTlv(0x87, ipBytes(ip))),
+  );
+  const extension = derSequence(
+    derOid(OID_SUBJECT_ALT_NAME),
+    derTlv(0x04, names),
+  );
+  return derSequence(
+    derOid(OID_EXTENSION_REQUEST),
+    derSet(derSequence(extension)),
+  );
+}
+
 /** Generates a new ECDSA P-256 key pair (extractable, so the key can be stored). */
 export async function generateNodeKey(): Promise<CryptoKeyPair> {
   return await crypto.subtle.generateKey(ECDSA, true, ["sign", "verify"]);
@@ -79,10 +139,14 @@ export async function importNodeKey(keyPem: string): Promise<CryptoKeyPair> {
   return { privateKey, publicKey };
 }
 
-/** Builds the PKCS#10 request of `system:node:<nodeName>` signed by `keys`. */
+/**
+ * Builds the PKCS#10 request of `system:node:<nodeName>` signed by `keys`, with `sans` as
+ * requested subject alternative names when given.
+ */
 export async function makeNodeCsr(
   nodeName: string,
   keys: CryptoKeyPair,
+  sans?: SubjectAltNames,
 ): Promise<NodeCsr> {
   const spki = new Uint8Array(
     await crypto.subtle.exportKey("spki", keys.publicKey),
@@ -91,7 +155,10 @@ export async function makeNodeCsr(
     derSmallInteger(0),
     subjectName(["system:nodes"], `system:node:${nodeName}`),
     spki,
-    derTlv(0xa0), // no attributes: [0] IMPLICIT SET OF, empty
+    // attributes: [0] IMPLICIT SET OF, empty without names
+    sans && (sans.dnsNames.length || sans.ips.length)
+      ? derTlv(0xa0, altNamesAttribute(sans))
+      : derTlv(0xa0),
   );
   const raw = new Uint8Array(
     await crypto.subtle.sign(

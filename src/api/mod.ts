@@ -41,11 +41,19 @@ export {
   bootstrapClientCertificate,
   certificateValidAt,
   CLIENT_PAIR_CURRENT,
+  CLIENT_PROFILE,
+  currentPairName,
+  SERVING_PROFILE,
 } from "./bootstrap.ts";
-export type { BootstrapDeps, BootstrapOptions } from "./bootstrap.ts";
-/** Client certificate rotation with the node's own identity (`rotateCertificates`). */
+export type {
+  BootstrapDeps,
+  BootstrapOptions,
+  CertificateProfile,
+} from "./bootstrap.ts";
+/** Certificate rotation with the node's own identity (client and serving certificates). */
 export {
   certificateLifetime,
+  CertificateRotator,
   ClientCertificateRotator,
   rotationDeadline,
 } from "./cert_rotation.ts";
@@ -54,7 +62,8 @@ export type {
   RotatorDeps,
   RotatorOptions,
 } from "./cert_rotation.ts";
-export { requestClientCertificate } from "./bootstrap.ts";
+export { requestNodeCertificate } from "./bootstrap.ts";
+export type { SubjectAltNames } from "./csr.ts";
 export type { RequestCertificateOptions } from "./bootstrap.ts";
 /** Connects (bootstrapping first when configured) and opens the API client. */
 export { connectApiServer, openApiClient } from "./connect.ts";

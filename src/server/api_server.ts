@@ -34,7 +34,9 @@ import {
 import { joinHostPort, ListenError, serve } from "./serve.ts";
 import { loadServingPair } from "./tls/serving_cert.ts";
 import {
+  type CertificateSource,
   checkCipherSuites,
+  fixedCertificate,
   serveTls,
   type TlsLimits,
   tlsMinVersion,
@@ -73,6 +75,11 @@ export interface ApiServerOptions {
   limits?: TlsLimits;
   /** Tests: the review calls, instead of a client built from the kubeconfig. */
   reviewClient?: ReviewClient;
+  /**
+   * The serving certificate from certificate signing requests (`serverTLSBootstrap`);
+   * omitted → the configured or self-signed pair.
+   */
+  servingCertificates?: CertificateSource;
   onListen?: (addr: Deno.NetAddr) => void;
   onReadOnlyListen?: (addr: Deno.NetAddr) => void;
 }
@@ -228,16 +235,21 @@ async function startHttps(
     host,
     reviewClient: options.reviewClient,
   }, config);
-  let pair;
+  let certificates = options.servingCertificates;
+  let certFile = "certificate signing requests";
   let clientCaPem;
   try {
-    pair = await loadServingPair({
-      tlsCertFile: config.tlsCertFile,
-      tlsPrivateKeyFile: config.tlsPrivateKeyFile,
-      certDir: config.certDir,
-      hostname: options.hostname,
-      nowMs: clock.now(),
-    });
+    if (!certificates) {
+      const pair = await loadServingPair({
+        tlsCertFile: config.tlsCertFile,
+        tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+        certDir: config.certDir,
+        hostname: options.hostname,
+        nowMs: clock.now(),
+      });
+      certificates = fixedCertificate(pair);
+      certFile = pair.certFile;
+    }
     clientCaPem = config.clientCAFile
       ? await Deno.readTextFile(config.clientCAFile)
       : undefined;
@@ -249,7 +261,7 @@ async function startHttps(
     auth,
     enableDebuggingHandlers: config.enableDebuggingHandlers ?? true,
   });
-  const { certFile } = pair;
+  const source = certificates;
   const done = retrying(
     host,
     signal,
@@ -258,8 +270,7 @@ async function startHttps(
       serveTls(handler, {
         hostname: config.address,
         port: config.port,
-        certPem: pair.certPem,
-        keyPem: pair.keyPem,
+        certificates: source,
         ...(clientCaPem ? { clientCaPem } : {}),
         ...(config.tlsMinVersion ? { minVersion: config.tlsMinVersion } : {}),
         ...(options.limits ? { limits: options.limits } : {}),

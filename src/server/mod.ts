@@ -95,5 +95,5 @@ export {
 export type { ReviewClient, ReviewConnection } from "./auth/review_client.ts";
 /** The serving certificate (configured, or self-signed under the cert dir). */
 export { loadServingPair } from "./tls/serving_cert.ts";
-export { serveTls } from "./tls_serve.ts";
-export type { TlsLimits } from "./tls_serve.ts";
+export { fixedCertificate, serveTls } from "./tls_serve.ts";
+export type { CertificateSource, TlsLimits, TlsPair } from "./tls_serve.ts";

@@ -45,13 +45,35 @@ export interface TlsLimits {
   maxConnections?: number;
 }
 
+/** A certificate chain and its key, PEM. */
+export interface TlsPair {
+  certPem: string;
+  keyPem: string;
+}
+
+/**
+ * Where the listener's certificate comes from. It may change while serving (a rotated
+ * serving certificate); until there is one, the listener accepts connections and every
+ * handshake fails, as upstream's `GetCertificate` returning nothing does.
+ */
+export interface CertificateSource {
+  /** The pair now; undefined → none yet. */
+  current(): TlsPair | undefined;
+  /** Calls `onChange` with each new pair; returns the function that stops it. */
+  watch(onChange: (pair: TlsPair) => void): () => void;
+}
+
+/** A source that never changes. */
+export function fixedCertificate(pair: TlsPair): CertificateSource {
+  return { current: () => pair, watch: () => () => {} };
+}
+
 /** Options of {@linkcode serveTls}. */
 export interface TlsServeOptions {
   hostname: string;
   /** 1–65535, or 0 for an ephemeral port (tests). */
   port: number;
-  certPem: string;
-  keyPem: string;
+  certificates: CertificateSource;
   /** Client CA bundle (PEM); set → clients are asked for a certificate. */
   clientCaPem?: string;
   /** `tlsMinVersion` as Go names it (`VersionTLS12`, default) or OpenSSL does (`TLSv1.2`). */
@@ -174,16 +196,17 @@ export async function serveTls(
   checkListenGrant(options);
   const { logger } = options;
   const limits = options.limits ?? {};
+  const minVersion = tlsMinVersion(options.minVersion);
+  // What a secure context is made of; set again whole when the certificate changes.
+  const context = (pair: TlsPair | undefined) => ({
+    ...(pair ? { cert: pair.certPem, key: pair.keyPem } : {}),
+    minVersion,
+    ...(options.clientCaPem ? { ca: options.clientCaPem } : {}),
+  });
   const server: Server = createServer({
-    cert: options.certPem,
-    key: options.keyPem,
-    minVersion: tlsMinVersion(options.minVersion),
+    ...context(options.certificates.current()),
     ...(options.clientCaPem
-      ? {
-        requestCert: true,
-        rejectUnauthorized: false,
-        ca: options.clientCaPem,
-      }
+      ? { requestCert: true, rejectUnauthorized: false }
       : {}),
     handshakeTimeout: limits.handshakeTimeoutMs ?? 10_000,
     maxHeaderSize: limits.maxHeaderBytes ?? 1 << 20,
@@ -254,12 +277,20 @@ export async function serveTls(
   server.on("tlsClientError", (error: Error) => {
     logger.v(4).info("TLS handshake failed", { err: error.message });
   });
+  const unwatch = options.certificates.watch((pair) => {
+    server.setSecureContext(context(pair));
+    logger.info("Serving a new certificate");
+  });
   const address = joinHostPort(options.hostname, options.port);
-  await listenUntilAborted(
-    server,
-    { ...options, closeAll: true },
-    (cause) => listenError(cause as Error, address, options),
-  );
+  try {
+    await listenUntilAborted(
+      server,
+      { ...options, closeAll: true },
+      (cause) => listenError(cause as Error, address, options),
+    );
+  } finally {
+    unwatch();
+  }
 }
 
 function listenError(
