@@ -214,6 +214,9 @@ export async function startE2e(
       logger,
       probes: { runtime, statuses: statusManager, results: probes },
       statuses: statusManager,
+      ...(options.environment?.podCgroups
+        ? { podCgroups: options.environment.podCgroups }
+        : {}),
       ...(options.allowedUnsafeSysctls
         ? {
           admission: sysctlAdmission(

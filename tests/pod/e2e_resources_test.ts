@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { readNodeResources } from "../../src/pod/mod.ts";
+import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
+import { hasEveryPermission } from "../../src/pod/pod_environment.ts";
 import {
   endpoint,
   IMAGE,
@@ -29,12 +31,26 @@ Deno.test({
     "containerd: limits reach the container cgroup under its QoS parent, removed with the pod; id, /etc/hosts and DNS as configured",
   ignore: !endpoint,
   async fn() {
+    const node = await readNodeResources(new CaptureLogger());
+    const cgroups = { cgroupRoot: "/kts-test" };
+    const podCgroups = await openPodCgroupManager({
+      logger: new CaptureLogger(),
+      clock: { now: () => Date.now() },
+    }, {
+      nodeName: "kts-test",
+      cgroups,
+      memoryBytes: node.memoryCapacity,
+      hostAccess: hasEveryPermission(),
+      hugepageSizes: node.hugepageSizes,
+      allocatable: {},
+    });
     await using e = await startE2e({
       rootDir: true,
       environment: {
-        cgroups: { cgroupRoot: "/kts-test" },
+        cgroups,
         resolvConf: "/etc/resolv.conf",
-        node: await readNodeResources(new CaptureLogger()),
+        node,
+        ...(podCgroups ? { podCgroups } : {}),
       },
     });
     await e.write("limited.yaml", {
