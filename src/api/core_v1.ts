@@ -314,6 +314,16 @@ export interface PodSpec {
   overhead?: Record<string, string | number>;
   /** Extra /etc/hosts entries. */
   hostAliases?: HostAlias[];
+  /** Debug containers added through the pods/ephemeralcontainers subresource. */
+  ephemeralContainers?: EphemeralContainer[];
+}
+
+/**
+ * core/v1 EphemeralContainer: a container (no ports, probes, lifecycle or resources, by API
+ * validation) that may join the process namespace of `targetContainerName`.
+ */
+export interface EphemeralContainer extends Container {
+  targetContainerName?: string;
 }
 
 /** core/v1 HostAlias. */
@@ -403,6 +413,7 @@ export interface PodStatus {
   startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
 }
 

@@ -21,6 +21,7 @@ export type {
   DNSPolicy,
   EnvVar,
   EnvVarSource,
+  EphemeralContainer,
   ExecAction,
   GRPCAction,
   HostAlias,
