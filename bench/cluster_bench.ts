@@ -19,8 +19,9 @@
  * denort here) with the shipped V8 flags (scripts/v8_flags.ts); `--main`: `deno run main.ts`.
  * Needs root, the peer binaries (`bash scripts/peers.sh build`), the control plane
  * (`bash scripts/cluster_env.sh up`, env from /tmp/cluster.env) and the test images of
- * scripts/cri_env.sh. Run: `deno run -A bench/cluster_bench.ts [--quick] [--main]` (`--quick`: 1
- * start, 5 pods, 20 steady pods, 15 s).
+ * scripts/cri_env.sh. Run: `deno run -A bench/cluster_bench.ts [--quick] [--main] [--api]`
+ * (`--quick`: 1 start, 5 pods, 20 steady pods, 15 s; `--api`: only the kubelet API part, after
+ * one start each and the pods filled to 110).
  *
  * @module
  */
@@ -40,11 +41,14 @@ import { peersBin, percentile, usage } from "./_peers.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const FROM_SOURCE = Deno.args.includes("--main");
-const REPEATS = QUICK ? 1 : 3;
-const STARTS = QUICK ? 5 : 20;
+const API_ONLY = Deno.args.includes("--api");
+const REPEATS = QUICK || API_ONLY ? 1 : 3;
+const STARTS = API_ONLY ? 0 : QUICK ? 5 : 20;
 const STEADY = QUICK ? 20 : 110;
 const SAMPLE_MS = QUICK ? 15_000 : 60_000;
 const LOAD_SECONDS = QUICK ? 2 : 5;
+/** Load rounds per path, the kubelets taking turns (the machine's load moves in between). */
+const LOAD_ROUNDS = QUICK ? 1 : 3;
 const LOAD_CONCURRENCY = 8;
 const EXECS = QUICK ? 3 : 10;
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -439,6 +443,7 @@ try {
 
   // 2. pod created → Running, one at a time, taking turns
   const running = byKind();
+  const keep = (row: Row) => API_ONLY || rows.push(row);
   for (let i = 0; i < STARTS; i++) {
     for (const kind of KINDS) {
       const name = `start-${kind}-${i}`;
@@ -447,7 +452,7 @@ try {
       running[kind].push((await podRunning(name)) - t0);
     }
   }
-  rows.push({
+  keep({
     metric: `pod created → Running p50 (${STARTS})`,
     ours: p50(running.ours),
     upstream: p50(running.upstream),
@@ -491,7 +496,7 @@ try {
   };
   const rss = byKind();
   const t0 = performance.now();
-  while (performance.now() - t0 < SAMPLE_MS) {
+  while (!API_ONLY && performance.now() - t0 < SAMPLE_MS) {
     await sleep(5_000);
     for (const k of KINDS) rss[k].push((await usage(pids[k])).rssMiB);
   }
@@ -501,14 +506,14 @@ try {
     cores[k].push(((await usage(pids[k])).cpu - before[k].cpu) / seconds);
   }
   const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-  rows.push({
+  keep({
     metric: `RSS, ${STEADY} pods (mean over ${SAMPLE_MS / 1000} s)`,
     ours: mean(rss.ours),
     upstream: mean(rss.upstream),
     unit: "MiB",
     target: "≤ 1.0",
   });
-  rows.push({
+  keep({
     metric: `CPU, ${STEADY} pods`,
     ours: cores.ours[0]!,
     upstream: cores.upstream[0]!,
@@ -516,14 +521,18 @@ try {
     target: "≤ 1.0",
   });
 
-  // 4. the kubelet API, one kubelet at a time
+  // 4. the kubelet API, one kubelet at a time, taking turns
   for (const path of ["/healthz", "/pods"]) {
     const rps = byKind();
-    for (const k of KINDS) rps[k].push(await load(SIDES[k].port, path));
+    for (let i = 0; i < LOAD_ROUNDS; i++) {
+      for (const k of KINDS) rps[k].push(await load(SIDES[k].port, path));
+    }
+    console.log(`GET ${path} req/s: ${JSON.stringify(rps)}`);
     rows.push({
-      metric: `GET ${path} (${LOAD_CONCURRENCY} workers)`,
-      ours: rps.ours[0]!,
-      upstream: rps.upstream[0]!,
+      metric:
+        `GET ${path} (${LOAD_CONCURRENCY} workers, p50 of ${LOAD_ROUNDS})`,
+      ours: p50(rps.ours),
+      upstream: p50(rps.upstream),
       unit: "req/s",
       target: "higher is better",
     });
@@ -536,6 +545,7 @@ try {
       exec[k].push(performance.now() - t);
     }
   }
+  console.log(`exec ms: ${JSON.stringify(exec)}`);
   rows.push({
     metric: `kubectl exec -- true p50 (${EXECS})`,
     ours: p50(exec.ours),
@@ -545,6 +555,9 @@ try {
   });
 } finally {
   if (rows.length > 0) console.log(table(rows));
+  console.log(
+    `load average: ${(await Deno.readTextFile("/proc/loadavg")).trim()}`,
+  );
   await teardown();
   api.close();
 }

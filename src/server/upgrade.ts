@@ -176,9 +176,12 @@ export async function proxyUpgrade(
   let answer: { raw: Uint8Array; status: number; contentLength?: number };
   try {
     // A missing net grant throws here (NotCapable), before any byte is sent.
+    // Go's dialer turns Nagle off, and so do we: a small frame written while an earlier one
+    // is unacknowledged must not wait for the acknowledgement.
     backend = connect({
       host: target.hostname.replace(/^\[(.*)\]$/, "$1"),
       port: Number(target.port || 80),
+      noDelay: true,
     });
     answer = await sendAndReadHead(backend, request, target, head, options);
   } catch (error) {

@@ -36,3 +36,6 @@ export type {
   StatusTarget,
 } from "./pod_status_sync.ts";
 export { podStatusPatch } from "./pod_status_patch.ts";
+/** The pods with their cached statuses, rebuilt only after a change (`/pods`). */
+export { podsWithStatus } from "./pods_with_status.ts";
+export type { PodsWithStatus, StatusSource } from "./pods_with_status.ts";

@@ -18,7 +18,11 @@ export interface RuntimePod {
 
 /** What these routes read from the kubelet. */
 export interface PodsHost {
-  /** The kubelet's pods (spec and latest status), as JSON-ready v1 Pod objects. */
+  /**
+   * The kubelet's pods (spec and latest status), as JSON-ready v1 Pod objects. Handing out the
+   * same array again means nothing changed: `/pods` then reuses its last serialisation, so a
+   * changed list must be a new array.
+   */
   pods(): readonly unknown[];
   /** The pods the runtime runs. */
   runningPods(): Promise<readonly RuntimePod[]>;
@@ -38,9 +42,33 @@ function podList(items: readonly unknown[]): unknown {
   return { kind: "PodList", apiVersion: "v1", metadata: {}, items };
 }
 
-/** `GET /pods`. */
+/**
+ * `GET /pods`. Serialising 110 pods takes milliseconds, more than the rest of the request, and
+ * polling clients ask far more often than pods change: the body is kept per list.
+ */
 export function podsRoute(host: PodsHost): Route {
-  return () => Promise.resolve(jsonResponse(200, podList(host.pods())));
+  let items: readonly unknown[] | undefined;
+  let body = new Uint8Array();
+  return () => {
+    const current = host.pods();
+    if (current !== items) {
+      body = new TextEncoder().encode(JSON.stringify(podList(current)));
+      items = current;
+    }
+    // A stream hands the kept bytes over as they are; a byte body would be copied each time.
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(body);
+        controller.close();
+      },
+    });
+    return Promise.resolve(
+      new Response(stream, {
+        status: 200,
+        headers: { "content-type": "application/json" },
+      }),
+    );
+  };
 }
 
 /** `GET /runningpods/`: metadata and containers only, as upstream's `ToAPIPod`. */
