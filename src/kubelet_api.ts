@@ -14,7 +14,7 @@
 import type { Clock } from "./clock/mod.ts";
 import type { Kubelet } from "./kubelet.ts";
 import type { Logger } from "./log/mod.ts";
-import { listRunningPods, type Pod } from "./pod/mod.ts";
+import { listRunningPods } from "./pod/mod.ts";
 import {
   type ImageService,
   isNotFound,
@@ -29,7 +29,7 @@ import {
   type ResourceStats,
   runApiServer,
 } from "./server/mod.ts";
-import type { PodStatusManager } from "./status/mod.ts";
+import { podsWithStatus, type StatusSource } from "./status/mod.ts";
 import { createStreamingHost } from "./kubelet_streaming.ts";
 import { statsSummary } from "./kubelet_stats.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
@@ -78,7 +78,7 @@ export interface KubeletApiDeps {
   clock: Clock;
   logger: Logger;
   kubelet: Pick<Kubelet, "podConfig" | "syncLoop">;
-  statuses: Pick<PodStatusManager, "getPodStatus">;
+  statuses: StatusSource;
   runtime:
     & Pick<
       RuntimeService,
@@ -286,19 +286,17 @@ export async function runKubeletApi(
   if (ctx.config.enableServer === false) return;
   const logger = deps.logger.with({ component: "kubelet-api" });
   const startTimeMs = deps.clock.now();
+  const pods = podsWithStatus(
+    () => deps.kubelet.podConfig.pods(),
+    deps.statuses,
+  );
   const host: ApiServerHost = {
     clock: deps.clock,
     logger,
     syncLoop: deps.kubelet.syncLoop,
     resyncIntervalMs: ctx.resyncIntervalMs,
     nodeName: ctx.nodeName,
-    pods: () =>
-      deps.kubelet.podConfig.pods().map((pod: Pod) => {
-        const status = pod.metadata.uid
-          ? deps.statuses.getPodStatus(pod.metadata.uid)
-          : undefined;
-        return status ? { ...pod, status } : pod;
-      }),
+    pods,
     runningPods: () => listRunningPods(deps.runtime),
     config: () => ctx.config as Record<string, unknown>,
     runtimeCounts: () => runtimeCounts(deps.runtime),
@@ -356,5 +354,7 @@ export async function runKubeletApi(
     logger.error("Cannot serve the kubelet API", {
       err: cause instanceof Error ? cause.message : String(cause),
     });
+  } finally {
+    pods.close();
   }
 }
