@@ -7,7 +7,7 @@
  */
 
 import type { RuntimeService } from "../runtime/mod.ts";
-import { POD_UID_LABEL } from "./container_config.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "./container_config.ts";
 import type { Pod } from "./types.ts";
 
 /** A pod as the runtime knows it. */
@@ -15,6 +15,8 @@ export interface RunningPod {
   uid: string;
   name: string;
   namespace: string;
+  /** Its running containers: name and the image the runtime reports (upstream `ToAPIPod`). */
+  containers?: { name: string; image: string }[];
 }
 
 /** Options of {@linkcode listRunningPods}. */
@@ -42,6 +44,7 @@ export async function listRunningPods(
       uid,
       name: labels[POD_NAME_LABEL] ?? "",
       namespace: labels[POD_NAMESPACE_LABEL] ?? "",
+      containers: [],
     });
   };
   const [{ items }, { containers }] = await Promise.all([
@@ -49,7 +52,15 @@ export async function listRunningPods(
     runtime.listContainers({ filter: { state: { state: 1 } } }, call),
   ]);
   for (const s of items) if (s.state === 0) add(s.labels);
-  for (const c of containers) if (c.state === 1) add(c.labels);
+  for (const c of containers) {
+    if (c.state !== 1) continue;
+    add(c.labels);
+    const name = c.labels[CONTAINER_NAME_LABEL];
+    const pod = pods.get(c.labels[POD_UID_LABEL] ?? "");
+    if (pod && name !== undefined) {
+      pod.containers?.push({ name, image: c.image?.image ?? "" });
+    }
+  }
   return [...pods.values()];
 }
 

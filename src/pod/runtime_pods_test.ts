@@ -24,7 +24,15 @@ const runtime = {
       containers: [
         { id: "c1", state: 1, labels: labels("running", "c") },
         { id: "c2", state: 2, labels: labels("exited", "d") },
-        { id: "c3", state: 1, labels: labels("ready", "a") },
+        {
+          id: "c3",
+          state: 1,
+          labels: {
+            ...labels("ready", "a"),
+            "io.kubernetes.container.name": "app",
+          },
+          image: { image: "sha256:abc" },
+        },
       ],
     }),
 } as unknown as RuntimeService;
@@ -38,6 +46,9 @@ Deno.test("listRunningPods() lists pods with a ready sandbox or a running contai
     })).map((p) => p.uid),
     ["running"],
   );
+  assert.deepEqual(pods.find((p) => p.uid === "ready")?.containers, [
+    { name: "app", image: "sha256:abc" },
+  ]);
 });
 
 Deno.test("runningPodStandIn() keeps the identity and has no containers", () => {

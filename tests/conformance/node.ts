@@ -44,7 +44,8 @@ export const NODES: Record<KubeletKind, {
   },
 };
 
-type NodeSpec = (typeof NODES)[KubeletKind];
+/** A node's name, CNI bridge and subnet (its gateway `ip` is the node IP) and ports. */
+export type NodeSpec = (typeof NODES)[KubeletKind];
 
 /**
  * The node of `kind` in slot `slot`: slot 0 is NODES itself, slot N moves names, subnet and
@@ -186,14 +187,17 @@ async function healthy(port: number): Promise<boolean> {
   }
 }
 
-/** Starts the chosen kubelet under `root` and joins it; dispose to tear it all down. */
+/**
+ * Starts the chosen kubelet under `root` and joins it; dispose to tear it all down. `at` is a
+ * slot of nodeSpec or a spec of the caller's own.
+ */
 export async function startNode(
   kind: KubeletKind,
   root: string,
   cluster: ClusterEnv,
-  slot = 0,
+  at: number | NodeSpec = 0,
 ): Promise<Node> {
-  const n = nodeSpec(kind, slot);
+  const n = typeof at === "number" ? nodeSpec(kind, at) : at;
   await Deno.mkdir(root, { recursive: true });
   await makeBridge(n.bridge, n.ip, n.subnet);
   if (kind === "upstream") {

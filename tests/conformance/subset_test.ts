@@ -52,8 +52,9 @@ Deno.test({
       `--kubelet=${KUBELET}`,
       `--focus=${SUBSET.join("|")}`,
       "--procs=2",
-      // Slot 1: apart from a full run of the task (slot 0) on the same machine.
-      "--slot=1",
+      // Slot 2: apart from a full run of the task (slot 0) on the same machine, and from
+      // slot 1's subnets (10.123, 10.124), which tests/cluster/kubectl_diff_test.ts uses.
+      "--slot=2",
       "--timeout=15m",
       `--out=${out}`,
     ]);
