@@ -43,8 +43,8 @@ export interface CgroupFileWrite {
   value: string;
 }
 
-/** libcontainer's ceiling for "unbounded" hugepage limits on cgroup v1 (int64 max). */
-const UNBOUNDED_V1 = "9223372036854775807";
+/** What upstream writes for an "unbounded" hugepage limit (2^62 bytes), on v1 and v2. */
+const UNBOUNDED_HUGEPAGES = "4611686018427387904";
 
 /** cgroup v1: one file per setting, in the order libcontainer writes them. */
 const V1_FILES: readonly {
@@ -129,11 +129,7 @@ export function cgroupFileWrites(
     const file = version === "v1"
       ? `hugetlb.${size}.limit_in_bytes`
       : `hugetlb.${size}.max`;
-    const value = limit !== "max"
-      ? `${limit}`
-      : version === "v1"
-      ? UNBOUNDED_V1
-      : "max";
+    const value = limit === "max" ? UNBOUNDED_HUGEPAGES : `${limit}`;
     out.push({ controller: "hugetlb", file, value });
   }
   return out;
@@ -308,6 +304,6 @@ export function podUidFromCgroupName(name: string): string | undefined {
 export function orphanedPodCgroups(
   found: ReadonlyMap<string, string>,
   known: (uid: string) => boolean,
-): string[] {
-  return [...found].filter(([uid]) => !known(uid)).map(([, path]) => path);
+): [uid: string, path: string][] {
+  return [...found].filter(([uid]) => !known(uid));
 }

@@ -67,9 +67,8 @@ export interface CgroupTree {
 }
 
 /**
- * Looks at `mount`: v2 when it has `cgroup.controllers` (its hugetlb sizes from the root's
- * `hugetlb.*.max`-free listing are the node's), else v1 (hugetlb sizes only when the
- * `hugetlb` hierarchy is mounted).
+ * Looks at `mount`: v2 when it has `cgroup.controllers` (the node's hugepage sizes when
+ * `hugetlb` is among them), else v1 (the sizes only when the `hugetlb` hierarchy is mounted).
  */
 export async function openCgroupTree(
   fs: CgroupTreeFs,
@@ -125,10 +124,18 @@ async function enableSubtreeControllers(
     const offered = (await tree.fs.readTextFile(`${dir}/cgroup.controllers`))
       .trim().split(/\s+/).filter((c) => c !== "");
     if (offered.length) {
-      await tree.fs.writeTextFile(
-        `${dir}/cgroup.subtree_control`,
-        offered.map((c) => `+${c}`).join(" "),
-      );
+      const control = `${dir}/cgroup.subtree_control`;
+      try {
+        await tree.fs.writeTextFile(
+          control,
+          offered.map((c) => `+${c}`).join(" "),
+        );
+      } catch {
+        // one refused controller fails the whole write: then each alone, as libcontainer
+        for (const c of offered) {
+          await tree.fs.writeTextFile(control, `+${c}`).catch(() => {});
+        }
+      }
     }
     dir += `/${part}`;
     await tree.fs.mkdirs(dir);
@@ -192,8 +199,8 @@ export async function listPodCgroups(
 }
 
 /**
- * Removes the cgroup's directory from every v1 hierarchy or the v2 tree (upstream `Destroy`);
- * missing ones are fine; the first other failure (a process still inside, no permission)
+ * Removes the cgroup's directory, child cgroups first, from every v1 hierarchy or the v2 tree
+ * (upstream `Destroy`); missing ones are fine; the first other failure (a process still inside, no permission)
  * rejects after trying the rest.
  */
 export async function removeCgroup(
@@ -209,10 +216,18 @@ export async function removeCgroup(
   let failure: unknown;
   for (const dir of dirs) {
     try {
-      await tree.fs.rmdir(dir);
+      await removeDirTree(tree.fs, dir);
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) failure ??= error;
     }
   }
   if (failure !== undefined) throw failure;
+}
+
+/** Child cgroups first (containers' cgroups left inside a pod's), then the directory. */
+async function removeDirTree(fs: CgroupTreeFs, dir: string): Promise<void> {
+  for (const child of await fs.readDirNames(dir)) {
+    await removeDirTree(fs, `${dir}/${child}`);
+  }
+  await fs.rmdir(dir);
 }

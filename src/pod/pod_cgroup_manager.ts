@@ -69,6 +69,11 @@ export interface PodCgroupManagerDeps {
   clock: Pick<Clock, "now">;
   /** Node events (`NodeAllocatableEnforced`); omitted → none. */
   events?: PodEventRecorder;
+  /**
+   * Whether a pod still has volume directories: its orphaned cgroup then only drops to the
+   * minimum CPU shares until they are gone (upstream `ReduceCPULimits`); omitted → never.
+   */
+  podVolumesExist?: (uid: string) => Promise<boolean>;
 }
 
 /** Options of {@linkcode createPodCgroupManager}. */
@@ -212,8 +217,13 @@ export function createPodCgroupManager(
         tiers.burstable,
         tiers.besteffort,
       ]);
-      for (const path of orphanedPodCgroups(found, known)) {
+      for (const [uid, path] of orphanedPodCgroups(found, known)) {
         try {
+          if (await deps.podVolumesExist?.(uid)) {
+            // memory-backed volumes keep their charge here until unmounted
+            await applyCgroup(tree, path, { cpuShares: 2 }, { create: false });
+            continue;
+          }
           await removeCgroup(tree, path);
           logger.v(3).info("Removed orphaned pod cgroup", { cgroup: path });
         } catch (error) {
@@ -282,6 +292,8 @@ export async function openPodCgroupManager(
     memoryBytes: number;
     hostAccess: boolean;
     mount?: string;
+    /** The kubelet's root dir: orphans with `pods/<uid>/volumes/<plugin>/<name>` wait. */
+    rootDir?: string;
   },
 ): Promise<PodCgroupManager | undefined> {
   const { cgroups } = options;
@@ -301,5 +313,22 @@ export async function openPodCgroupManager(
     cpuMillis: navigator.hardwareConcurrency * 1000,
     memoryBytes: options.memoryBytes,
   }));
-  return createPodCgroupManager({ ...deps, tree }, { ...options, capacity });
+  const rootDir = options.rootDir;
+  const podVolumesExist = deps.podVolumesExist ??
+    (rootDir ? (uid: string) => volumeDirsExist(rootDir, uid) : undefined);
+  return createPodCgroupManager(
+    { ...deps, tree, ...(podVolumesExist ? { podVolumesExist } : {}) },
+    { ...options, capacity },
+  );
+}
+
+/** True when `<rootDir>/pods/<uid>/volumes` holds a volume directory of some plugin. */
+async function volumeDirsExist(rootDir: string, uid: string): Promise<boolean> {
+  const base = `${rootDir}/pods/${uid}/volumes`;
+  for (const plugin of await denoCgroupTreeFs.readDirNames(base)) {
+    if ((await denoCgroupTreeFs.readDirNames(`${base}/${plugin}`)).length) {
+      return true;
+    }
+  }
+  return false;
 }

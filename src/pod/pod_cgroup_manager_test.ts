@@ -130,6 +130,7 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
         event: (o, type, reason, message) =>
           events.push(`${o.kind}/${o.name} ${type} ${reason}: ${message}`),
       },
+      podVolumesExist: (uid) => Promise.resolve(uid === "vol"),
     }, {
       nodeName: "n1",
       cgroups: { cgroupRoot: "/h5" },
@@ -172,10 +173,13 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
       await read(`${mount}/cpu${k}/burstable/podb2/cpu.shares`),
       undefined,
     );
-    // housekeeping: an unknown pod's cgroup goes; the known one stays
-    await Deno.mkdir(`${mount}/memory${k}/besteffort/podorphan`, {
+    // housekeeping: an unknown pod's cgroup goes (a container's left inside first); the known
+    // one stays; an unknown one whose volumes remain drops to the minimum shares and stays
+    await Deno.mkdir(`${mount}/memory${k}/besteffort/podorphan/c1`, {
       recursive: true,
     });
+    await Deno.mkdir(`${mount}/cpu${k}/podvol`, { recursive: true });
+    await Deno.writeTextFile(`${mount}/cpu${k}/podvol/cpu.shares`, "1024");
     await Deno.writeTextFile(`${mount}/cpu${k}/burstable/cpu.shares`, "9");
     now += QOS_UPDATE_PERIOD_MS;
     await manager.housekeeping([burstable], (uid) => uid === "b1");
@@ -185,7 +189,8 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
       `${k}/burstable`,
       `${k}/besteffort`,
     ]);
-    assert.deepEqual([...left.keys()], ["b1"]);
+    assert.deepEqual([...left.keys()].sort(), ["b1", "vol"]);
+    assert.equal(await read(`${mount}/cpu${k}/podvol/cpu.shares`), "2");
   } finally {
     await Deno.remove(mount, { recursive: true });
   }

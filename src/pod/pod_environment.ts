@@ -361,6 +361,7 @@ export async function readPodEnvironmentOptions(
   }, {
     nodeName: options.nodeName ?? "",
     cgroups,
+    ...(options.rootDir ? { rootDir: options.rootDir } : {}),
     memoryBytes: node.memoryCapacity,
     hostAccess,
     hugepageSizes: node.hugepageSizes,
