@@ -50,6 +50,8 @@ export interface KubeletApiContext {
     tlsCipherSuites?: string[] | undefined;
     serverTLSBootstrap?: boolean | undefined;
     enableDebuggingHandlers?: boolean | undefined;
+    enableSystemLogHandler?: boolean | undefined;
+    enableSystemLogQuery?: boolean | undefined;
     authentication?: {
       x509?: { clientCAFile?: string | undefined } | undefined;
       webhook?: {
@@ -168,6 +170,9 @@ async function resourceStats(
   return out;
 }
 
+/** The node's log directory `/logs/` serves (upstream's fixed path). */
+const NODE_LOG_DIR = "/var/log";
+
 /** CRI `CONTAINER_RUNNING`. */
 const CONTAINER_RUNNING = 1;
 
@@ -189,7 +194,11 @@ async function containerLogTarget(
     p.metadata.namespace === ref.namespace && p.metadata.name === ref.pod
   );
   if (!pod) throw new HttpError(404, `pod "${ref.pod}" does not exist`);
-  const specs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  const specs = [
+    ...pod.spec.containers,
+    ...(pod.spec.initContainers ?? []),
+    ...(pod.spec.ephemeralContainers ?? []),
+  ];
   if (!specs.some((c) => c.name === ref.container)) {
     throw new HttpError(
       404,
@@ -202,6 +211,7 @@ async function containerLogTarget(
   const container = [
     ...(status?.containerStatuses ?? []),
     ...(status?.initContainerStatuses ?? []),
+    ...(status?.ephemeralContainerStatuses ?? []),
   ].find((c) => c.name === ref.container);
   const what = `container "${ref.container}" in pod "${ref.pod}"`;
   let id: string | undefined;
@@ -267,6 +277,7 @@ export function kubeletApiConfig(ctx: KubeletApiContext): ApiServerConfig {
       deniedTtlMs: ms(authz.webhook?.cacheUnauthorizedTTL, 30_000),
     },
     enableDebuggingHandlers: config.enableDebuggingHandlers ?? true,
+    enableSystemLogHandler: config.enableSystemLogHandler ?? true,
     kubeconfig: flags.kubeconfig,
   };
 }
@@ -310,6 +321,7 @@ export async function runKubeletApi(
         rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
         startTimeMs,
       }),
+    nodeLogs: { logDir: () => NODE_LOG_DIR },
     logs: {
       podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
       containerLog: (ref, { previous }) =>
@@ -325,6 +337,11 @@ export async function runKubeletApi(
       },
     },
   };
+  if (ctx.config.enableSystemLogQuery) {
+    logger.warn(
+      "enableSystemLogQuery is not applied: /logs/ serves the node's log files without the query parameters of NodeLogQuery",
+    );
+  }
   try {
     const config = kubeletApiConfig(ctx);
     const serving = ctx.config.serverTLSBootstrap

@@ -115,8 +115,11 @@ export function createStreamingHost(deps: StreamingDeps): StreamingHost {
     },
     async attach(target, options) {
       const pod = kubeletPod(deps, target);
-      const spec = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]
-        .find((c) => c.name === target.container);
+      const spec = [
+        ...pod.spec.containers,
+        ...(pod.spec.initContainers ?? []),
+        ...(pod.spec.ephemeralContainers ?? []),
+      ].find((c) => c.name === target.container);
       if (!spec) {
         throw new HttpError(
           404,

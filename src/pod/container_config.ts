@@ -211,6 +211,8 @@ export interface ContainerConfigOptions extends EnvContext {
   imageRef: string;
   /** Host path of the termination-message file to bind-mount, if one was created. */
   terminationMessageHostPath?: string;
+  /** An ephemeral container's target container id (its process namespace is joined). */
+  targetContainerId?: string;
   /** Host path of the pod's managed hosts file (`<pod dir>/etc-hosts`), when it is mounted. */
   hostsFileHostPath?: string;
   /** Node facts for the resource mapping; default: no memory capacity, no hugepage sizes. */
@@ -316,6 +318,9 @@ export function generateContainerConfig(
       ...(options.seccompDefault ? { seccompDefault: true } : {}),
       ...(options.seccompProfileRoot
         ? { seccompProfileRoot: options.seccompProfileRoot }
+        : {}),
+      ...(options.targetContainerId
+        ? { targetContainerId: options.targetContainerId }
         : {}),
     }),
   };

@@ -1,7 +1,8 @@
 /**
  * Carries out one pod's planned actions (the "act" half of kuberuntime's `SyncPod`, in its
  * order): kill the pod or the containers to kill, prune superseded init containers, create the
- * sandbox if needed, then start the next init containers and the regular containers. Each
+ * sandbox if needed, then start the ephemeral containers, the next init containers and the
+ * regular containers. Each
  * step's outcome is a {@linkcode SyncResult}; only infrastructure failures (runtime
  * unreachable, abort) reject.
  *
@@ -172,6 +173,21 @@ export async function executePodActions(
     signal,
     started: new Set(),
   };
+  // upstream starts ephemeral containers before init containers, so a failing init container
+  // can still be debugged
+  const ephemeral = pod.spec.ephemeralContainers ?? [];
+  for (const index of actions.ephemeralContainersToStart) {
+    const container = ephemeral[index]!;
+    results.push(
+      await startContainer(deps.start, ctx, {
+        container,
+        type: "ephemeral",
+        ...(container.targetContainerName
+          ? { target: container.targetContainerName }
+          : {}),
+      }),
+    );
+  }
   const inits = pod.spec.initContainers ?? [];
   for (const index of actions.initContainersToStart) {
     const container = inits[index]!;

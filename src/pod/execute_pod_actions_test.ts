@@ -7,6 +7,7 @@ import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createImagePuller } from "./image_puller.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import { computePodActions, type PodActions } from "./pod_actions.ts";
+import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import type { Pod, PodRuntimeStatus } from "./types.ts";
 
 function setup() {
@@ -117,6 +118,7 @@ Deno.test("executePodActions() kills a pod that needs no new sandbox and starts 
     attempt: 0,
     initContainersToStart: [0],
     containersToStart: [0],
+    ephemeralContainersToStart: [],
     containersToKill: new Map(),
   };
   const before = s.runtime.calls.length;
@@ -124,4 +126,75 @@ Deno.test("executePodActions() kills a pod that needs no new sandbox and starts 
   const after = s.runtime.calls.slice(before);
   assert.ok(!after.includes("createContainer"), after.join(","));
   assert.ok(!after.includes("runPodSandbox"), after.join(","));
+});
+
+Deno.test("executePodActions() starts an ephemeral container in the running sandbox, in its target's process namespace", async () => {
+  const s = setup();
+  const plain: Pod = { ...pod, spec: { containers: pod.spec.containers } };
+  await executePodActions(s.deps, {
+    pod: plain,
+    status: empty,
+    actions: computePodActions(plain, empty),
+    signal: s.signal,
+    logger: s.logger,
+  });
+  const configs: unknown[] = [];
+  const create = s.runtime.createContainer.bind(s.runtime);
+  s.runtime.createContainer = (req, opts) => {
+    configs.push(req.config?.linux?.securityContext?.namespaceOptions);
+    return create(req, opts);
+  };
+  const debug: Pod = {
+    ...plain,
+    spec: {
+      ...plain.spec,
+      ephemeralContainers: [
+        { name: "debug", image: "busybox", targetContainerName: "app" },
+        { name: "lost", image: "busybox", targetContainerName: "nope" },
+      ],
+    },
+  };
+  const status = await getPodRuntimeStatus(s.runtime, {
+    uid: "u1",
+    name: "web",
+    namespace: "default",
+  });
+  const actions = computePodActions(debug, status);
+  assert.deepEqual(actions.ephemeralContainersToStart, [0, 1]);
+  const results = await executePodActions(s.deps, {
+    pod: debug,
+    status,
+    actions,
+    signal: s.signal,
+    logger: s.logger,
+  });
+  assert.deepEqual(results.map((r) => [r.target, r.reason, r.message]), [
+    ["debug", undefined, undefined],
+    [
+      "lost",
+      "CreateContainerConfigError",
+      "unable to find target container nope",
+    ],
+  ]);
+  const app = status.containers.find((c) => c.name === "app")!;
+  assert.deepEqual(configs, [{
+    usernsOptions: { mode: 2 },
+    network: 0,
+    pid: 3,
+    ipc: 0,
+    targetId: app.id,
+  }]);
+  const after = await getPodRuntimeStatus(s.runtime, {
+    uid: "u1",
+    name: "web",
+    namespace: "default",
+  });
+  assert.equal(
+    after.containers.find((c) => c.name === "debug")?.state,
+    "running",
+  );
+  assert.deepEqual(
+    computePodActions(debug, after).ephemeralContainersToStart,
+    [1],
+  );
 });

@@ -3,7 +3,8 @@
  * runtime's view of the pod, work out whether the sandbox must be (re)created, which containers
  * to kill (with reasons) and which to start. No I/O happens here.
  *
- * Init containers (and sidecars) are planned by `init_container_actions.ts`.
+ * Init containers (and sidecars) are planned by `init_container_actions.ts`. Ephemeral
+ * containers are started once each, in an existing sandbox, and never restarted.
  *
  * @module
  */
@@ -47,6 +48,8 @@ export interface PodActions {
   initContainersToStart: number[];
   /** Indices into `spec.containers` to start, in spec order. */
   containersToStart: number[];
+  /** Indices into `spec.ephemeralContainers` to start (those never started), in spec order. */
+  ephemeralContainersToStart: number[];
   /** Container instances to stop before starting anything, keyed by container id. */
   containersToKill: Map<string, ContainerToKill>;
 }
@@ -125,6 +128,7 @@ function emptyActions(
     attempt: sandbox.attempt,
     initContainersToStart: [],
     containersToStart: [],
+    ephemeralContainersToStart: [],
     containersToKill: new Map(),
   };
 }
@@ -161,6 +165,13 @@ export function computePodActions(
   const actions = emptyActions(sandbox);
   if (sandbox.create) return planNewSandbox(pod, status, actions);
 
+  // upstream: ephemeral containers may start before initialization completes; an instance
+  // that exists in any state (even exited) means the container already ran
+  (pod.spec.ephemeralContainers ?? []).forEach((c, index) => {
+    if (!findContainerView(status, c.name)) {
+      actions.ephemeralContainersToStart.push(index);
+    }
+  });
   const initialized = planInitContainers(pod, status, actions, options);
   if (actions.killPod || !initialized) return actions;
 

@@ -425,3 +425,34 @@ Deno.test("computePodActions() restarts a container that failed liveness or star
     kill: ["app:StartupProbe"],
   });
 });
+
+Deno.test("computePodActions() starts each ephemeral container once, even before initialization, never after it ran", () => {
+  const debug = { name: "debug", image: "busybox" };
+  const p = pod({
+    initContainers: [init1],
+    ephemeralContainers: [debug, { name: "done", image: "busybox" }],
+  });
+  // init1 still running: the ephemeral containers start all the same
+  const initializing = computePodActions(
+    p,
+    rs([sandbox()], [ctr(init1), ctr({ name: "done" }, { state: "exited" })]),
+  );
+  assert.deepEqual(initializing.ephemeralContainersToStart, [0]);
+  assert.deepEqual(initializing.containersToStart, []);
+  // a new sandbox: nothing ephemeral (the API refuses them at pod creation)
+  assert.deepEqual(
+    computePodActions(p, rs([], []))
+      .ephemeralContainersToStart,
+    [],
+  );
+  // an exited ephemeral container is never restarted, nor does it keep the pod alive
+  const finished = computePodActions(
+    pod({ restartPolicy: "Never", ephemeralContainers: [debug] }),
+    rs([sandbox()], [
+      ctr(app, { state: "exited", exitCode: 0 }),
+      ctr(debug, { state: "running" }),
+    ]),
+  );
+  assert.deepEqual(finished.ephemeralContainersToStart, []);
+  assert.equal(finished.killPod, true);
+});

@@ -35,12 +35,13 @@ type SandboxSecurityInit = MessageInitShape<
 type NamespaceOptionInit = MessageInitShape<typeof NamespaceOptionSchema>;
 type ProfileInit = { profileType: number; localhostRef?: string };
 
-// CRI enum values (runtime.v1): NamespaceMode POD=0 CONTAINER=1 NODE=2;
+// CRI enum values (runtime.v1): NamespaceMode POD=0 CONTAINER=1 NODE=2 TARGET=3;
 // SecurityProfile.ProfileType RuntimeDefault=0 Unconfined=1 Localhost=2;
 // SupplementalGroupsPolicy Merge=0 Strict=1.
 const NS_POD = 0;
 const NS_CONTAINER = 1;
 const NS_NODE = 2;
+const NS_TARGET = 3;
 const RUNTIME_DEFAULT = 0;
 const UNCONFINED = 1;
 const LOCALHOST = 2;
@@ -106,6 +107,11 @@ export interface SecurityOptions {
   seccompProfileRoot?: string;
   /** The image's user; absent → no user is sent unless the pod names one. */
   imageUser?: ImageUser;
+  /**
+   * An ephemeral container's `targetContainerName`, resolved to the CRI id of that container:
+   * its process namespace is joined (mode TARGET) unless the pod shares one already.
+   */
+  targetContainerId?: string;
 }
 
 /**
@@ -340,8 +346,13 @@ export function containerSecurityContext(
   if (options.imageUser) verifyRunAsNonRoot(pod, container, options.imageUser);
   const sc = effectiveSecurityContext(pod, container);
   const unmasked = sc.procMount === "Unmasked";
+  const namespaces = namespaceOptions(pod);
+  if (options.targetContainerId && namespaces.pid === NS_CONTAINER) {
+    namespaces.pid = NS_TARGET;
+    namespaces.targetId = options.targetContainerId;
+  }
   const out: ContainerSecurityInit = {
-    namespaceOptions: namespaceOptions(pod),
+    namespaceOptions: namespaces,
     privileged: sc.privileged === true,
     readonlyRootfs: sc.readOnlyRootFilesystem === true,
     // upstream AddNoNewPrivileges: only an explicit false sets no_new_privs

@@ -168,6 +168,21 @@ Deno.test("containerSecurityContext() maps host namespaces and shareProcessNames
   );
 });
 
+Deno.test("containerSecurityContext() joins an ephemeral container's target process namespace unless the pod shares one", () => {
+  assert.deepEqual(csc(pod(), { targetContainerId: "abc" }).namespaceOptions, {
+    usernsOptions: { mode: 2 },
+    network: 0,
+    pid: 3,
+    ipc: 0,
+    targetId: "abc",
+  });
+  const shared = csc(pod({ shareProcessNamespace: true }), {
+    targetContainerId: "abc",
+  }).namespaceOptions;
+  assert.equal(shared?.pid, 0);
+  assert.equal(shared?.targetId, undefined);
+});
+
 Deno.test("containerSecurityContext() maps SELinux options from the container over the pod", () => {
   const p = pod(
     { securityContext: { seLinuxOptions: { level: "s0:c1,c2" } } },

@@ -194,7 +194,12 @@ const STARTED_CONTAINERS: Readonly<Record<ContainerType, CounterChild>> = {
 export async function startContainer(
   deps: StartContainerDeps,
   ctx: StartContext,
-  options: { container: Container; type: ContainerType },
+  options: {
+    container: Container;
+    type: ContainerType;
+    /** An ephemeral container's `targetContainerName`. */
+    target?: string;
+  },
 ): Promise<SyncResult> {
   const { pod, status, signal } = ctx;
   const { container } = options;
@@ -255,6 +260,17 @@ export async function startContainer(
   const restartCount = newest
     ? newest.restartCount + 1
     : await restartCountFromLogs(deps, pod, container);
+  let targetContainerId: string | undefined;
+  if (options.target) {
+    targetContainerId = status.containers.find((c) => c.name === options.target)
+      ?.id;
+    if (!targetContainerId) {
+      return failWithEvent(
+        "CreateContainerConfigError",
+        `unable to find target container ${options.target}`,
+      );
+    }
+  }
   let config;
   try {
     await deps.mkdir(
@@ -297,6 +313,7 @@ export async function startContainer(
       restartCount,
       imageRef: image.imageRef,
       ...(messageFile ? { terminationMessageHostPath: messageFile } : {}),
+      ...(targetContainerId ? { targetContainerId } : {}),
       nodeName: deps.nodeName,
       podIPs: ctx.podIPs,
       ...(ctx.podIPs[0] ? { podIP: ctx.podIPs[0] } : {}),
