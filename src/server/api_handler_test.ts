@@ -28,6 +28,8 @@ function host(): ApiServerHost {
       apiVersion: "kubelet.config.k8s.io/v1beta1",
       kind: "KubeletConfiguration",
       port: 10250,
+      readOnlyPort: 0,
+      healthzPort: 0,
     }),
   };
 }
@@ -156,12 +158,12 @@ Deno.test("createApiHandler() serves healthz, configz and runningpods", async ()
   );
   const configz = await call(handler, "/configz", { user: "reader" });
   assert.deepEqual(JSON.parse(configz.body), {
-    kubeletconfig: { port: 10250 },
+    kubeletconfig: { port: 10250, healthzPort: 0 },
   });
   const running = await call(handler, "/runningpods/", { user: "reader" });
   assert.deepEqual(JSON.parse(running.body).items, [{
     metadata: { name: "web", namespace: "default", uid: "u1" },
-    spec: { containers: [{ name: "app", image: "busybox" }] },
+    spec: { containers: [{ name: "app", image: "busybox", resources: {} }] },
     status: {},
   }]);
   const head = await call(handler, "/pods", { user: "reader", method: "HEAD" });

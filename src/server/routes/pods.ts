@@ -80,9 +80,11 @@ export function runningPodsRoute(host: PodsHost): Route {
       podList(pods.map((pod) => ({
         metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid },
         spec: {
+          // upstream's Container always serialises its resources, empty here
           containers: (pod.containers ?? []).map((c) => ({
             name: c.name,
             ...(c.image ? { image: c.image } : {}),
+            resources: {},
           })),
         },
         status: {},
@@ -91,10 +93,17 @@ export function runningPodsRoute(host: PodsHost): Route {
   };
 }
 
+/** Fields upstream's v1beta1 type leaves out when they are zero (`omitempty` on a plain int). */
+const OMITTED_WHEN_ZERO = ["readOnlyPort"];
+
 /** `GET /configz`: the versioned configuration without its type fields, as upstream. */
 export function configzRoute(host: PodsHost): Route {
   return () => {
-    const { apiVersion: _v, kind: _k, ...config } = host.config();
+    const { apiVersion: _v, kind: _k, ...config }: Record<string, unknown> =
+      host.config();
+    for (const key of OMITTED_WHEN_ZERO) {
+      if (config[key] === 0) delete config[key];
+    }
     return Promise.resolve(jsonResponse(200, { kubeletconfig: config }));
   };
 }
