@@ -308,6 +308,8 @@ export interface PodSpec {
   priority?: number;
   runtimeClassName?: string;
   enableServiceLinks?: boolean;
+  /** Condition types (set by others) that must be True, with the containers, for Ready. */
+  readinessGates?: { conditionType: string }[];
   /** Pod-level requests and limits (cpu, memory), when set. */
   resources?: ResourceRequirements;
   /** Resources the runtime class adds for the sandbox itself. */

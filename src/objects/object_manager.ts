@@ -305,6 +305,8 @@ export function podUpdateRegistrar(
     options.onRemoved?.(pod);
   };
   return ({ op, pods }) => {
+    // a status change references nothing new
+    if (op === "RECONCILE") return;
     if (op === "REMOVE") {
       pods.forEach(remove);
       return;

@@ -24,6 +24,7 @@ import {
   pastActiveDeadline,
 } from "./active_deadline.ts";
 import { computePodPhase } from "./pod_phase.ts";
+import { podReadyCondition } from "./readiness_gates.ts";
 import { podQOSClass } from "./pod_resources.ts";
 import { mergeConditions, rfc3339 } from "./pod_conditions.ts";
 
@@ -268,9 +269,10 @@ function buildConditions(
   } else {
     ready = { status: "True" };
   }
+  // readiness gates are conditions others write through the API server
   conditions.push({ type: "ContainersReady", ...ready }, {
     type: "Ready",
-    ...ready,
+    ...podReadyCondition(pod, ready, pod.status?.conditions ?? []),
   });
   conditions.push({ type: "PodScheduled", status: "True" });
   return conditions;

@@ -4,7 +4,9 @@
  *
  * Each source reports its full set of pods (`set(source, pods)`); the merger diffs it against
  * what that source reported before and emits REMOVE (pods gone), ADD (new UIDs) and UPDATE
- * (same UID, changed spec, labels, annotations or deletion request) updates, in that order.
+ * (same UID, changed spec, labels, annotations or deletion request) updates, in that order,
+ * then RECONCILE for pods whose status alone changed (upstream's: the pod's readiness gates
+ * may need a sync).
  * `allSourcesReady()` is true once every configured source has reported at least once:
  * deleting anything before that would kill pods a slow source has simply not listed yet.
  *
@@ -20,7 +22,7 @@ import {
 } from "./static_pod.ts";
 
 /** What happened to a set of pods of one source. */
-export type PodOperation = "ADD" | "UPDATE" | "REMOVE" | "SET";
+export type PodOperation = "ADD" | "UPDATE" | "REMOVE" | "SET" | "RECONCILE";
 
 /** One change of the merged pod configuration. */
 export interface PodUpdate {
@@ -63,6 +65,7 @@ export class PodConfig {
     const next = new Map<string, Pod>();
     const added: Pod[] = [];
     const updated: Pod[] = [];
+    const reconciled: Pod[] = [];
     for (const raw of pods) {
       const uid = raw.metadata.uid;
       if (!uid || next.has(uid)) continue;
@@ -71,6 +74,7 @@ export class PodConfig {
       next.set(uid, stamped);
       if (!old) added.push(stamped);
       else if (!samePod(old, stamped)) updated.push(stamped);
+      else if (!sameStatus(old, stamped)) reconciled.push(stamped);
     }
     const removed = [...previous.values()].filter((p) =>
       !next.has(p.metadata.uid!)
@@ -80,6 +84,9 @@ export class PodConfig {
     if (removed.length) updates.push({ op: "REMOVE", source, pods: removed });
     if (added.length) updates.push({ op: "ADD", source, pods: added });
     if (updated.length) updates.push({ op: "UPDATE", source, pods: updated });
+    if (reconciled.length) {
+      updates.push({ op: "RECONCILE", source, pods: reconciled });
+    }
     for (const u of updates) this.#onUpdate?.(u);
     return updates;
   }
@@ -125,10 +132,14 @@ export class PodConfig {
  * Equal as the kubelet sees a pod (upstream `podsDifferSemantically`): spec, labels,
  * annotations (the `config.seen` stamp aside) and the deletion request. A new status or
  * resourceVersion alone (the API server echoing the kubelet's own status write) is no update;
- * the stored copy still takes it.
+ * the stored copy still takes it, and a new status is a RECONCILE.
  */
 function samePod(a: Pod, b: Pod): boolean {
   return canonicalJson(semantics(a)) === canonicalJson(semantics(b));
+}
+
+function sameStatus(a: Pod, b: Pod): boolean {
+  return canonicalJson(a.status ?? {}) === canonicalJson(b.status ?? {});
 }
 
 function semantics(pod: Pod): unknown {

@@ -66,7 +66,7 @@ Deno.test("PodConfig.allSourcesReady() waits for every source, even an empty one
   assert.equal(config.sourceSeen("http"), true);
 });
 
-Deno.test("PodConfig.set() reports no update for a new status or resourceVersion alone, but keeps the new copy", () => {
+Deno.test("PodConfig.set() reports a new status alone as RECONCILE, a resourceVersion alone as nothing, and keeps the new copy", () => {
   const seen: PodUpdate[] = [];
   const config = new PodConfig({ clock: new FakeClock() }, {
     sources: ["api"],
@@ -88,11 +88,16 @@ Deno.test("PodConfig.set() reports no update for a new status or resourceVersion
     status: { phase: "Running" },
   };
   config.set("api", [echoed]);
-  assert.deepEqual(seen.map((u) => u.op), ["ADD"]);
+  assert.deepEqual(seen.map((u) => u.op), ["ADD", "RECONCILE"]);
   assert.equal(config.pods()[0]!.status?.phase, "Running");
+  config.set("api", [{
+    ...echoed,
+    metadata: { ...echoed.metadata, resourceVersion: "3" },
+  }]);
+  assert.deepEqual(seen.map((u) => u.op), ["ADD", "RECONCILE"]);
   config.set("api", [{
     ...echoed,
     metadata: { ...echoed.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
   }]);
-  assert.deepEqual(seen.map((u) => u.op), ["ADD", "UPDATE"]);
+  assert.deepEqual(seen.map((u) => u.op), ["ADD", "RECONCILE", "UPDATE"]);
 });

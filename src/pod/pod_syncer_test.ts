@@ -567,6 +567,40 @@ Deno.test("syncPod(): a deadline shortened by an update fails a pod that started
   assert.equal(statusManager.getPodStatus("u1")?.reason, "DeadlineExceeded");
 });
 
+Deno.test("syncPod(): Ready waits for the readiness gates the API status reports True", async () => {
+  const { statusManager, syncer, signal } = setup();
+  const p = pod({
+    readinessGates: [{ conditionType: "example.com/lb" }],
+    containers: [{ name: "app", image: "nginx:1.27" }],
+  });
+  await syncer.syncPod(work(p), signal);
+  const ready = () =>
+    statusManager.getPodStatus("u1")?.conditions?.find((c) =>
+      c.type === "Ready"
+    );
+  assert.deepEqual(
+    [ready()?.status, ready()?.reason, ready()?.message],
+    [
+      "False",
+      "ReadinessGatesNotReady",
+      'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+    ],
+  );
+  const gateTrue: Pod = {
+    ...p,
+    status: { conditions: [{ type: "example.com/lb", status: "True" }] },
+  };
+  await syncer.syncPod(work(gateTrue), signal);
+  assert.equal(ready()?.status, "True");
+  // the gate's condition is not the kubelet's: its status never carries (or overwrites) it
+  assert.equal(
+    statusManager.getPodStatus("u1")?.conditions?.some((c) =>
+      c.type === "example.com/lb"
+    ),
+    false,
+  );
+});
+
 Deno.test("syncPod() recreates the sandbox when it stops being ready", async () => {
   const { runtime, syncer, signal } = setup();
   const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });

@@ -13,6 +13,7 @@ import type { Logger } from "../log/mod.ts";
 import type { PodUpdate } from "./pod_config.ts";
 import type { PodLifecycleEvent } from "./pleg.ts";
 import type { PodWorkers } from "./pod_workers.ts";
+import { needsReadinessReconcile } from "./readiness_gates.ts";
 import { type RunningPod, runningPodStandIn } from "./runtime_pods.ts";
 import { podFullName } from "./types.ts";
 import type { Pod } from "./types.ts";
@@ -35,6 +36,8 @@ export interface SyncHandler {
   handlePodRemoves(pods: Pod[]): void;
   /** A full snapshot replaces the known pods (adds, updates and removes as needed). */
   handlePodSet(pods: Pod[]): void;
+  /** Pods whose API status alone changed (upstream `HandlePodReconcile`). */
+  handlePodReconcile(pods: Pod[]): void;
   handlePlegEvent(event: PodLifecycleEvent): void;
   /** A probe result of the pod changed: sync it now (kubelet's `handleProbeSync`). */
   handleProbeResult(podUid: string): void;
@@ -55,6 +58,7 @@ export async function dispatch(
       if (op === "ADD") handler.handlePodAdditions(pods);
       else if (op === "UPDATE") handler.handlePodUpdates(pods);
       else if (op === "REMOVE") handler.handlePodRemoves(pods);
+      else if (op === "RECONCILE") handler.handlePodReconcile(pods);
       else handler.handlePodSet(pods);
       return;
     }
@@ -288,6 +292,18 @@ export class PodSyncHandler implements SyncHandler {
     const kept = pods.filter((p) => this.#pods.has(p.metadata.uid!));
     if (added.length) this.handlePodAdditions(added);
     if (kept.length) this.handlePodUpdates(kept);
+  }
+
+  handlePodReconcile(pods: Pod[]): void {
+    for (const pod of pods) {
+      const uid = pod.metadata.uid!;
+      if (!this.#pods.has(uid)) continue;
+      this.#pods.set(uid, pod);
+      // another component changed a readiness gate condition: recompute Ready
+      if (!this.#rejected.has(uid) && needsReadinessReconcile(pod)) {
+        this.#deps.workers.updatePod({ pod, updateType: "sync" });
+      }
+    }
   }
 
   handlePlegEvent(event: PodLifecycleEvent): void {

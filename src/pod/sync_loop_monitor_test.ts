@@ -10,6 +10,7 @@ function handler(housekeeping: () => Promise<void>): SyncHandler {
     handlePodUpdates() {},
     handlePodRemoves() {},
     handlePodSet() {},
+    handlePodReconcile() {},
     handlePlegEvent() {},
     handleProbeResult() {},
     handleResync() {},

@@ -28,6 +28,7 @@ function recordingHandler(log: string[]): SyncHandler {
     handlePodUpdates: (p) => void log.push(`update ${names(p)}`),
     handlePodRemoves: (p) => void log.push(`remove ${names(p)}`),
     handlePodSet: (p) => void log.push(`set ${names(p)}`),
+    handlePodReconcile: (p) => void log.push(`reconcile ${names(p)}`),
     handlePlegEvent: (e) => void log.push(`pleg ${e.type} ${e.podUid}`),
     handleProbeResult: (uid) => void log.push(`probe ${uid}`),
     handleResync: () => void log.push("resync"),
@@ -52,6 +53,10 @@ Deno.test("dispatch() routes every event kind to its handler method", async () =
       update: { op: "REMOVE", source: "file", pods: [pod("a")] },
     },
     { kind: "config", update: { op: "SET", source: "file", pods: [pod("b")] } },
+    {
+      kind: "config",
+      update: { op: "RECONCILE", source: "api", pods: [pod("b")] },
+    },
     { kind: "pleg", event: { type: "ContainerDied", podUid: "b", id: "c1" } },
     { kind: "probe", podUid: "b" },
     { kind: "resync" },
@@ -63,6 +68,7 @@ Deno.test("dispatch() routes every event kind to its handler method", async () =
     "update a",
     "remove a",
     "set b",
+    "reconcile b",
     "pleg ContainerDied b",
     "probe b",
     "resync",
@@ -182,6 +188,36 @@ Deno.test("PodSyncHandler.handleProbeResult() syncs a known pod and ignores unkn
   await workers.whenIdle();
   handler.handleProbeResult("a");
   handler.handleProbeResult("unknown");
+  await workers.whenIdle();
+  assert.deepEqual(synced, ["sync a create", "sync a sync"]);
+});
+
+Deno.test("PodSyncHandler.handlePodReconcile() syncs a pod only when a readiness gate changed its Ready", async () => {
+  const { handler, workers, synced } = handlerWithWorkers({ value: true });
+  await using _ = workers;
+  const gated = (gate: "True" | "False", ready: "True" | "False"): Pod => ({
+    ...pod("a"),
+    spec: {
+      ...pod("a").spec,
+      readinessGates: [{ conditionType: "example.com/gate" }],
+    },
+    status: {
+      conditions: [
+        { type: "ContainersReady", status: "True" },
+        { type: "Ready", status: ready },
+        { type: "example.com/gate", status: gate },
+      ],
+    },
+  });
+  handler.handlePodAdditions([pod("a")]);
+  await workers.whenIdle();
+  // an echo of our own status, and a pod without gates: nothing to do
+  handler.handlePodReconcile([pod("a"), gated("True", "True")]);
+  handler.handlePodReconcile([pod("unknown")]);
+  await workers.whenIdle();
+  assert.deepEqual(synced, ["sync a create"]);
+  // the gate turned True while Ready is still False
+  handler.handlePodReconcile([gated("True", "False")]);
   await workers.whenIdle();
   assert.deepEqual(synced, ["sync a create", "sync a sync"]);
 });

@@ -6,7 +6,10 @@
  *   of its namespace and `KUBERNETES_SERVICE_HOST` of `default/kubernetes`;
  * - `activeDeadlineSeconds` lowered on a running pod (as NodeConformance's "should allow
  *   activeDeadlineSeconds to be updated"): the pod fails with `DeadlineExceeded` and its
- *   container stops.
+ *   container stops;
+ * - readiness gates (as NodeConformance's "should support pod readiness gates"): Ready stays
+ *   False with `ReadinessGatesNotReady` until the gate condition, patched in through the status
+ *   subresource, is True; the kubelet's status writes keep that condition.
  *
  * Node and namespace are `h6-spec-<random>`, removed at the end with everything created.
  */
@@ -193,6 +196,67 @@ Deno.test({
               ? true
               : undefined;
           }, 30_000);
+        },
+      );
+      await t.step(
+        "readiness gates set through the status subresource",
+        async () => {
+          const gate = "kts.example.com/gate";
+          await create(shellPod("gated", ns, k.node, "sleep 3600", {
+            readinessGates: [{ conditionType: gate }],
+          }));
+          const condition = (s: PodJson["status"], type: string) =>
+            s?.conditions?.find((c) => c.type === type);
+          const blocked = await waitFor("the gated pod to run", async () => {
+            const s = await podStatus("gated");
+            return s?.phase === "Running" &&
+                condition(s, "ContainersReady")?.status === "True"
+              ? s
+              : undefined;
+          }, 60_000);
+          const ready = condition(blocked, "Ready");
+          assert.equal(ready?.status, "False");
+          assert.equal(ready?.reason, "ReadinessGatesNotReady");
+          assert.equal(
+            ready?.message,
+            `corresponding condition of pod readiness gate "${gate}" does not exist.`,
+          );
+          const setGate = (status: string) =>
+            kubectl(
+              "-n",
+              ns,
+              "patch",
+              "pod",
+              "gated",
+              "--subresource=status",
+              "--type=strategic",
+              "-p",
+              JSON.stringify({
+                status: { conditions: [{ type: gate, status }] },
+              }),
+            );
+          await setGate("True");
+          await waitFor(
+            "Ready to turn True",
+            async () =>
+              condition(await podStatus("gated"), "Ready")?.status === "True" ||
+              undefined,
+            30_000,
+          );
+          // the kubelet's later status writes keep the gate condition it does not own
+          await new Promise((r) => setTimeout(r, 2_500));
+          const kept = await podStatus("gated");
+          assert.equal(condition(kept, gate)?.status, "True");
+          assert.equal(condition(kept, "Ready")?.status, "True");
+          await setGate("False");
+          await waitFor(
+            "Ready to turn False again",
+            async () =>
+              condition(await podStatus("gated"), "Ready")?.status ===
+                "False" ||
+              undefined,
+            30_000,
+          );
         },
       );
     } finally {
