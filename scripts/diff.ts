@@ -1,13 +1,19 @@
 /**
  * `deno task diff [--short] [--focus=<text>] [--out=<file>]`: runs the differential
  * scenarios (tests/diff/scenarios.ts) under kubelet.ts and the upstream kubelet, each on its
- * own containerd behind a recording CRI proxy, and prints a Markdown report: per scenario,
+ * own containerd behind a recording CRI proxy (the API-mode ones joined to the control plane of
+ * scripts/cluster_env.sh, skipped without it), and prints a Markdown report: per scenario,
  * every pod's lifecycle on both sides and each difference, marked with the reason when
  * docs/differences.md keeps it (tests/diff/known_differences.ts). Needs root and the peer
  * binaries (bash scripts/peers.sh build).
  */
 import { explain } from "../tests/diff/known_differences.ts";
-import { runScenario, type ScenarioReport } from "../tests/diff/run.ts";
+import { API_SCENARIOS } from "../tests/diff/api_scenarios.ts";
+import {
+  apiMissing,
+  runScenario,
+  type ScenarioReport,
+} from "../tests/diff/run.ts";
 import { SCENARIOS } from "../tests/diff/scenarios.ts";
 
 function option(name: string): string | undefined {
@@ -48,13 +54,17 @@ function render(report: ScenarioReport, seconds: number): string {
 
 const bin = await peersBin();
 const focus = option("focus");
-const chosen = SCENARIOS.filter((s) =>
+const chosen = [...SCENARIOS, ...API_SCENARIOS].filter((s) =>
   (!Deno.args.includes("--short") || s.short) &&
   (!focus || s.name.includes(focus))
 );
 const parts = ["# Differential run: kubelet.ts vs the upstream kubelet", ""];
 let unexplained = 0;
 for (const scenario of chosen) {
+  if (scenario.api && apiMissing) {
+    parts.push(`## ${scenario.name}\n\nSkipped: ${apiMissing}\n`);
+    continue;
+  }
   const t0 = performance.now();
   try {
     const report = await runScenario(scenario, bin);

@@ -1,7 +1,9 @@
 /**
  * One "side" of a differential run: a kubelet (kubelet.ts or the upstream kubelet) on its
  * own runtime-only containerd, with peers/criproxy recording every CRI call in between.
- * Both sides use the same node name, so their static pods have the same names.
+ * Standalone, both sides use the same node name, so their static pods have the same names;
+ * joined to a control plane (`join`), each registers its own Node, named apart, and the
+ * comparison masks the name.
  */
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 import { parseTrace, type TraceEntry } from "./normalize.ts";
@@ -22,10 +24,20 @@ export interface SideOptions {
   ports?: { healthz: number; api: number };
   /** Manifests (file name → pod) in place before the kubelet starts. */
   manifests?: Record<string, unknown>;
+  /** Join the control plane through TLS bootstrap; standalone when absent. */
+  join?: Join;
+}
+
+/** What a side needs to join a control plane (scripts/cluster_env.sh). */
+export interface Join {
+  bootstrapKubeconfig: string;
+  /** The cluster CA, which the upstream kubelet's webhook authentication wants. */
+  ca: string;
 }
 
 export interface Side extends AsyncDisposable {
   kind: Kind;
+  node: string;
   manifestDir: string;
   /** Directories that belong to this run, for masking: name → path. */
   paths: Record<string, string>;
@@ -202,6 +214,12 @@ export async function startSide(options: SideOptions): Promise<Side> {
     KTS_UPSTREAM_HEALTHZ_PORT: String(options.ports?.healthz ?? 10448),
     KTS_UPSTREAM_PORT: String(options.ports?.api ?? 10450),
     KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${root}/pod-logs`,
+    ...(options.join
+      ? {
+        KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG: options.join.bootstrapKubeconfig,
+        KUBELET_TS_CLUSTER_CA: options.join.ca,
+      }
+      : {}),
   };
   let kubelet: Deno.ChildProcess | undefined;
   let ourStart = 0;
@@ -217,6 +235,12 @@ export async function startSide(options: SideOptions): Promise<Side> {
       `--root-dir=${root}/kubelet`,
       `--cert-dir=${root}/pki`,
       `--hostname-override=${options.node}`,
+      ...(options.join
+        ? [
+          `--kubeconfig=${root}/kubelet.conf`,
+          `--bootstrap-kubeconfig=${options.join.bootstrapKubeconfig}`,
+        ]
+        : []),
     ], `${root}/kubelet.log`);
   };
   const paths: Record<string, string> = {
@@ -226,6 +250,8 @@ export async function startSide(options: SideOptions): Promise<Side> {
     kubepods: options.kind === "ours"
       ? `${OUR_CGROUP_ROOT}/kubepods`
       : `/${options.node}/kubepods`,
+    // joined sides have names of their own; standalone both are the same
+    node: options.node,
   };
   try {
     await waitForSocket(`${root}/proxy.sock`);
@@ -242,6 +268,7 @@ export async function startSide(options: SideOptions): Promise<Side> {
   }
   return {
     kind: options.kind,
+    node: options.node,
     manifestDir,
     paths,
     async trace() {
@@ -321,24 +348,35 @@ export interface SidePair extends AsyncDisposable {
   upstream: Side;
 }
 
-/** Starts kubelet.ts and the upstream kubelet for the same node name. */
+/**
+ * Starts kubelet.ts and the upstream kubelet at once, standalone for the same node name, or
+ * joined (`join`) each under its own.
+ */
 export async function startPair(
-  node: string,
+  nodes: Record<Kind, string>,
   bin: string,
   networks: Record<Kind, { bridge: string; subnet: string }>,
+  join?: Join,
 ): Promise<SidePair> {
-  const ours = await startSide({ kind: "ours", node, bin, ...networks.ours });
-  let upstream: Side;
-  try {
-    upstream = await startSide({
-      kind: "upstream",
-      node,
-      bin,
-      ...networks.upstream,
-    });
-  } catch (e) {
-    await ours[Symbol.asyncDispose]();
-    throw e;
+  const started = await Promise.allSettled(
+    (["ours", "upstream"] as const).map((kind) =>
+      startSide({
+        kind,
+        node: nodes[kind],
+        bin,
+        ...networks[kind],
+        ...(join ? { join } : {}),
+      })
+    ),
+  );
+  const [ours, upstream] = started.map((r) =>
+    r.status === "fulfilled" ? r.value : undefined
+  );
+  if (!ours || !upstream) {
+    await upstream?.[Symbol.asyncDispose]();
+    await ours?.[Symbol.asyncDispose]();
+    const failed = started.find((r) => r.status === "rejected");
+    throw (failed as PromiseRejectedResult).reason;
   }
   return {
     ours,

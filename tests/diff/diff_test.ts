@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { explain } from "./known_differences.ts";
-import { runScenario } from "./run.ts";
+import { API_SCENARIOS } from "./api_scenarios.ts";
+import { apiMissing, runScenario } from "./run.ts";
 import { SCENARIOS } from "./scenarios.ts";
 
 async function peersBin(): Promise<string | undefined> {
@@ -24,11 +25,14 @@ const bin = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") && Deno.uid() === 0
   ? await peersBin()
   : undefined;
 
-for (const scenario of SCENARIOS.filter((s) => s.short)) {
+for (
+  const scenario of [...SCENARIOS, ...API_SCENARIOS].filter((s) => s.short)
+) {
   Deno.test({
     name: `differential: ${scenario.name}`,
-    // Needs root, containerd (scripts/cri_env.sh) and the peers (scripts/peers.sh build).
-    ignore: bin === undefined,
+    // Needs root, containerd (scripts/cri_env.sh) and the peers (scripts/peers.sh build);
+    // API scenarios also the control plane (scripts/cluster_env.sh).
+    ignore: bin === undefined || (scenario.api === true && !!apiMissing),
     sanitizeOps: false,
     sanitizeResources: false,
     async fn() {

@@ -122,3 +122,54 @@ Deno.test("explain() keeps a subPath host path inside the volume, nothing else",
     undefined,
   );
 });
+
+Deno.test("explain: API mode keeps env order, upstream-only status fields, hugepages and CgroupV1, nothing else", () => {
+  const env = (keys: string[]) =>
+    JSON.stringify(keys.map((key) => ({ key, value: key.toLowerCase() })));
+  const envs = (a: string[], b: string[]) => ({
+    pod: "<node>/web",
+    what: "container app",
+    detail: `envs: ${env(a)} ≠ ${env(b)}`,
+  });
+  assert.ok(explain("s", envs(["A", "B"], ["B", "A"])));
+  assert.equal(explain("s", envs(["A", "B"], ["B", "C"])), undefined);
+  const api = (detail: string) => ({ pod: "x", what: "api", detail });
+  const status = (extra: Record<string, unknown>) =>
+    JSON.stringify([{ name: "app", ready: true, ...extra }]);
+  assert.ok(
+    explain(
+      "s",
+      api(
+        `containerStatuses: ${status({})} ≠ ${
+          status({ resources: {}, volumeMounts: [] })
+        }`,
+      ),
+    ),
+  );
+  assert.equal(
+    explain(
+      "s",
+      api(`containerStatuses: ${status({ ready: false })} ≠ ${status({})}`),
+    ),
+    undefined,
+  );
+  assert.ok(explain("API pod", api("observedGeneration: (absent) ≠ 1")));
+  assert.ok(
+    explain(
+      "s",
+      api('capacity: ["cpu","pods"] ≠ ["cpu","hugepages-2Mi","pods"]'),
+    ),
+  );
+  assert.equal(
+    explain("s", api('capacity: ["cpu"] ≠ ["cpu","pods"]')),
+    undefined,
+  );
+  const ev = (lines: string[]) => JSON.stringify(lines);
+  const base = ["Node |  | Normal | Starting | kubelet | Starting kubelet."];
+  const cg = "Node |  | Warning | CgroupV1 | kubelet | cgroup v1";
+  assert.ok(explain("s", api(`(value): ${ev(base)} ≠ ${ev([...base, cg])}`)));
+  assert.equal(
+    explain("s", api(`(value): ${ev([])} ≠ ${ev(base)}`)),
+    undefined,
+  );
+});

@@ -72,6 +72,8 @@ const HEX32_RE = /\b[0-9a-f]{32}\b/g;
 const TIME_RE = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
 // Both kubelets name a container's termination-log file with 8 random hex digits.
 const TERMINATION_FILE_RE = /(\/containers\/[^/]+\/)[0-9a-f]{8}$/;
+// The API server names a pod's service account token volume with 5 random characters.
+const TOKEN_VOLUME_RE = /\bkube-api-access-[a-z0-9]{5}\b/g;
 
 function maskString(s: string, options: MaskOptions): string {
   let out = s;
@@ -87,7 +89,8 @@ function maskString(s: string, options: MaskOptions): string {
   }
   return out.replace(ID_RE, "<id>").replace(UUID_RE, "<uid>")
     .replace(HEX32_RE, "<uid>").replace(TIME_RE, "<time>")
-    .replace(TERMINATION_FILE_RE, "$1<random>");
+    .replace(TERMINATION_FILE_RE, "$1<random>")
+    .replace(TOKEN_VOLUME_RE, "kube-api-access-<random>");
 }
 
 /** A deep copy with every string masked and object keys sorted. */

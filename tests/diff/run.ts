@@ -1,11 +1,17 @@
 /**
  * Runs a scenario under both kubelets at once and compares what each sent its runtime.
  */
+import { cluster, clusterMissing } from "../cluster/_cluster.ts";
 import { jsonDiff, lifecycle, type PodTrace, podTraces } from "./normalize.ts";
+import { maskApi } from "./normalize_api.ts";
 import type { Scenario, ScenarioContext } from "./scenarios.ts";
-import { type Side, startPair } from "./_sides.ts";
+import { type ApiSide, startApiSide } from "./_api.ts";
+import { type Kind, type Side, startPair } from "./_sides.ts";
 
 export const NODE = "diff-node";
+
+/** Why the API-mode scenarios cannot run here (no control plane), or undefined. */
+export const apiMissing = clusterMissing;
 
 /** Where the two sides' containerds put their pods; apart from every other test's. */
 const NETWORKS = {
@@ -26,10 +32,38 @@ export interface ScenarioReport {
   differences: Difference[];
 }
 
-function context(side: Side): ScenarioContext {
+/** `namespace/name` keys with the side's node name masked. */
+function byMaskedKey<T>(side: Side, pods: Map<string, T>): Map<string, T> {
+  return new Map(
+    [...pods].map(([k, v]) => [k.split(side.node).join("<node>"), v]),
+  );
+}
+
+async function sidePods(side: Side): Promise<Map<string, PodTrace>> {
+  return byMaskedKey(
+    side,
+    podTraces(await side.trace(), { paths: side.paths }),
+  );
+}
+
+function context(
+  side: Side,
+  api?: { side: ApiSide; records: Map<string, unknown> },
+): ScenarioContext {
   const pods = async () => podTraces(await side.trace(), { paths: side.paths });
   return {
-    node: NODE,
+    node: side.node,
+    ...(api
+      ? {
+        api: {
+          namespace: api.side.namespace,
+          kubectl: api.side.kubectl,
+          getJson: api.side.getJson,
+          create: api.side.create,
+          record: (name, value) => api.records.set(name, value),
+        },
+      }
+      : {}),
     write: (file, manifest) =>
       Deno.writeTextFile(
         `${side.manifestDir}/${file}`,
@@ -95,19 +129,62 @@ export function compare(
   return out;
 }
 
+/** Differences between the API objects the two sides recorded, masked. */
+export function compareRecords(
+  ours: Map<string, unknown>,
+  upstream: Map<string, unknown>,
+  paths: Record<Kind, Record<string, string>>,
+): Difference[] {
+  const names = [...new Set([...ours.keys(), ...upstream.keys()])].sort();
+  return names.flatMap((name) =>
+    jsonDiff(
+      maskApi(ours.get(name), { paths: paths.ours }),
+      maskApi(upstream.get(name), { paths: paths.upstream }),
+    ).map((detail) => ({ pod: name, what: "api", detail }))
+  );
+}
+
 /** Starts both sides, runs `scenario` on each at the same time, compares, tears down. */
 export async function runScenario(
   scenario: Scenario,
   bin: string,
 ): Promise<ScenarioReport> {
-  await using pair = await startPair(NODE, bin, NETWORKS);
+  if (scenario.api && apiMissing) throw new Error(apiMissing);
+  const tag = crypto.randomUUID().slice(0, 6);
+  // joined, each side is its own Node; standalone, both use the same name
+  const nodes = scenario.api
+    ? { ours: `diff-ours-${tag}`, upstream: `diff-up-${tag}` }
+    : { ours: NODE, upstream: NODE };
+  const join = scenario.api
+    ? { bootstrapKubeconfig: cluster.bootstrapKubeconfig, ca: cluster.ca }
+    : undefined;
+  // disposed after the pair: a Node deleted while its kubelet runs comes back
+  await using cleanup = new AsyncDisposableStack();
+  await using pair = await startPair(nodes, bin, NETWORKS, join);
   const { ours, upstream } = pair;
-  await Promise.all([
-    scenario.run(context(ours)),
-    scenario.run(context(upstream)),
-  ]);
-  const a = podTraces(await ours.trace(), { paths: ours.paths });
-  const b = podTraces(await upstream.trace(), { paths: upstream.paths });
+  const records = { ours: new Map(), upstream: new Map() };
+  if (scenario.api) {
+    const scratch = await Deno.makeTempDir({ prefix: "kts-diff-api-" });
+    cleanup.defer(() => Deno.remove(scratch, { recursive: true }));
+    const [apiOurs, apiUp] = await Promise.all(
+      [ours, upstream].map((s) => startApiSide(s.node, cluster, scratch)),
+    );
+    cleanup.use(apiOurs!);
+    cleanup.use(apiUp!);
+    await Promise.all([
+      scenario.run(context(ours, { side: apiOurs!, records: records.ours })),
+      scenario.run(
+        context(upstream, { side: apiUp!, records: records.upstream }),
+      ),
+    ]);
+  } else {
+    await Promise.all([
+      scenario.run(context(ours)),
+      scenario.run(context(upstream)),
+    ]);
+  }
+  const a = await sidePods(ours);
+  const b = await sidePods(upstream);
   const lifecycles: ScenarioReport["lifecycles"] = {};
   for (const pod of new Set([...a.keys(), ...b.keys()])) {
     lifecycles[pod] = {
@@ -115,5 +192,12 @@ export async function runScenario(
       upstream: lifecycle(b.get(pod)?.events ?? []),
     };
   }
-  return { scenario: scenario.name, lifecycles, differences: compare(a, b) };
+  const differences = [
+    ...compare(a, b),
+    ...compareRecords(records.ours, records.upstream, {
+      ours: ours.paths,
+      upstream: upstream.paths,
+    }),
+  ];
+  return { scenario: scenario.name, lifecycles, differences };
 }

@@ -20,12 +20,31 @@ export interface ScenarioContext {
     timeoutMs?: number,
   ): Promise<void>;
   sleep(ms: number): Promise<void>;
+  /** The control plane, in scenarios that join one (`api`). */
+  api?: ApiContext;
+}
+
+/** A joined side's view of the control plane. */
+export interface ApiContext {
+  /** This side's namespace for API pods (named as its Node, masked as `<node>`). */
+  namespace: string;
+  kubectl(...args: string[]): Promise<string>;
+  /** `kubectl get … -o json`; undefined when the object does not exist. */
+  getJson<T = Record<string, unknown>>(
+    ...args: string[]
+  ): Promise<T | undefined>;
+  /** `kubectl create` in this side's namespace. */
+  create(object: unknown): Promise<void>;
+  /** Keeps `value` (a view from normalize_api.ts) to compare with the other side's. */
+  record(name: string, value: unknown): void;
 }
 
 export interface Scenario {
   name: string;
   /** Runs in CI (kept to well under a minute). */
   short: boolean;
+  /** Both kubelets join the control plane, each as its own Node. */
+  api?: boolean;
   run(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -64,7 +83,7 @@ export function pod(
   };
 }
 
-const sleeper = (name: string) => ({
+export const sleeper = (name: string): ContainerSpec => ({
   name,
   command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"],
 });
