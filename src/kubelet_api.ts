@@ -29,7 +29,11 @@ import {
   type ResourceStats,
   runApiServer,
 } from "./server/mod.ts";
-import { podsWithStatus, type StatusSource } from "./status/mod.ts";
+import {
+  logContainer,
+  podsWithStatus,
+  type StatusSource,
+} from "./status/mod.ts";
 import { createStreamingHost } from "./kubelet_streaming.ts";
 import { statsSummary } from "./kubelet_stats.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
@@ -214,26 +218,9 @@ async function containerLogTarget(
     ...(status?.ephemeralContainerStatuses ?? []),
   ].find((c) => c.name === ref.container);
   const what = `container "${ref.container}" in pod "${ref.pod}"`;
-  let id: string | undefined;
-  if (previous) {
-    id = container?.lastState.terminated?.containerID;
-    if (!id) {
-      throw new HttpError(
-        400,
-        `previous terminated container "${ref.container}" in pod "${ref.pod}" not found`,
-      );
-    }
-  } else {
-    id = container?.containerID;
-    const waiting = container?.state.waiting;
-    if (!id && waiting) {
-      throw new HttpError(
-        400,
-        `${what} is waiting to start: ${waiting.reason ?? "unknown"}`,
-      );
-    }
-    if (!id) throw new HttpError(400, `${what} is not available`);
-  }
+  const picked = logContainer(container, ref.pod, ref.container, previous);
+  if ("error" in picked) throw new HttpError(400, picked.error);
+  const id = picked.id;
   const containerId = runtimeId(id);
   let path: string | undefined;
   try {

@@ -39,3 +39,6 @@ export { podStatusPatch } from "./pod_status_patch.ts";
 /** The pods with their cached statuses, rebuilt only after a change (`/pods`). */
 export { podsWithStatus } from "./pods_with_status.ts";
 export type { PodsWithStatus, StatusSource } from "./pods_with_status.ts";
+/** Which container instance a log request reads, or upstream's words for why none. */
+export { logContainer } from "./log_container.ts";
+export type { LogContainer } from "./log_container.ts";
