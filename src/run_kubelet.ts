@@ -284,6 +284,12 @@ export async function runKubelet(
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
     ...(cluster ? { events: cluster.events } : {}),
   });
+  // upstream sets up kubepods and the QoS tiers when its container manager starts
+  await environment.podCgroups?.start().catch((cause) =>
+    logger.warn("Failed to create the QoS cgroups", {
+      err: cause instanceof Error ? cause.message : String(cause),
+    })
+  );
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
