@@ -118,12 +118,12 @@ function convert(
   ctx: ConvertContext,
   containers: Container[],
   init: boolean,
+  old: ContainerStatus[] | undefined = init
+    ? ctx.options.previous?.initContainerStatuses
+    : ctx.options.previous?.containerStatuses,
 ): ContainerStatus[] {
   const { pod, runtime, options } = ctx;
   const hasInits = (pod.spec.initContainers ?? []).length > 0;
-  const old = init
-    ? options.previous?.initContainerStatuses
-    : options.previous?.containerStatuses;
   return containers.map((c) => {
     const views = runtime.containers.filter((v) => v.name === c.name);
     const newest = views[0];
@@ -322,6 +322,16 @@ export function computePodStatus(
   };
   if ((pod.spec.initContainers ?? []).length > 0) {
     status.initContainerStatuses = initContainerStatuses;
+  }
+  const ephemeral = pod.spec.ephemeralContainers ?? [];
+  if (ephemeral.length > 0) {
+    // upstream's prober never looks at them: never ready, and no `started`
+    status.ephemeralContainerStatuses = convert(
+      ctx,
+      ephemeral,
+      false,
+      previous?.ephemeralContainerStatuses,
+    ).map(({ started: _unprobed, ...s }) => ({ ...s, ready: false }));
   }
   const hostIPs = options.hostIPs ?? [];
   if (hostIPs.length > 0) {

@@ -432,3 +432,43 @@ Deno.test("terminatePodStatus() leaves regular containers waiting when an init c
     "ContainerStatusUnknown",
   );
 });
+
+Deno.test("computePodStatus() reports ephemeral containers apart: never ready, no started, not in Ready or the phase", () => {
+  const clock = new FakeClock(T0 + 5000);
+  const app: Container = { name: "app", image: "nginx:1.27" };
+  const debug: Container = { name: "debug", image: "busybox" };
+  const waiting: Container = { name: "later", image: "busybox" };
+  const p = pod({ ephemeralContainers: [debug, waiting] });
+  const s = computePodStatus(
+    p,
+    rs([view(app), view(debug, { state: "exited", exitCode: 3 })]),
+    {
+      clock,
+      syncResults: [{
+        action: "StartContainer",
+        target: "later",
+        reason: "ErrImagePull",
+        message: "no such image",
+      }],
+    },
+  );
+  assert.equal(s.phase, "Running");
+  assert.deepEqual(s.containerStatuses?.map((c) => c.name), ["app"]);
+  const [d, l] = s.ephemeralContainerStatuses!;
+  assert.equal(d!.name, "debug");
+  assert.equal(d!.state.terminated?.exitCode, 3);
+  assert.equal(d!.ready, false);
+  assert.equal("started" in d!, false);
+  assert.deepEqual(l!.state, {
+    waiting: { reason: "ErrImagePull", message: "no such image" },
+  });
+  assert.equal(
+    s.conditions?.find((c) => c.type === "Ready")?.status,
+    "True",
+  );
+  assert.equal(
+    computePodStatus(pod(), rs([view(app)]), { clock })
+      .ephemeralContainerStatuses,
+    undefined,
+  );
+});
