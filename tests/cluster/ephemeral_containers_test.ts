@@ -1,0 +1,141 @@
+/**
+ * Ephemeral containers, on real containerd and the local control plane with an in-process
+ * kubelet.ts (`startApiKubelet`): `kubectl debug --target` adds one to a running pod; the
+ * kubelet starts it in the pod's sandbox, in the target's process namespace (its `ps` sees the
+ * target's process), reports it in `status.ephemeralContainerStatuses`, serves its log, never
+ * restarts it, and kills it with the pod.
+ *
+ * Node and namespace are `h8-eph-<random>`, removed at the end with everything created.
+ */
+import assert from "node:assert/strict";
+import { POD_UID_LABEL } from "../../src/pod/mod.ts";
+import { startApiKubelet } from "./_api_kubelet.ts";
+import {
+  clusterMissing,
+  CRI_ENDPOINT,
+  CRI_IMAGE,
+  getJson,
+  kubectl,
+  waitFor,
+} from "./_cluster.ts";
+
+const missing = clusterMissing ??
+  (CRI_ENDPOINT
+    ? undefined
+    : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
+// deno-lint-ignore no-console
+if (missing) console.log(`skipping ephemeral_containers_test: ${missing}`);
+
+interface ContainerStatusJson {
+  name: string;
+  ready: boolean;
+  restartCount: number;
+  containerID?: string;
+  state: { running?: unknown; terminated?: { exitCode: number } };
+}
+interface PodJson {
+  metadata: { uid: string };
+  status?: {
+    phase?: string;
+    ephemeralContainerStatuses?: ContainerStatusJson[];
+  };
+}
+
+Deno.test({
+  name:
+    "kubectl debug --target: the ephemeral container runs in the target's process namespace, is reported, logs, and dies with the pod",
+  ignore: missing !== undefined,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const k = await startApiKubelet("h8-eph", { criEndpoint: CRI_ENDPOINT });
+    const ns = k.node;
+    try {
+      const file = await Deno.makeTempFile({ suffix: ".json" });
+      await Deno.writeTextFile(
+        file,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "target", namespace: ns },
+          spec: {
+            nodeName: ns,
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            terminationGracePeriodSeconds: 1,
+            containers: [{
+              name: "main",
+              image: CRI_IMAGE,
+              imagePullPolicy: "IfNotPresent",
+              command: ["sleep", "7777"],
+            }],
+          },
+        }),
+      );
+      await kubectl("create", "-f", file);
+      await Deno.remove(file);
+      await waitFor("pod Running", async () => {
+        const p = await getJson<PodJson>("pod", "-n", ns, "target");
+        return p?.status?.phase === "Running" ? true : undefined;
+      }, 60_000);
+
+      await kubectl(
+        "debug",
+        "-n",
+        ns,
+        "target",
+        `--image=${CRI_IMAGE}`,
+        "--image-pull-policy=IfNotPresent",
+        "--target=main",
+        "--container=debugger",
+        "--",
+        "sh",
+        "-c",
+        "echo hello-from-debugger; ps; exec sleep 3600",
+      );
+      const running = await waitFor(
+        "the ephemeral container running",
+        async () => {
+          const p = await getJson<PodJson>("pod", "-n", ns, "target");
+          const s = p?.status?.ephemeralContainerStatuses?.find((c) =>
+            c.name === "debugger"
+          );
+          return s?.state.running ? { pod: p!, status: s } : undefined;
+        },
+        60_000,
+      );
+      assert.equal(running.status.ready, false);
+      assert.equal(running.status.restartCount, 0);
+      assert.match(running.status.containerID ?? "", /^containerd:\/\//);
+
+      const logs = await waitFor("the debugger's log", async () => {
+        const text = await kubectl(
+          "logs",
+          "-n",
+          ns,
+          "target",
+          "-c",
+          "debugger",
+        );
+        return text.includes("hello-from-debugger") && text.includes("sleep")
+          ? text
+          : undefined;
+      }, 30_000);
+      // --target: the debugger's ps lists the target's process
+      assert.match(logs, /sleep 7777/);
+
+      // Deleting the pod kills the ephemeral container with the others.
+      await kubectl("delete", "pod", "-n", ns, "target", "--wait=false");
+      await waitFor("no running container of the pod", async () => {
+        const { containers } = await k.runtime.listContainers({
+          filter: {
+            labelSelector: { [POD_UID_LABEL]: running.pod.metadata.uid },
+          },
+        });
+        return containers.every((c) => c.state !== 1) ? true : undefined;
+      }, 60_000);
+    } finally {
+      await k.stop();
+    }
+  },
+});
