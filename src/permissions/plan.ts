@@ -210,6 +210,9 @@ export const STREAMING_SERVER_GRANT = "127.0.0.1";
 /** Upstream's legacy container log link directory (for the default `podLogsDir`). */
 export const CONTAINER_LOG_LINKS_DIR = "/var/log/containers";
 
+/** The node's log directory the kubelet API serves under `/logs/` (upstream's fixed path). */
+export const NODE_LOG_DIR = "/var/log";
+
 /** The net grant for the CRI client's request URL host. */
 export const CRI_URL_GRANT = "cri.invalid:80";
 
@@ -318,6 +321,14 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
     // podLogsDir they go under it (src/pod/container_logs.ts)
     b.add("read", CONTAINER_LOG_LINKS_DIR, "container log links");
     b.add("write", CONTAINER_LOG_LINKS_DIR, "container log links");
+  }
+  // the kubelet API's /logs/ (a debugging handler, on by default) lists and reads it
+  if (
+    (config.port ?? PLAN_DEFAULTS.port) > 0 &&
+    config.enableDebuggingHandlers !== false &&
+    config.enableSystemLogHandler !== false
+  ) {
+    b.add("read", NODE_LOG_DIR, "enableSystemLogHandler");
   }
 
   const runtime = config.containerRuntimeEndpoint ||

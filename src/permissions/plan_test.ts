@@ -20,8 +20,8 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "/run/containerd/containerd.sock",
     "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
-    "/var/log/containers",
-    "/var/log/pods",
+    // the kubelet API's /logs/ reads the node's log directory (covers the pod logs)
+    "/var/log",
   ]);
   assert.deepEqual(plan.write, [
     "/run/containerd/containerd.sock",
@@ -50,6 +50,23 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
   ]);
   for (const forbidden of ["all", "run", "ffi"]) {
     assert.ok(!plan.grants.some((g) => (g.name as string) === forbidden));
+  }
+});
+
+Deno.test("planPermissions() reads /var/log only while /logs/ is served", async () => {
+  for (
+    const config of [
+      { enableSystemLogHandler: false },
+      { enableDebuggingHandlers: false },
+      { port: 0 },
+    ]
+  ) {
+    const plan = await planPermissions({ config, flags: {} }, {
+      readFile: noFile,
+    });
+    const what = JSON.stringify(config);
+    assert.ok(!plan.read.includes("/var/log"), what);
+    assert.ok(plan.read.includes("/var/log/pods"), what);
   }
 });
 

@@ -77,6 +77,9 @@ export interface PlanConfig {
   healthzPort?: number | undefined;
   /** Pod IP range(s): httpGet/tcpSocket/grpc probes and httpGet hooks dial pod IPs. */
   podCIDR?: string | undefined;
+  /** With `enableSystemLogHandler`, the kubelet API's `/logs/` reads the node's log directory. */
+  enableDebuggingHandlers?: boolean | undefined;
+  enableSystemLogHandler?: boolean | undefined;
 }
 
 /** The command-line-only flags the planner reads. */

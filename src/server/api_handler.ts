@@ -52,6 +52,12 @@ import {
   podsRoute,
   runningPodsRoute,
 } from "./routes/pods.ts";
+import {
+  disabledNodeLogsRoute,
+  NODE_LOGS_PREFIX,
+  type NodeLogsHost,
+  nodeLogsRoute,
+} from "./routes/node_logs.ts";
 
 /** What the kubelet API reads from the kubelet. */
 export interface ApiServerHost extends ServerHost, PodsHost {
@@ -66,6 +72,8 @@ export interface ApiServerHost extends ServerHost, PodsHost {
   streaming?: StreamingHost;
   /** `/stats/summary`; omitted → not served. */
   statsSummary?: StatsSummaryHost["statsSummary"];
+  /** The node's log directory for `/logs/`; omitted → not served. */
+  nodeLogs?: NodeLogsHost;
 }
 
 /** What the transport knows about a request beyond the `Request`. */
@@ -94,6 +102,8 @@ export interface ApiHandlerOptions {
   auth?: ApiAuth;
   /** `enableDebuggingHandlers` (default true): `/configz`, `/runningpods/`, `/containerLogs/`. */
   enableDebuggingHandlers?: boolean;
+  /** `enableSystemLogHandler` (default true): `/logs/`, itself a debugging handler. */
+  enableSystemLogHandler?: boolean;
 }
 
 interface RouteEntry {
@@ -172,8 +182,20 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
 }
 
 /** Routes below a prefix (the rest of the path is the route's parameters). */
-function prefixTable(host: ApiServerHost): Array<[string, RouteEntry]> {
+function prefixTable(
+  host: ApiServerHost,
+  options: ApiHandlerOptions = {},
+): Array<[string, RouteEntry]> {
   const prefixes: Array<[string, RouteEntry]> = [];
+  if (host.nodeLogs) {
+    prefixes.push([NODE_LOGS_PREFIX, {
+      route: options.enableSystemLogHandler === false
+        ? disabledNodeLogsRoute
+        : nodeLogsRoute(host.nodeLogs),
+      methods: ["GET"],
+      debugging: true,
+    }]);
+  }
   if (host.logs) {
     prefixes.push(["/containerLogs/", {
       route: containerLogsRoute({ ...host.logs, clock: host.clock }),
@@ -228,7 +250,7 @@ export function createApiHandler(
 ): ApiHandler {
   const { logger } = host;
   const table = routeTable(host);
-  const prefixes = prefixTable(host);
+  const prefixes = prefixTable(host, options);
   const lookup = (path: string) =>
     table.get(path) ?? prefixes.find(([p]) => path.startsWith(p))?.[1];
   const debugging = options.enableDebuggingHandlers ?? true;

@@ -61,6 +61,8 @@ export interface ApiServerConfig {
   authorizationMode: string;
   webhookAuthz: { allowedTtlMs: number; deniedTtlMs: number };
   enableDebuggingHandlers?: boolean;
+  /** `/logs/` (default true; only with the debugging handlers). */
+  enableSystemLogHandler?: boolean;
   /** `--kubeconfig`: the credentials of the TokenReview/SubjectAccessReview calls. */
   kubeconfig?: string | undefined;
 }
@@ -260,6 +262,7 @@ async function startHttps(
   const handler = createApiHandler(host, {
     auth,
     enableDebuggingHandlers: config.enableDebuggingHandlers ?? true,
+    enableSystemLogHandler: config.enableSystemLogHandler ?? true,
   });
   const source = certificates;
   const done = retrying(

@@ -2,7 +2,8 @@
  * The kubelet API under exactly the grants the permission plan gives its configuration (plus
  * read access to this repository, for the modules): it self-signs into the cert dir, binds,
  * answers client-certificate requests and proxies an exec upgrade to a streaming server on a
- * random loopback port (as containerd's is) without any `NotCapable`.
+ * random loopback port (as containerd's is) and lists and reads `/var/log` under `/logs/`,
+ * without any `NotCapable`.
  */
 import assert from "node:assert/strict";
 import { planPermissions, toDenoFlags } from "../../src/permissions/mod.ts";
@@ -79,6 +80,21 @@ Deno.test("the kubelet API runs under the planned permissions", async () => {
       });
       await r.body?.cancel();
       assert.equal(r.status, 200, path);
+    }
+    // /logs/ under the plan's read grant of /var/log: the listing and a file in it.
+    const listing = await fetch(`https://127.0.0.1:${port}/logs/`, {
+      client: http,
+    });
+    assert.equal(listing.status, 200);
+    assert.match(await listing.text(), /^<!doctype html>/);
+    const file = [...Deno.readDirSync("/var/log")].find((e) => e.isFile);
+    if (file) {
+      const r = await fetch(
+        `https://127.0.0.1:${port}/logs/${encodeURIComponent(file.name)}`,
+        { client: http },
+      );
+      await r.body?.cancel();
+      assert.equal(r.status, 200, file.name);
     }
     const echoed = await upgradeAndEcho(port, caPem, client, "ping");
     assert.match(echoed, /^HTTP\/1\.1 101 [^]*\r\n\r\nping$/);

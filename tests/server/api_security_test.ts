@@ -40,6 +40,7 @@ const EXPECTED: Readonly<
   "/metrics/probes": { subresource: "metrics" },
   "/stats/summary": { subresource: "stats" },
   "/containerLogs/": { subresource: "proxy" },
+  "/logs/": { subresource: "log" },
   "/exec/": { subresource: "proxy", alwaysCreate: true },
   "/attach/": { subresource: "proxy", alwaysCreate: true },
   "/portForward/": { subresource: "proxy", alwaysCreate: true },
@@ -48,8 +49,6 @@ const EXPECTED: Readonly<
 
 /** Upstream paths not served here: still authorized with upstream's attributes before the 404. */
 const UNSERVED: ReadonlyArray<readonly [string, string]> = [
-  ["/logs/", "log"],
-  ["/logs/syslog", "log"],
   ["/spec/", "spec"],
   ["/checkpoint/default/web/app", "checkpoint"],
   ["/metrics/cadvisor", "metrics"],
@@ -96,6 +95,7 @@ function recordingHost(reached: string[]): ApiServerHost {
     resourceStats: () =>
       Promise.resolve(hit("/metrics/resource", { containers: [] })),
     statsSummary: () => Promise.resolve(hit("/stats/summary", {})),
+    nodeLogs: { logDir: () => hit("/logs/", "/nonexistent") },
     logs: {
       podLogsDir: "/nonexistent",
       containerLog: () => notFound("/containerLogs/"),
@@ -287,6 +287,16 @@ const TRICKS = [
   "/pods#/../exec/default/web/app",
   "/stats/summary%3f/../../exec/default/web/app",
   "/exec/default/web/app?command=sh&command=/../../pods",
+  "/logs/../exec/default/web/app",
+  "/logs/%2e%2e/exec/default/web/app",
+  "/logs/..%2fexec/default/web/app",
+  "/logs%2f..%2fexec/default/web/app",
+  "/logs/../../etc/passwd",
+  "/logs/%2e%2e/%2e%2e/etc/passwd",
+  "/logs/%2fetc/passwd",
+  "/logs//etc/passwd",
+  "/logs/pods/../../../etc/passwd",
+  "/logs/..;/exec/default/web/app",
 ];
 
 Deno.test("path tricks never reach a route under weaker attributes than its own", async () => {

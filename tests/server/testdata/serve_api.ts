@@ -20,6 +20,7 @@ const done = runApiServer({
   runningPods: () => Promise.resolve([]),
   config: () => ({}),
   runtimeCounts: () => Promise.resolve({ runningPods: 0, containers: {} }),
+  nodeLogs: { logDir: () => "/var/log" },
   ...(streamUrl
     ? {
       streaming: {
