@@ -23,6 +23,20 @@ export const clusterMissing = cluster.kubeconfig && cluster.bin
 /** The shared containerd of scripts/cri_env.sh; empty when it is not up. */
 export const CRI_ENDPOINT = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
 
+/**
+ * Why a test of kubelet.ts joined to the control plane on the shared containerd cannot run
+ * here (undefined when it can); says so, naming `test`, when it cannot.
+ */
+export function apiKubeletMissing(test: string): string | undefined {
+  const missing = clusterMissing ??
+    (CRI_ENDPOINT
+      ? undefined
+      : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
+  // deno-lint-ignore no-console
+  if (missing) console.log(`skipping ${test}: ${missing}`);
+  return missing;
+}
+
 /** The image scripts/cri_env.sh imports into every containerd it starts. */
 export const CRI_IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
   "kts.local/busybox:latest";

@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import { startApiKubelet } from "./_api_kubelet.ts";
 import {
-  clusterMissing,
+  apiKubeletMissing,
   CRI_ENDPOINT,
   CRI_IMAGE,
   getJson,
@@ -24,12 +24,7 @@ import {
   waitFor,
 } from "./_cluster.ts";
 
-const missing = clusterMissing ??
-  (CRI_ENDPOINT
-    ? undefined
-    : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
-// deno-lint-ignore no-console
-if (missing) console.log(`skipping pod_spec_features_test: ${missing}`);
+const missing = apiKubeletMissing("pod_spec_features_test");
 
 interface PodJson {
   status?: {
