@@ -224,6 +224,36 @@ export async function removeCgroup(
   if (failure !== undefined) throw failure;
 }
 
+/**
+ * Processes in the cgroup and its child cgroups (upstream `cgroupManager.Pids`), from every
+ * v1 hierarchy or the v2 tree; duplicates removed.
+ */
+export async function cgroupProcs(
+  tree: CgroupTree,
+  path: string,
+): Promise<number[]> {
+  const dirs = tree.version === "v2"
+    ? [tree.mount + path]
+    : (await tree.fs.readDirNames(tree.mount)).map((h) =>
+      `${tree.mount}/${h}${path}`
+    );
+  const pids = new Set<number>();
+  const walk = async (dir: string): Promise<void> => {
+    const text = await tree.fs.readTextFile(`${dir}/cgroup.procs`).catch(
+      () => "",
+    );
+    for (const line of text.split("\n")) {
+      const pid = Number(line.trim());
+      if (line.trim() !== "" && Number.isInteger(pid)) pids.add(pid);
+    }
+    for (const child of await tree.fs.readDirNames(dir)) {
+      await walk(`${dir}/${child}`);
+    }
+  };
+  for (const dir of dirs) await walk(dir);
+  return [...pids];
+}
+
 /** Child cgroups first (containers' cgroups left inside a pod's), then the directory. */
 async function removeDirTree(fs: CgroupTreeFs, dir: string): Promise<void> {
   for (const child of await fs.readDirNames(dir)) {

@@ -26,6 +26,7 @@ import {
 import {
   applyCgroup,
   cgroupExists,
+  cgroupProcs,
   type CgroupTree,
   type CgroupTreeFs,
   denoCgroupTreeFs,
@@ -50,7 +51,10 @@ export interface PodCgroupManager {
   start(): Promise<void>;
   /** Before the sandbox: when missing, the pod cgroup with its settings (tiers first). */
   ensurePod(pod: Pod): Promise<void>;
-  /** After the pod's containers are gone: its cgroup goes and the tiers follow. */
+  /**
+   * After the pod's containers are gone: processes left in its cgroup are killed, the cgroup
+   * goes and the tiers follow.
+   */
   removePod(pod: Pod): Promise<void>;
   /**
    * Housekeeping: the tiers follow `activePods` (written when changed and every minute) and
@@ -74,7 +78,12 @@ export interface PodCgroupManagerDeps {
    * minimum CPU shares until they are gone (upstream `ReduceCPULimits`); omitted → never.
    */
   podVolumesExist?: (uid: string) => Promise<boolean>;
+  /** Sends SIGKILL to a process (default `Deno.kill`); throws `NotFound` when it is gone. */
+  kill?: (pid: number) => void;
 }
+
+/** Upstream `tryKillingCgroupProcesses` tries this many rounds. */
+const KILL_ROUNDS = 5;
 
 /** Options of {@linkcode createPodCgroupManager}. */
 export interface PodCgroupManagerOptions {
@@ -136,6 +145,36 @@ export function createPodCgroupManager(
     }
   };
 
+  const kill = deps.kill ?? ((pid: number) => Deno.kill(pid, "SIGKILL"));
+  /**
+   * Upstream `podContainerManager.Destroy`: SIGKILL to every process left in the cgroup (a
+   * few rounds while some refuse), then the directories.
+   */
+  const destroy = async (path: string) => {
+    const pids = await cgroupProcs(tree, path);
+    const done = new Set<number>();
+    let failure: unknown;
+    for (
+      let round = 0;
+      round < KILL_ROUNDS && done.size < pids.length;
+      round++
+    ) {
+      failure = undefined;
+      for (const pid of pids) {
+        if (done.has(pid)) continue;
+        try {
+          kill(pid);
+          done.add(pid);
+        } catch (error) {
+          if (error instanceof Deno.errors.NotFound) done.add(pid);
+          else failure ??= error;
+        }
+      }
+    }
+    if (failure !== undefined) throw failure;
+    await removeCgroup(tree, path);
+  };
+
   const updateTiers = async () => {
     // upstream rewrites them every minute even when nothing changed
     const wanted = qosTierSettings([...active.values()], options.hugepageSizes);
@@ -190,7 +229,7 @@ export function createPodCgroupManager(
     },
     async removePod(pod) {
       active.delete(pod.metadata.uid ?? "");
-      await removeCgroup(tree, podCgroupParent(pod, options.cgroups));
+      await destroy(podCgroupParent(pod, options.cgroups));
       if (started) await updateTiers();
     },
     async housekeeping(activePods, known) {
@@ -224,7 +263,7 @@ export function createPodCgroupManager(
             await applyCgroup(tree, path, { cpuShares: 2 }, { create: false });
             continue;
           }
-          await removeCgroup(tree, path);
+          await destroy(path);
           logger.v(3).info("Removed orphaned pod cgroup", { cgroup: path });
         } catch (error) {
           logger.v(3).info("Orphaned pod cgroup not removed yet", {

@@ -121,6 +121,7 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
     const tree = await openCgroupTree(kernelRmdir, mount, ["2MB"]);
     assert.deepEqual([tree.version, tree.hugetlbSizes], ["v1", []]);
     const events: string[] = [];
+    const killed: number[] = [];
     let now = 0;
     const manager = createPodCgroupManager({
       tree,
@@ -131,6 +132,10 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
           events.push(`${o.kind}/${o.name} ${type} ${reason}: ${message}`),
       },
       podVolumesExist: (uid) => Promise.resolve(uid === "vol"),
+      kill(pid) {
+        if (pid === 7) throw new Deno.errors.NotFound("gone already");
+        killed.push(pid);
+      },
     }, {
       nodeName: "n1",
       cgroups: { cgroupRoot: "/h5" },
@@ -178,6 +183,10 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
     await Deno.mkdir(`${mount}/memory${k}/besteffort/podorphan/c1`, {
       recursive: true,
     });
+    await Deno.writeTextFile(
+      `${mount}/memory${k}/besteffort/podorphan/c1/cgroup.procs`,
+      "41\n7\n",
+    );
     await Deno.mkdir(`${mount}/cpu${k}/podvol`, { recursive: true });
     await Deno.writeTextFile(`${mount}/cpu${k}/podvol/cpu.shares`, "1024");
     await Deno.writeTextFile(`${mount}/cpu${k}/burstable/cpu.shares`, "9");
@@ -191,6 +200,8 @@ Deno.test("the pod cgroup manager enforces allocatable on kubepods and keeps the
     ]);
     assert.deepEqual([...left.keys()].sort(), ["b1", "vol"]);
     assert.equal(await read(`${mount}/cpu${k}/podvol/cpu.shares`), "2");
+    // the orphan's processes got SIGKILL first (7 had exited)
+    assert.deepEqual(killed, [41]);
   } finally {
     await Deno.remove(mount, { recursive: true });
   }

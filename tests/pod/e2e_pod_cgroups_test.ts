@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { readNodeResources } from "../../src/pod/mod.ts";
 import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
+import { removeCgroupTree } from "./_cgroups.ts";
 import { endpoint, running, startE2e, waitFor } from "./_containerd_e2e.ts";
 
 const MOUNT = "/sys/fs/cgroup";
@@ -21,23 +22,6 @@ async function read(path: string): Promise<string | undefined> {
     return (await Deno.readTextFile(path)).trim();
   } catch {
     return undefined;
-  }
-}
-
-/** Removes `root` and everything below it from every hierarchy, deepest first. */
-async function removeTree(root: string): Promise<void> {
-  const walk = async (dir: string): Promise<void> => {
-    try {
-      for await (const e of Deno.readDir(dir)) {
-        if (e.isDirectory) await walk(`${dir}/${e.name}`);
-      }
-      await Deno.remove(dir);
-    } catch {
-      // gone already, or a process still inside: nothing more to do here
-    }
-  };
-  for await (const h of Deno.readDir(MOUNT)) {
-    if (h.isDirectory) await walk(`${MOUNT}/${h.name}${root}`);
   }
 }
 
@@ -154,7 +138,7 @@ Deno.test({
       }, 45_000);
       assert.equal(running(await e.containers("b2")).length, 0);
     } finally {
-      await removeTree(root);
+      await removeCgroupTree(root);
     }
   },
 });
