@@ -97,10 +97,6 @@ export interface PodCgroupManagerOptions {
   podPidsLimit?: number;
 }
 
-function errText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Builds the manager; nothing is touched until `start` or `ensurePod`. */
 export function createPodCgroupManager(
   deps: PodCgroupManagerDeps,
@@ -134,13 +130,14 @@ export function createPodCgroupManager(
         node,
         "Warning",
         "FailedNodeAllocatableEnforcement",
-        `Failed to update Node Allocatable Limits "${kubepods}": ${
-          errText(error)
-        }`,
+        `Failed to update Node Allocatable Limits "${kubepods}": ${(error instanceof
+            Error
+          ? error.message
+          : String(error))}`,
       );
       logger.warn("Failed to enforce node allocatable on kubepods", {
         cgroup: kubepods,
-        err: errText(error),
+        err: error instanceof Error ? error.message : String(error),
       });
     }
   };
@@ -237,7 +234,7 @@ export function createPodCgroupManager(
         await start();
       } catch (error) {
         logger.warn("Failed to create the QoS cgroups", {
-          err: errText(error),
+          err: error instanceof Error ? error.message : String(error),
         });
         return;
       }
@@ -249,7 +246,9 @@ export function createPodCgroupManager(
       try {
         await updateTiers();
       } catch (error) {
-        logger.info("Failed to reserve QoS requests", { err: errText(error) });
+        logger.info("Failed to reserve QoS requests", {
+          err: error instanceof Error ? error.message : String(error),
+        });
       }
       const found = await listPodCgroups(tree, [
         kubepods,
@@ -268,7 +267,7 @@ export function createPodCgroupManager(
         } catch (error) {
           logger.v(3).info("Orphaned pod cgroup not removed yet", {
             cgroup: path,
-            err: errText(error),
+            err: error instanceof Error ? error.message : String(error),
           });
         }
       }
