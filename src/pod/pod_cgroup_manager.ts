@@ -125,19 +125,17 @@ export function createPodCgroupManager(
         "Updated Node Allocatable limit across pods",
       );
     } catch (error) {
+      const err = error instanceof Error ? error.message : String(error);
       // retried every minute, as upstream does until pods' usage fits
       deps.events?.event(
         node,
         "Warning",
         "FailedNodeAllocatableEnforcement",
-        `Failed to update Node Allocatable Limits "${kubepods}": ${(error instanceof
-            Error
-          ? error.message
-          : String(error))}`,
+        `Failed to update Node Allocatable Limits "${kubepods}": ${err}`,
       );
       logger.warn("Failed to enforce node allocatable on kubepods", {
         cgroup: kubepods,
-        err: error instanceof Error ? error.message : String(error),
+        err,
       });
     }
   };
