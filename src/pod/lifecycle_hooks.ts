@@ -12,6 +12,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { RuntimeService } from "../runtime/mod.ts";
 import { resolveProbePort } from "./probe_handlers.ts";
+import { getFollowingRedirects, podFetch } from "./pod_http.ts";
 import type { Container, LifecycleHandler, Pod } from "./types.ts";
 
 /** Dependencies of {@linkcode runLifecycleHook}. */
@@ -19,7 +20,7 @@ export interface HookDeps {
   runtime: RuntimeService;
   clock: Clock;
   logger: Logger;
-  /** For `httpGet` hooks (default global `fetch`). */
+  /** For `httpGet` hooks (default {@linkcode podFetch}: HTTPS without certificate checks). */
   fetch?: typeof fetch;
 }
 
@@ -181,30 +182,26 @@ async function httpHook(
   const host = action.host ||
     await podIP(deps.runtime, target.pod, options.signal);
   const { url, headers } = httpGetRequest(target, host);
-  const doFetch = deps.fetch ?? fetch;
+  const doFetch = deps.fetch ?? podFetch;
   const timeout = options.timeoutSeconds > 0
     ? AbortSignal.timeout(options.timeoutSeconds * 1000)
     : undefined;
   const signals = [options.signal, timeout].filter((s) => s !== undefined);
-  const init = (h: Headers): RequestInit => ({
-    method: "GET",
-    headers: h,
-    ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
-  });
-  try {
-    const response = await doFetch(url, init(headers));
+  const signal = signals.length ? AbortSignal.any(signals) : undefined;
+  // same-host redirects are followed and others returned, as for probes
+  const get = async (u: string, h: Headers) => {
+    const { response } = await getFollowingRedirects(doFetch, u, h, signal);
     await response.body?.cancel();
+  };
+  try {
+    await get(url, headers);
   } catch (error) {
     if (!url.startsWith("https:") || !isPlainHttpAnswer(error)) throw error;
     // upstream retries an HTTPS hook that got a plain HTTP answer over HTTP, without
     // credentials
     const plain = new Headers(headers);
     plain.delete("Authorization");
-    const response = await doFetch(
-      url.replace(/^https:/, "http:"),
-      init(plain),
-    );
-    await response.body?.cancel();
+    await get(url.replace(/^https:/, "http:"), plain);
     deps.logger.warn(
       "HTTPS lifecycle hook got an HTTP response; retried with HTTP",
       { pod: podRef(target.pod), url },

@@ -5,11 +5,13 @@
  * - `success` / `failure` count towards the probe's thresholds. Timeouts and refused
  *   connections are failures, as upstream.
  * - `unknown` is thrown away by the worker: the probe could not be run for a reason that says
- *   nothing about the container (a missing Deno permission, a TLS certificate Deno's `fetch`
- *   cannot be told to skip, an unresolvable named port, a runtime error other than a timeout).
+ *   nothing about the container (a missing Deno permission, an unresolvable named port, a
+ *   runtime error other than a timeout).
  *   `warning` then names what an operator can do.
  *
- * gRPC probes call `grpc.health.v1.Health/Check` over h2c ({@link ./probe_grpc.ts}).
+ * `httpGet` goes through the pod HTTP client ({@link ./pod_http.ts}; HTTPS without
+ * certificate checks, as upstream). gRPC probes call `grpc.health.v1.Health/Check` over h2c
+ * ({@link ./probe_grpc.ts}).
  *
  * @module
  */
@@ -27,6 +29,12 @@ import {
   HEALTH_CHECK_PATH,
   healthCheckOutcome,
 } from "./probe_grpc.ts";
+import {
+  BODY_LIMIT,
+  getFollowingRedirects,
+  podFetch,
+  readPrefix,
+} from "./pod_http.ts";
 
 /** Opens a TCP connection (default `Deno.connect`); the probe closes it right away. */
 export type ProbeConnect = (
@@ -67,9 +75,7 @@ export interface ProbeOutcome {
 
 /** Version in the probe User-Agent (`kube-probe/<major>.<minor>`), as the kubelet we mirror. */
 const PROBE_USER_AGENT = "kube-probe/1.34";
-const MAX_OUTPUT = 10 * 1024;
-/** Same-host redirects an HTTP probe follows (Go's http.Client default). */
-const MAX_REDIRECTS = 10;
+const MAX_OUTPUT = BODY_LIMIT;
 
 class ProbeTimeoutError extends Error {
   constructor(ms: number) {
@@ -111,14 +117,6 @@ function classifyError(error: unknown): ProbeOutcome {
   if (error instanceof ProbeTimeoutError || isDeadlineExceeded(error)) {
     return { result: "failure", output };
   }
-  if (isTlsError(error)) {
-    return {
-      result: "unknown",
-      output,
-      warning:
-        "HTTPS probe failed TLS verification; Deno cannot skip certificate checks (use an HTTP or TCP probe, or a certificate the host trusts)",
-    };
-  }
   if (error instanceof RangeError) {
     // a named port that does not resolve: a configuration problem, not a container failure
     return { result: "unknown", output };
@@ -128,15 +126,6 @@ function classifyError(error: unknown): ProbeOutcome {
     return { result: "unknown", output };
   }
   return { result: "failure", output };
-}
-
-function isTlsError(error: unknown): boolean {
-  let e: unknown = error;
-  for (let i = 0; i < 4 && e instanceof Error; i++) {
-    if (/certificate|tls|ssl|handshake/i.test(e.message)) return true;
-    e = e.cause;
-  }
-  return false;
 }
 
 /** The `--allow-net=host:port` grant a NotCapable message asks for, if it names one. */
@@ -238,41 +227,26 @@ async function httpProbe(
     "Accept": "*/*",
   });
   for (const h of action.httpHeaders ?? []) headers.set(h.name, h.value);
-  const doFetch = deps.fetch ?? fetch;
+  const doFetch = deps.fetch ?? podFetch;
   return await withTimeout(deps, timeoutMs, async (signal) => {
-    let current = url;
-    for (let redirects = 0;; redirects++) {
-      const response = await doFetch(current, {
-        method: "GET",
-        headers,
-        signal,
-        redirect: "manual",
-      });
-      const location = response.headers.get("location");
-      const next = location && response.status >= 300 && response.status < 400
-        ? new URL(location, current)
-        : undefined;
-      if (next && redirects < MAX_REDIRECTS) {
-        await response.body?.cancel();
-        if (next.host !== new URL(url).host) {
-          // upstream does not follow redirects to other hosts: success, with a warning output
-          return {
-            result: "success",
-            output: `Probe terminated redirects, location: ${next.href}`,
-          };
-        }
-        current = next.href;
-        continue;
-      }
-      const ok = response.status >= 200 && response.status < 400;
-      let output = `HTTP probe ${current}: status ${response.status}`;
-      if (ok) await response.body?.cancel();
-      else {
-        const body = await response.text().catch(() => "");
-        if (body) output += `: ${body.slice(0, MAX_OUTPUT)}`;
-      }
-      return { result: ok ? "success" : "failure", output };
+    const { response, url: current, offHostLocation } =
+      await getFollowingRedirects(doFetch, url, headers, signal);
+    if (offHostLocation) {
+      await response.body?.cancel();
+      // upstream does not follow redirects to other hosts: success, with a warning output
+      return {
+        result: "success",
+        output: `Probe terminated redirects, location: ${offHostLocation}`,
+      };
     }
+    const ok = response.status >= 200 && response.status < 400;
+    let output = `HTTP probe ${current}: status ${response.status}`;
+    if (ok) await response.body?.cancel();
+    else {
+      const body = await readPrefix(response, BODY_LIMIT).catch(() => "");
+      if (body) output += `: ${body}`;
+    }
+    return { result: ok ? "success" : "failure", output };
   });
 }
 
