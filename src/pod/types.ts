@@ -77,9 +77,10 @@ export interface PodSyncOutcome {
   /** The pod has finished; the worker should move it to terminating. */
   terminal: boolean;
   /**
-   * Set when a container is waiting for a back-off (CrashLoopBackOff, ImagePullBackOff) or a
-   * step failed: ms from now after which another sync can make progress. Workers should requeue
-   * the pod then (bounded by the resync interval) instead of waiting for the next resync.
+   * Set when a container is waiting for a back-off (CrashLoopBackOff, ImagePullBackOff), a
+   * step failed or the pod has an active deadline: ms from now after which another sync can
+   * make progress (or must fail the pod). Workers should requeue the pod then (bounded by the
+   * resync interval) instead of waiting for the next resync.
    */
   retryAfterMs?: number;
 }
