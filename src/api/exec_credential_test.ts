@@ -9,6 +9,7 @@ import {
 } from "./exec_credential.ts";
 import { loadKubeconfig } from "./kubeconfig.ts";
 import { createRestClient } from "./rest_client.ts";
+import { writeExecPlugin } from "./testing.ts";
 
 const V1 = "client.authentication.k8s.io/v1";
 const WHERE = {
@@ -174,27 +175,12 @@ Deno.test("ExecCredentialProvider runs the plugin once, again after expiry or a 
 
 async function pluginScript(body: string): Promise<{ dir: string }> {
   const dir = await Deno.makeTempDir({ prefix: "h8-exec-" });
-  await Deno.writeTextFile(`${dir}/plugin.sh`, `#!/bin/sh\n${body}\n`, {
-    mode: 0o755,
+  await writeExecPlugin(dir, {
+    script: body,
+    server: "https://127.0.0.1:1",
+    args: ["one"],
+    env: { GREETING: "hi" },
   });
-  await Deno.writeTextFile(
-    `${dir}/kubeconfig`,
-    [
-      "current-context: c",
-      "contexts: [{name: c, context: {cluster: k, user: u}}]",
-      "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]",
-      "users:",
-      "- name: u",
-      "  user:",
-      "    exec:",
-      `      apiVersion: ${V1}`,
-      "      command: ./plugin.sh",
-      "      args: [one]",
-      "      env: [{name: GREETING, value: hi}]",
-      "      interactiveMode: Never",
-      "      provideClusterInfo: true",
-    ].join("\n"),
-  );
   return { dir };
 }
 

@@ -32,12 +32,63 @@ import { createPodStatusManager } from "../../src/status/mod.ts";
 import { freePort } from "../server/_helpers.ts";
 import {
   cluster,
+  clusterMissing,
   conditionTrue,
   type ControlPlane,
+  CRI_ENDPOINT,
+  CRI_IMAGE,
   deleteNode,
+  kubectl,
   kubectlOn,
   waitFor,
 } from "./_cluster.ts";
+
+/** Why a test of {@linkcode startApiKubelet} on the shared environments cannot run here. */
+export const apiKubeletMissing: string | undefined = clusterMissing ??
+  (CRI_ENDPOINT
+    ? undefined
+    : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
+
+/** `kubectl create -f` of `object` (on the shared control plane), through a temporary file. */
+export async function createObject(object: unknown): Promise<void> {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  try {
+    await Deno.writeTextFile(file, JSON.stringify(object));
+    await kubectl("create", "-f", file);
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+/**
+ * A pod bound to `node` (also its namespace) whose container `main` runs `command` from the
+ * shared image; `main` adds fields to that container.
+ */
+export function pinnedPod(
+  name: string,
+  node: string,
+  command: string[],
+  main: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: node },
+    spec: {
+      nodeName: node,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: 1,
+      containers: [{
+        name: "main",
+        image: CRI_IMAGE,
+        imagePullPolicy: "IfNotPresent",
+        command,
+        ...main,
+      }],
+    },
+  };
+}
 
 export interface ApiKubeletOptions {
   criEndpoint: string;

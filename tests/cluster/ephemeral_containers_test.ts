@@ -9,9 +9,13 @@
  */
 import assert from "node:assert/strict";
 import { POD_UID_LABEL } from "../../src/pod/mod.ts";
-import { startApiKubelet } from "./_api_kubelet.ts";
 import {
-  clusterMissing,
+  apiKubeletMissing as missing,
+  createObject,
+  pinnedPod,
+  startApiKubelet,
+} from "./_api_kubelet.ts";
+import {
   CRI_ENDPOINT,
   CRI_IMAGE,
   getJson,
@@ -19,10 +23,6 @@ import {
   waitFor,
 } from "./_cluster.ts";
 
-const missing = clusterMissing ??
-  (CRI_ENDPOINT
-    ? undefined
-    : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
 // deno-lint-ignore no-console
 if (missing) console.log(`skipping ephemeral_containers_test: ${missing}`);
 
@@ -51,29 +51,7 @@ Deno.test({
     const k = await startApiKubelet("h8-eph", { criEndpoint: CRI_ENDPOINT });
     const ns = k.node;
     try {
-      const file = await Deno.makeTempFile({ suffix: ".json" });
-      await Deno.writeTextFile(
-        file,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: { name: "target", namespace: ns },
-          spec: {
-            nodeName: ns,
-            automountServiceAccountToken: false,
-            enableServiceLinks: false,
-            terminationGracePeriodSeconds: 1,
-            containers: [{
-              name: "main",
-              image: CRI_IMAGE,
-              imagePullPolicy: "IfNotPresent",
-              command: ["sleep", "7777"],
-            }],
-          },
-        }),
-      );
-      await kubectl("create", "-f", file);
-      await Deno.remove(file);
+      await createObject(pinnedPod("target", ns, ["sleep", "7777"]));
       await waitFor("pod Running", async () => {
         const p = await getJson<PodJson>("pod", "-n", ns, "target");
         return p?.status?.phase === "Running" ? true : undefined;

@@ -5,6 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { ApiStatusError, connectApiServer } from "../../src/api/mod.ts";
+import {
+  EXEC_PLUGIN_API_VERSION,
+  writeExecPlugin,
+} from "../../src/api/testing.ts";
 import { systemClock } from "../../src/clock/mod.ts";
 import { joinCluster } from "../../src/join_cluster.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
@@ -18,8 +22,6 @@ import {
   kubectl,
   waitFor,
 } from "./_cluster.ts";
-
-const V1 = "client.authentication.k8s.io/v1";
 
 interface RawKubeconfig {
   clusters: { cluster: Record<string, string> }[];
@@ -58,33 +60,18 @@ async function execKubeconfig(
 ): Promise<string> {
   await Deno.writeTextFile(
     `${dir}/credential.json`,
-    JSON.stringify({ kind: "ExecCredential", apiVersion: V1, status }),
+    JSON.stringify({
+      kind: "ExecCredential",
+      apiVersion: EXEC_PLUGIN_API_VERSION,
+      status,
+    }),
   );
-  await Deno.writeTextFile(
-    `${dir}/plugin.sh`,
-    `#!/bin/sh\necho run >> "$(dirname "$0")/runs"\ncat "$(dirname "$0")/credential.json"\n`,
-    { mode: 0o755 },
-  );
-  const path = `${dir}/kubelet.conf`;
-  await Deno.writeTextFile(
-    path,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      "current-context: c",
-      "contexts: [{name: c, context: {cluster: k, user: u}}]",
-      `clusters: [{name: k, cluster: {server: '${server}', certificate-authority-data: ${caData}}}]`,
-      "users:",
-      "- name: u",
-      "  user:",
-      "    exec:",
-      `      apiVersion: ${V1}`,
-      "      command: ./plugin.sh",
-      "      interactiveMode: Never",
-      "      provideClusterInfo: true",
-    ].join("\n"),
-  );
-  return path;
+  return await writeExecPlugin(dir, {
+    script:
+      `echo run >> "$(dirname "$0")/runs"\ncat "$(dirname "$0")/credential.json"`,
+    server,
+    caData,
+  });
 }
 
 async function pluginRuns(dir: string): Promise<number> {

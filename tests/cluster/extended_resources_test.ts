@@ -7,20 +7,14 @@
  * Node and namespace are `h8-ext-<random>`, removed at the end with everything created.
  */
 import assert from "node:assert/strict";
-import { startApiKubelet } from "./_api_kubelet.ts";
 import {
-  clusterMissing,
-  CRI_ENDPOINT,
-  CRI_IMAGE,
-  getJson,
-  kubectl,
-  waitFor,
-} from "./_cluster.ts";
+  apiKubeletMissing as missing,
+  createObject,
+  pinnedPod,
+  startApiKubelet,
+} from "./_api_kubelet.ts";
+import { CRI_ENDPOINT, getJson, kubectl, waitFor } from "./_cluster.ts";
 
-const missing = clusterMissing ??
-  (CRI_ENDPOINT
-    ? undefined
-    : "no containerd: run `bash scripts/cri_env.sh up` and source /tmp/cri.env");
 // deno-lint-ignore no-console
 if (missing) console.log(`skipping extended_resources_test: ${missing}`);
 
@@ -36,34 +30,12 @@ interface PodJson {
   status?: { phase?: string; reason?: string; message?: string };
 }
 
-async function createPod(ns: string, name: string): Promise<void> {
-  const file = await Deno.makeTempFile({ suffix: ".json" });
-  await Deno.writeTextFile(
-    file,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name, namespace: ns },
-      spec: {
-        nodeName: ns,
-        automountServiceAccountToken: false,
-        enableServiceLinks: false,
-        terminationGracePeriodSeconds: 1,
-        containers: [{
-          name: "main",
-          image: CRI_IMAGE,
-          imagePullPolicy: "IfNotPresent",
-          command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"],
-          resources: { requests: { [FOO]: "1" }, limits: { [FOO]: "1" } },
-        }],
-      },
+function createPod(ns: string, name: string): Promise<void> {
+  return createObject(
+    pinnedPod(name, ns, ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"], {
+      resources: { requests: { [FOO]: "1" }, limits: { [FOO]: "1" } },
     }),
   );
-  try {
-    await kubectl("create", "-f", file);
-  } finally {
-    await Deno.remove(file);
-  }
 }
 
 Deno.test({
