@@ -317,10 +317,16 @@ export async function readCgroupCapacity(
   };
 }
 
+/** Upstream's `CgroupV1MaintenanceModeWarning`. */
+export const CGROUP_V1_WARNING =
+  "cgroup v1 support is in maintenance mode, please migrate to cgroup v2";
+
 /**
  * The manager on the host's /sys/fs/cgroup, or undefined where the kubelet leaves cgroups to
  * the runtime: without `cgroupsPerQOS`, with the systemd driver (its slices are made over
- * D-Bus, which the kubelet does not speak) or without every Deno permission.
+ * D-Bus, which the kubelet does not speak) or without every Deno permission. Having looked at
+ * the host, it also does upstream's start-up `cgroupVersionCheck`: on cgroup v1 a `CgroupV1`
+ * warning event on the Node.
  */
 export async function openPodCgroupManager(
   deps: Omit<PodCgroupManagerDeps, "tree"> & { fs?: CgroupTreeFs },
@@ -333,15 +339,25 @@ export async function openPodCgroupManager(
   },
 ): Promise<PodCgroupManager | undefined> {
   const { cgroups } = options;
-  if (
-    !options.hostAccess || cgroups.cgroupsPerQOS === false ||
-    (cgroups.cgroupDriver ?? "cgroupfs") !== "cgroupfs"
-  ) return undefined;
+  if (!options.hostAccess) return undefined;
   const tree = await openCgroupTree(
     deps.fs ?? denoCgroupTreeFs,
     options.mount ?? "/sys/fs/cgroup",
     options.hugepageSizes,
   );
+  if (tree.version === "v1") {
+    deps.events?.event(
+      nodeReference(options.nodeName),
+      "Warning",
+      "CgroupV1",
+      CGROUP_V1_WARNING,
+    );
+    deps.logger.v(2).info("Warning: cgroup check", { err: CGROUP_V1_WARNING });
+  }
+  if (
+    cgroups.cgroupsPerQOS === false ||
+    (cgroups.cgroupDriver ?? "cgroupfs") !== "cgroupfs"
+  ) return undefined;
   const capacity = await readCgroupCapacity(
     options.memoryBytes,
     options.hugepageSizes,

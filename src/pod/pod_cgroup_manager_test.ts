@@ -10,6 +10,7 @@ import {
 } from "./cgroup_tree.ts";
 import {
   createPodCgroupManager,
+  openPodCgroupManager,
   QOS_UPDATE_PERIOD_MS,
 } from "./pod_cgroup_manager.ts";
 import type { Pod, ResourceRequirements } from "./types.ts";
@@ -252,6 +253,51 @@ Deno.test("a failed kubepods update gives FailedNodeAllocatableEnforcement and i
       await read(`${mount}/memory/kubepods/memory.limit_in_bytes`),
       String(GiB),
     );
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});
+
+Deno.test("openPodCgroupManager() warns of cgroup v1 and leaves the systemd driver to the runtime", async () => {
+  const mount = await v1Mount();
+  try {
+    const events: string[] = [];
+    const deps = {
+      logger: new CaptureLogger(),
+      clock: { now: () => 0 },
+      events: {
+        event: (_o: unknown, type: string, reason: string) =>
+          void events.push(`${type} ${reason}`),
+      },
+    };
+    const options = {
+      nodeName: "n1",
+      memoryBytes: GiB,
+      hostAccess: true,
+      mount,
+      hugepageSizes: [],
+      allocatable: {},
+    };
+    assert.equal(
+      await openPodCgroupManager(deps, {
+        ...options,
+        cgroups: { cgroupDriver: "systemd" },
+      }),
+      undefined,
+    );
+    assert.deepEqual(events, ["Warning CgroupV1"]);
+    assert.ok(await openPodCgroupManager(deps, { ...options, cgroups: {} }));
+    // without every permission the host is not looked at
+    events.length = 0;
+    assert.equal(
+      await openPodCgroupManager(deps, {
+        ...options,
+        hostAccess: false,
+        cgroups: {},
+      }),
+      undefined,
+    );
+    assert.deepEqual(events, []);
   } finally {
     await Deno.remove(mount, { recursive: true });
   }

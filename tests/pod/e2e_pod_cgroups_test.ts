@@ -109,7 +109,11 @@ Deno.test({
           ),
         ),
       );
-      assert.deepEqual(events, ["Normal NodeAllocatableEnforced"]);
+      // upstream's start-up cgroupVersionCheck, then the kubepods limits
+      assert.deepEqual(events, [
+        "Warning CgroupV1",
+        "Normal NodeAllocatableEnforced",
+      ]);
       assert.equal(await read(`${MOUNT}/cpu${k}/besteffort/cpu.shares`), "2");
       // both burstable pods' requests: 500m
       assert.equal(await read(`${MOUNT}/cpu${k}/burstable/cpu.shares`), "512");
