@@ -2,8 +2,8 @@
  * Ephemeral containers, on real containerd and the local control plane with an in-process
  * kubelet.ts (`startApiKubelet`): `kubectl debug --target` adds one to a running pod; the
  * kubelet starts it in the pod's sandbox, in the target's process namespace (its `ps` sees the
- * target's process), reports it in `status.ephemeralContainerStatuses`, serves its log, never
- * restarts it, and kills it with the pod.
+ * target's process), reports it in `status.ephemeralContainerStatuses`, serves its log and
+ * exec, and kills it with the pod.
  *
  * Node and namespace are `h8-eph-<random>`, removed at the end with everything created.
  */
@@ -101,6 +101,21 @@ Deno.test({
       }, 30_000);
       // --target: the debugger's ps lists the target's process
       assert.match(logs, /sleep 7777/);
+      // exec reaches it by name, as the NodeConformance tests do
+      assert.equal(
+        (await kubectl(
+          "exec",
+          "-n",
+          ns,
+          "target",
+          "-c",
+          "debugger",
+          "--",
+          "echo",
+          "marco",
+        )).trim(),
+        "marco",
+      );
 
       // Deleting the pod kills the ephemeral container with the others.
       await kubectl("delete", "pod", "-n", ns, "target", "--wait=false");
