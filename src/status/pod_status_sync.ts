@@ -14,6 +14,9 @@
  *   `gracePeriodSeconds: 0` and a UID precondition, so a new pod with the same name survives.
  * - Static pods' statuses go to their mirror pod (`mirrorPodOf`); mirror pods are never
  *   deleted here.
+ * - A terminal phase (Succeeded, Failed) reaches the API only once the pod's containers are
+ *   stopped (`podTerminated`): until then the API's phase, reason and message are kept
+ *   (upstream `mergePodStatus`), and the pod is looked at again every second.
  * @module
  */
 import {
@@ -29,6 +32,25 @@ import { podStatusPatch } from "./pod_status_patch.ts";
 import type { PodStatusManager } from "./types.ts";
 
 const CONFIG_SOURCE = "kubernetes.io/config.source";
+
+function isTerminal(phase: string | undefined): boolean {
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+/**
+ * `status` with the API's phase, reason and message while the API's phase is not terminal:
+ * a pod whose containers may still run is not reported finished.
+ */
+function withPhaseOf(status: PodStatus, api: PodStatus | undefined): PodStatus {
+  if (isTerminal(api?.phase)) return status;
+  const { phase: _p, reason: _r, message: _m, ...rest } = status;
+  return {
+    ...rest,
+    ...(api?.phase ? { phase: api.phase } : {}),
+    ...(api?.reason ? { reason: api.reason } : {}),
+    ...(api?.message ? { message: api.message } : {}),
+  };
+}
 const TERMINATION_POLL_MS = 1_000;
 
 /** Where a pod's status is written. */
@@ -176,9 +198,16 @@ export class PodStatusSync {
     const stale = entry && (this.#written.get(uid) !== entry.version ||
       (full && fromApi && podStatusPatch(uid, pod.status, entry.status)));
     if (entry && stale) {
-      const ok = await this.#writeStatus(target, entry.status, signal);
+      const running = isTerminal(entry.status.phase) &&
+        !this.#deps.podTerminated(uid);
+      const ok = await this.#writeStatus(target, entry.status, {
+        holdTerminalPhase: running,
+        ...(signal ? { signal } : {}),
+      });
       if (!ok) return;
-      this.#written.set(uid, entry.version);
+      // a held-back phase is written again once the containers are stopped
+      if (running) this.#awaitingTermination.add(uid);
+      else this.#written.set(uid, entry.version);
     }
     if (deletable) await this.#delete(target, signal);
   }
@@ -186,11 +215,11 @@ export class PodStatusSync {
   /** Writes the status; false when the pod is gone or was recreated (nothing to write). */
   async #writeStatus(
     target: StatusTarget,
-    status: PodStatus,
-    signal?: AbortSignal,
+    desired: PodStatus,
+    write: { holdTerminalPhase: boolean; signal?: AbortSignal },
   ): Promise<boolean> {
     const { api, logger } = this.#deps;
-    const options = signal ? { signal } : {};
+    const options = write.signal ? { signal: write.signal } : {};
     for (let attempt = 0;; attempt++) {
       const current = await api.getPod(target.namespace, target.name, options);
       if (!current) return false;
@@ -205,6 +234,9 @@ export class PodStatusSync {
         );
         return false;
       }
+      const status = write.holdTerminalPhase
+        ? withPhaseOf(desired, current.status)
+        : desired;
       const patch = podStatusPatch(target.uid, current.status, status);
       if (!patch) return true;
       try {

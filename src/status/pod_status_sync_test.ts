@@ -138,7 +138,8 @@ Deno.test("PodStatusSync patches an API pod's status only when it changed, keepi
 });
 
 Deno.test("PodStatusSync retries a 409 with a fresh GET and keeps failed writes for the next pass", async () => {
-  const { api, pod, statuses, sync } = setup();
+  const { api, pod, statuses, sync, terminated } = setup();
+  terminated.add(pod.metadata.uid!);
   api.injectError(
     "patchPodStatus",
     new ApiConflictError("conflict", { code: 409, reason: "Conflict" }),
@@ -191,6 +192,30 @@ Deno.test("PodStatusSync survives a burst of 409s longer than its retries: the l
   // written once and for all: the full pass finds nothing left to send
   await sync.syncBatch(true);
   assert.equal(patches(api).length, 11);
+});
+
+Deno.test("PodStatusSync holds a terminal phase back while the pod's containers may still run", async () => {
+  const { api, pod, statuses, sync, terminated } = setup();
+  statuses.setPodStatus(pod, { phase: "Running" });
+  await sync.syncBatch(false);
+  statuses.setPodStatus(pod, {
+    phase: "Failed",
+    reason: "DeadlineExceeded",
+    message: "Pod was active on the node longer than the specified deadline",
+    conditions: [{ type: "Ready", status: "False" }],
+  });
+  await sync.syncBatch(false);
+  const held = api.pods.get("ns/web")!.status!;
+  assert.deepEqual([held.phase, held.reason], ["Running", undefined]);
+  assert.equal(
+    held.conditions?.find((c) => c.type === "Ready")?.status,
+    "False",
+  );
+  // the worker stopped the containers: the next pass writes the phase
+  terminated.add(pod.metadata.uid!);
+  await sync.syncBatch(true);
+  const done = api.pods.get("ns/web")!.status!;
+  assert.deepEqual([done.phase, done.reason], ["Failed", "DeadlineExceeded"]);
 });
 
 Deno.test("PodStatusSync skips a pod recreated under the same name", async () => {
