@@ -181,11 +181,15 @@ export function parseExecConfig(
   };
 }
 
-/** client-go resolves a command with a path separator against the kubeconfig's directory. */
+/**
+ * client-go resolves a command with a path separator against the kubeconfig's directory. The
+ * result keeps a slash (`./plugin` for a kubeconfig in the working directory): a bare name
+ * would be looked up on PATH instead.
+ */
 export function resolveExecCommand(command: string, dir: string): string {
-  return command.includes("/") && !isAbs(command)
-    ? join(dir, command)
-    : command;
+  if (!command.includes("/") || isAbs(command)) return command;
+  const path = join(dir, command);
+  return path.includes("/") ? path : `./${path}`;
 }
 
 /** Decodes a plugin's standard output into a credential (client-go's checks and wording). */

@@ -6,6 +6,7 @@ import {
   type ExecRunner,
   parseExecConfig,
   parseExecOutput,
+  resolveExecCommand,
 } from "./exec_credential.ts";
 import { loadKubeconfig } from "./kubeconfig.ts";
 import { createRestClient } from "./rest_client.ts";
@@ -84,6 +85,14 @@ Deno.test("parseExecConfig() validates as clientcmd does and builds KUBERNETES_E
         e.message.startsWith(`kubeconfig "/etc/k/kubelet.conf" user "u"`),
     );
   }
+});
+
+Deno.test("resolveExecCommand() keeps bare names for PATH and a slash in relative paths", () => {
+  assert.equal(resolveExecCommand("get-token", "/etc/k"), "get-token");
+  assert.equal(resolveExecCommand("/usr/bin/t", "/etc/k"), "/usr/bin/t");
+  assert.equal(resolveExecCommand("./bin/t", "/etc/k"), "/etc/k/bin/t");
+  assert.equal(resolveExecCommand("./t", "."), "./t");
+  assert.equal(resolveExecCommand("../t", "conf"), "./t");
 });
 
 Deno.test("parseExecOutput() takes a token or a cert/key pair and rejects what client-go rejects", () => {
