@@ -151,6 +151,10 @@ export interface NodeAllocatableConfig {
   enforce?: readonly string[];
   kubeReserved?: Record<string, string>;
   systemReserved?: Record<string, string>;
+  /** `kubeReservedCgroup`: limited to `kubeReserved` with "kube-reserved" enforced. */
+  kubeReservedCgroup?: string;
+  /** `systemReservedCgroup`: limited to `systemReserved` with "system-reserved" enforced. */
+  systemReservedCgroup?: string;
 }
 
 /** `hugepages-2Mi` → `2MB`; undefined for other names or a bad size. */
@@ -222,6 +226,77 @@ export function kubepodsSettings(
     );
   }
   if (Object.keys(hugepages).length) out.hugepageLimits = hugepages;
+  return out;
+}
+
+/** One existing cgroup node allocatable enforcement limits, with its event wording. */
+export interface ReservedCgroupPlan {
+  cgroup: string;
+  settings: CgroupSettings;
+  /** "System Reserved", "Kube Reserved Compressible", … */
+  label: string;
+  /** "system reserved", "kube reserved" */
+  short: string;
+}
+
+/**
+ * The reserved cgroups to limit (upstream `enforceExistingCgroup` for the
+ * `system-reserved`, `kube-reserved` and their `-compressible` keys): the reservation's
+ * memory, CPU shares, pids and hugepages (every other page size 0, as upstream's update
+ * writes them), or only the CPU shares for a compressible key. A key whose cgroup or
+ * reservation is missing gives an error instead (upstream: "not configured properly").
+ */
+export function reservedCgroupPlans(
+  config: NodeAllocatableConfig,
+  hugepageSizes: readonly string[],
+): (ReservedCgroupPlan | { error: string; label: string })[] {
+  const keys = [
+    ["system-reserved", "System Reserved", false],
+    ["kube-reserved", "Kube Reserved", false],
+    ["system-reserved-compressible", "System Reserved Compressible", true],
+    ["kube-reserved-compressible", "Kube Reserved Compressible", true],
+  ] as const;
+  const out: (ReservedCgroupPlan | { error: string; label: string })[] = [];
+  for (const [key, label, compressible] of keys) {
+    if (!(config.enforce ?? []).includes(key)) continue;
+    const system = key.startsWith("system");
+    const cgroup =
+      (system ? config.systemReservedCgroup : config.kubeReservedCgroup) ?? "";
+    const list = system ? config.systemReserved : config.kubeReserved;
+    if (!list) {
+      out.push({
+        label,
+        error: `"${cgroup}" cgroup is not configured properly`,
+      });
+      continue;
+    }
+    const settings: CgroupSettings = {};
+    if (list.cpu !== undefined) {
+      settings.cpuShares = milliCpuToShares(milliValue(list.cpu));
+    }
+    if (!compressible) {
+      if (list.memory !== undefined) {
+        settings.memoryLimit = quantityValue(list.memory);
+      }
+      if (list.pid !== undefined) settings.pidsLimit = quantityValue(list.pid);
+      const wanted = new Map<string, number>();
+      for (const [name, v] of Object.entries(list)) {
+        const size = hugepageResourceSize(name);
+        if (size) wanted.set(size, quantityValue(v));
+      }
+      if (hugepageSizes.length) {
+        settings.hugepageLimits = Object.fromEntries(
+          hugepageSizes.map((s) => [s, wanted.get(s) ?? 0]),
+        );
+      }
+    }
+    out.push({
+      cgroup,
+      settings,
+      label,
+      short: system ? "system reserved" : "kube reserved",
+    });
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@ import {
   orphanedPodCgroups,
   podCgroupSettings,
   qosTierSettings,
+  reservedCgroupPlans,
 } from "./cgroup_settings.ts";
 import type { Pod, ResourceRequirements } from "./types.ts";
 
@@ -153,4 +154,42 @@ Deno.test("orphanedPodCgroups() keeps the cgroups of pods the kubelet knows", ()
   assert.deepEqual(orphanedPodCgroups(found, (uid) => uid === "a"), [
     ["b", "/k/kubepods/burstable/podb"],
   ]);
+});
+
+Deno.test("reservedCgroupPlans() limits the enforced reserved cgroups to their reservations", () => {
+  const config = {
+    enforce: ["pods", "system-reserved", "kube-reserved-compressible"],
+    systemReserved: { cpu: "500m", memory: "1Gi", pid: "100" },
+    kubeReserved: { cpu: "1", memory: "2Gi" },
+    systemReservedCgroup: "/system.slice",
+    kubeReservedCgroup: "/kube.slice",
+  };
+  assert.deepEqual(reservedCgroupPlans(config, ["2MB"]), [{
+    cgroup: "/system.slice",
+    settings: {
+      cpuShares: 512,
+      memoryLimit: GiB,
+      pidsLimit: 100,
+      hugepageLimits: { "2MB": 0 },
+    },
+    label: "System Reserved",
+    short: "system reserved",
+  }, {
+    cgroup: "/kube.slice",
+    settings: { cpuShares: 1024 },
+    label: "Kube Reserved Compressible",
+    short: "kube reserved",
+  }]);
+  // a key without its reservation cannot be enforced
+  assert.deepEqual(
+    reservedCgroupPlans({
+      enforce: ["kube-reserved"],
+      kubeReservedCgroup: "/kube.slice",
+    }, []),
+    [{
+      label: "Kube Reserved",
+      error: '"/kube.slice" cgroup is not configured properly',
+    }],
+  );
+  assert.deepEqual(reservedCgroupPlans({}, []), []);
 });

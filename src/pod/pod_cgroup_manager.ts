@@ -22,6 +22,7 @@ import {
   orphanedPodCgroups,
   podCgroupSettings,
   qosTierSettings,
+  reservedCgroupPlans,
 } from "./cgroup_settings.ts";
 import {
   applyCgroup,
@@ -140,6 +141,52 @@ export function createPodCgroupManager(
     }
   };
 
+  /**
+   * Upstream's reserved-cgroup step after kubepods: each enforced reservation onto its
+   * existing cgroup, with an event; it stops at the first failure (upstream then fails the
+   * kubelet's start, kubelet.ts logs it and goes on).
+   */
+  const enforceReserved = async () => {
+    const node = nodeReference(options.nodeName);
+    const plans = reservedCgroupPlans(
+      options.allocatable,
+      options.hugepageSizes,
+    );
+    for (const plan of plans) {
+      let err = "error" in plan ? plan.error : "";
+      if (!("error" in plan)) {
+        try {
+          if (!await cgroupExists(tree, plan.cgroup)) {
+            throw new Error(`cgroup "${plan.cgroup}" does not exist`);
+          }
+          await applyCgroup(tree, plan.cgroup, plan.settings, {
+            create: false,
+          });
+          deps.events?.event(
+            node,
+            "Normal",
+            "NodeAllocatableEnforced",
+            `Updated limits on ${plan.short} cgroup ${plan.cgroup}`,
+          );
+          continue;
+        } catch (error) {
+          err = error instanceof Error ? error.message : String(error);
+        }
+      }
+      const cgroup = "cgroup" in plan ? plan.cgroup : "";
+      const message =
+        `Failed to enforce ${plan.label} Cgroup Limits on "${cgroup}": ${err}`;
+      deps.events?.event(
+        node,
+        "Warning",
+        "FailedNodeAllocatableEnforcement",
+        message,
+      );
+      logger.error(message);
+      return;
+    }
+  };
+
   const kill = deps.kill ?? ((pid: number) => Deno.kill(pid, "SIGKILL"));
   /**
    * Upstream `podContainerManager.Destroy`: SIGKILL to every process left in the cgroup (a
@@ -193,6 +240,7 @@ export function createPodCgroupManager(
   const start = () =>
     started ??= (async () => {
       await enforce();
+      await enforceReserved();
       const initial = qosTierSettings([], options.hugepageSizes);
       for (const tier of ["burstable", "besteffort"] as const) {
         await applyCgroup(tree, tiers[tier], initial[tier]);

@@ -302,3 +302,52 @@ Deno.test("openPodCgroupManager() warns of cgroup v1 and leaves the systemd driv
     await Deno.remove(mount, { recursive: true });
   }
 });
+
+Deno.test("start() limits the enforced reserved cgroups and reports a missing one", async () => {
+  const mount = await v1Mount();
+  try {
+    for (const h of ["cpu", "memory"]) {
+      await Deno.mkdir(`${mount}/${h}/system.slice`);
+    }
+    const tree = await openCgroupTree(kernelRmdir, mount, []);
+    const events: string[] = [];
+    const manager = createPodCgroupManager({
+      tree,
+      logger: new CaptureLogger(),
+      clock: { now: () => 0 },
+      events: {
+        event: (_o, type, reason, message) =>
+          events.push(`${type} ${reason}: ${message}`),
+      },
+    }, {
+      nodeName: "n1",
+      cgroups: {},
+      capacity: { cpuMillis: 2000, memoryBytes: 4 * GiB },
+      allocatable: {
+        enforce: ["pods", "system-reserved", "kube-reserved"],
+        systemReserved: { memory: "512Mi", cpu: "250m" },
+        kubeReserved: { memory: "256Mi" },
+        systemReservedCgroup: "/system.slice",
+        kubeReservedCgroup: "/missing.slice",
+      },
+      hugepageSizes: [],
+    });
+    await manager.start();
+    assert.deepEqual(events, [
+      "Normal NodeAllocatableEnforced: Updated Node Allocatable limit across pods",
+      "Normal NodeAllocatableEnforced: Updated limits on system reserved cgroup /system.slice",
+      'Warning FailedNodeAllocatableEnforcement: Failed to enforce Kube Reserved Cgroup Limits on "/missing.slice": cgroup "/missing.slice" does not exist',
+    ]);
+    assert.equal(
+      await read(`${mount}/memory/system.slice/memory.limit_in_bytes`),
+      String(512 * 1024 * 1024),
+    );
+    assert.equal(await read(`${mount}/cpu/system.slice/cpu.shares`), "256");
+    assert.equal(
+      await read(`${mount}/memory/kubepods/memory.limit_in_bytes`),
+      String(3.25 * GiB),
+    );
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});

@@ -326,6 +326,8 @@ export interface PodEnvironmentConfig {
   enforceNodeAllocatable?: string[] | undefined;
   kubeReserved?: Record<string, string> | undefined;
   systemReserved?: Record<string, string> | undefined;
+  kubeReservedCgroup?: string | undefined;
+  systemReservedCgroup?: string | undefined;
   podPidsLimit?: number | undefined;
 }
 
@@ -372,6 +374,12 @@ export async function readPodEnvironmentOptions(
       ...(config.kubeReserved ? { kubeReserved: config.kubeReserved } : {}),
       ...(config.systemReserved
         ? { systemReserved: config.systemReserved }
+        : {}),
+      ...(config.kubeReservedCgroup
+        ? { kubeReservedCgroup: config.kubeReservedCgroup }
+        : {}),
+      ...(config.systemReservedCgroup
+        ? { systemReservedCgroup: config.systemReservedCgroup }
         : {}),
     },
     ...(config.podPidsLimit !== undefined
