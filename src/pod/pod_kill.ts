@@ -86,10 +86,11 @@ export async function killContainer(
   options: KillContainerOptions = {},
 ): Promise<SyncResult> {
   const { pod, view } = target;
-  const container = target.container ??
-    [...(pod?.spec.initContainers ?? []), ...(pod?.spec.containers ?? [])].find(
-      (c) => c.name === view.name,
-    );
+  const container = target.container ?? [
+    ...(pod?.spec.initContainers ?? []),
+    ...(pod?.spec.containers ?? []),
+    ...(pod?.spec.ephemeralContainers ?? []),
+  ].find((c) => c.name === view.name);
   const graceOptions: {
     gracePeriodOverride?: number;
     reason?: KillReason;

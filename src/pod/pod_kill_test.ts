@@ -189,3 +189,22 @@ Deno.test("killContainer() waits at most the grace period for a slow exec preSto
   assert.equal((await done).reason, undefined);
   assert.deepEqual(stoppedAtGrace, [{ at: start + 3_000, timeout: 2n }]);
 });
+
+Deno.test("killContainer() finds an ephemeral container's spec for its Killing event", async () => {
+  const { runtime } = stopRecorder();
+  const recorded: string[] = [];
+  const debug: Container = { name: "debug", image: "busybox" };
+  const p = pod({}, 5);
+  p.spec.ephemeralContainers = [debug];
+  await killContainer({
+    runtime,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    runtimeRequestTimeoutMs: 60_000,
+    events: {
+      event: (_ref, type, reason, message) =>
+        recorded.push(`${type} ${reason}: ${message}`),
+    },
+  }, { pod: p, view: makeContainerView(debug) });
+  assert.deepEqual(recorded, ["Normal Killing: Stopping container debug"]);
+});
