@@ -47,6 +47,8 @@ const STARTS = API_ONLY ? 0 : QUICK ? 5 : 20;
 const STEADY = QUICK ? 20 : 110;
 const SAMPLE_MS = QUICK ? 15_000 : 60_000;
 const LOAD_SECONDS = QUICK ? 2 : 5;
+/** `host:port` for the V8 inspector of our kubelet (profiling it under the bench's load). */
+const INSPECT = Deno.env.get("KTS_BENCH_INSPECT");
 /** Load rounds per path, the kubelets taking turns (the machine's load moves in between). */
 const LOAD_ROUNDS = QUICK ? 1 : 3;
 const LOAD_CONCURRENCY = 8;
@@ -230,6 +232,7 @@ async function startKubelet(
         "run",
         "-A",
         `--v8-flags=${KUBELET_V8_FLAGS}`,
+        ...(INSPECT ? [`--inspect=${INSPECT}`] : []),
         ourProgram,
         "--config",
         `${ours.root}/config.yaml`,
@@ -365,8 +368,16 @@ async function runningOn(node: string): Promise<number> {
   return list.items.filter((p) => p.status?.phase === "Running").length;
 }
 
-/** Sends `load` to a kubelet's API; returns requests/s answered 200. */
-async function load(port: number, path: string): Promise<number> {
+/**
+ * Sends `load` to a kubelet's API; returns requests/s answered 200 and the kubelet's CPU time
+ * per answer (steadier than requests/s on a busy machine).
+ */
+async function load(
+  port: number,
+  path: string,
+  pid: number,
+): Promise<{ rps: number; cpuMs: number }> {
+  const cpu0 = (await usage(pid)).cpu;
   const out = await sh(Deno.execPath(), [
     "run",
     "-A",
@@ -384,7 +395,8 @@ async function load(port: number, path: string): Promise<number> {
     seconds: number;
   };
   if (r.ok === 0) throw new Error(`no answer from :${port}${path}: ${out}`);
-  return r.ok / r.seconds;
+  const cpuMs = ((await usage(pid)).cpu - cpu0) * 1000 / r.ok;
+  return { rps: r.ok / r.seconds, cpuMs };
 }
 
 // --- the run -----------------------------------------------------------------------------
@@ -524,10 +536,16 @@ try {
   // 4. the kubelet API, one kubelet at a time, taking turns
   for (const path of ["/healthz", "/pods"]) {
     const rps = byKind();
+    const cpuMs = byKind();
     for (let i = 0; i < LOAD_ROUNDS; i++) {
-      for (const k of KINDS) rps[k].push(await load(SIDES[k].port, path));
+      for (const k of KINDS) {
+        const r = await load(SIDES[k].port, path, pids[k]);
+        rps[k].push(r.rps);
+        cpuMs[k].push(r.cpuMs);
+      }
     }
     console.log(`GET ${path} req/s: ${JSON.stringify(rps)}`);
+    console.log(`GET ${path} CPU ms/request: ${JSON.stringify(cpuMs)}`);
     rows.push({
       metric:
         `GET ${path} (${LOAD_CONCURRENCY} workers, p50 of ${LOAD_ROUNDS})`,
@@ -535,6 +553,13 @@ try {
       upstream: p50(rps.upstream),
       unit: "req/s",
       target: "higher is better",
+    });
+    rows.push({
+      metric: `GET ${path} kubelet CPU per request (p50 of ${LOAD_ROUNDS})`,
+      ours: p50(cpuMs.ours),
+      upstream: p50(cpuMs.upstream),
+      unit: "ms",
+      target: "lower is better",
     });
   }
   const exec = byKind();

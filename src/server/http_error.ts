@@ -5,6 +5,8 @@
  * @module
  */
 
+import { fixedResponse } from "./fixed_body.ts";
+
 /** Options of {@linkcode HttpError}. */
 export interface HttpErrorOptions extends ErrorOptions {
   /** Extra response headers (e.g. `Allow` on a 405). */
@@ -35,12 +37,11 @@ export function textResponse(
   body: string,
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(body, {
-    status,
-    headers: {
-      "content-type": "text/plain; charset=utf-8",
-      "x-content-type-options": "nosniff",
-      ...headers,
-    },
+  return fixedResponse(status, encoder.encode(body), {
+    "content-type": "text/plain; charset=utf-8",
+    "x-content-type-options": "nosniff",
+    ...headers,
   });
 }
+
+const encoder = new TextEncoder();

@@ -7,6 +7,7 @@
  */
 
 import type { Route } from "./healthz.ts";
+import { fixedResponse } from "../fixed_body.ts";
 
 /** A pod the runtime runs. */
 export interface RuntimePod {
@@ -55,18 +56,8 @@ export function podsRoute(host: PodsHost): Route {
       body = new TextEncoder().encode(JSON.stringify(podList(current)));
       items = current;
     }
-    // A stream hands the kept bytes over as they are; a byte body would be copied each time.
-    const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(body);
-        controller.close();
-      },
-    });
     return Promise.resolve(
-      new Response(stream, {
-        status: 200,
-        headers: { "content-type": "application/json" },
-      }),
+      fixedResponse(200, body, { "content-type": "application/json" }),
     );
   };
 }
