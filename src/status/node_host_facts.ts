@@ -35,6 +35,30 @@ export interface HostProbe {
   kernelVersion(): string;
   /** Total bytes of the filesystem holding `path`. */
   filesystemBytes(path: string): Promise<number>;
+  /** The huge page sizes the machine supports and how many pages of each it holds. */
+  hugepages?(): Promise<HugepagePool[]>;
+}
+
+/** One huge page size of the machine (a /sys/kernel/mm/hugepages entry). */
+export interface HugepagePool {
+  pageBytes: number;
+  pages: number;
+}
+
+const HUGEPAGES_DIR = "/sys/kernel/mm/hugepages";
+
+/** Every /sys/kernel/mm/hugepages/hugepages-<kB>kB with its nr_hugepages. */
+async function readHugepages(): Promise<HugepagePool[]> {
+  const pools: HugepagePool[] = [];
+  for await (const entry of Deno.readDir(HUGEPAGES_DIR)) {
+    const m = /^hugepages-(\d+)kB$/.exec(entry.name);
+    if (!m) continue;
+    const pages = await Deno.readTextFile(
+      `${HUGEPAGES_DIR}/${entry.name}/nr_hugepages`,
+    );
+    pools.push({ pageBytes: Number(m[1]) * 1024, pages: Number(pages.trim()) });
+  }
+  return pools.sort((a, b) => a.pageBytes - b.pageBytes);
 }
 
 /** The real host. */
@@ -44,6 +68,7 @@ export const denoHost: HostProbe = {
   memoryBytes: () => Deno.systemMemoryInfo().total,
   cpuCores: () => navigator.hardwareConcurrency,
   kernelVersion: () => Deno.osRelease(),
+  hugepages: readHugepages,
   filesystemBytes: async (path) => {
     // The root directory may not exist yet: use the nearest existing ancestor's filesystem.
     for (let p = path;;) {
@@ -289,6 +314,9 @@ export function createNodeFacts(
 ): (signal: AbortSignal) => Promise<NodeFacts> {
   const host = deps.host ?? denoHost;
   let identity: ReturnType<typeof readHostIdentity> | undefined;
+  // Read once, as upstream reads the machine info once. /sys opens need every permission
+  // (docs/permissions.md): without it no hugepages-* resources are reported.
+  let hugepages: Promise<HugepagePool[]> | undefined;
   const runtime = new RuntimeReadiness(
     deps,
     options.runtimeDownAfterMs ?? 30_000,
@@ -297,6 +325,8 @@ export function createNodeFacts(
   return async (signal) => {
     identity ??= readHostIdentity(host);
     const info = await identity;
+    hugepages ??= host.hugepages?.().catch(() => []) ?? Promise.resolve([]);
+    const pools = await hugepages;
     await runtime.refresh(signal);
     const addresses = resolveNodeIPs(options.nodeIP, host.networkInterfaces());
     if (addresses.errors.length && !loggedAddressErrors) {
@@ -326,6 +356,7 @@ export function createNodeFacts(
       containerRuntimeVersion: runtime.version,
       kubeletPort: options.kubeletPort,
       ...(storage !== undefined ? { ephemeralStorageBytes: storage } : {}),
+      ...(pools.length ? { hugepages: pools } : {}),
       ...(runtime.conditions ? { runtimeConditions: runtime.conditions } : {}),
       ...(runtime.images ? { images: runtime.images } : {}),
       ...(options.maxImages !== undefined

@@ -76,7 +76,12 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
     cpuCores: () => 2,
     kernelVersion: () => "6.1.0",
     filesystemBytes: () => Promise.resolve(10 * 2 ** 30),
+    hugepages: () => {
+      hugepageReads++;
+      return Promise.resolve([{ pageBytes: 2 * 2 ** 20, pages: 0 }]);
+    },
   };
+  let hugepageReads = 0;
   let statusCalls = 0;
   let fail = false;
   const clock = new FakeClock(0);
@@ -107,6 +112,7 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
   const signal = new AbortController().signal;
   const f = await facts(signal);
   assert.equal(f.nodeInfo.machineID, "abc");
+  assert.deepEqual(f.hugepages, [{ pageBytes: 2 * 2 ** 20, pages: 0 }]);
   assert.equal(f.nodeInfo.bootID, "");
   assert.equal(f.nodeInfo.systemUUID, "abc");
   assert.equal(f.nodeInfo.osImage, "Linux");
@@ -121,4 +127,6 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
   const later = await facts(signal);
   assert.equal(statusCalls, 2);
   assert.equal(later.runtimeDown, true);
+  // the machine's huge page sizes are read once
+  assert.equal(hugepageReads, 1);
 });

@@ -32,6 +32,8 @@ export interface NodeFacts {
   /** Capacity of the filesystem holding `--root-dir`; undefined when unknown. */
   ephemeralStorageBytes?: number;
   maxPods: number;
+  /** The machine's huge page sizes and page counts (`hugepages-<size>` resources). */
+  hugepages?: { pageBytes: number; pages: number }[];
   /** Subtracted from capacity for allocatable (reserved + hard eviction), per resource. */
   reserved?: {
     memoryBytes?: number;
@@ -142,6 +144,13 @@ export function nodeResources(
     );
     allocatable["ephemeral-storage"] = formatBinaryQuantity(
       facts.ephemeralStorageBytes - (reserved.ephemeralStorageBytes ?? 0),
+    );
+  }
+  // every size the machine supports, 0 when none are reserved (upstream, from cAdvisor)
+  for (const { pageBytes, pages } of facts.hugepages ?? []) {
+    const name = `hugepages-${formatBinaryQuantity(pageBytes)}`;
+    capacity[name] = allocatable[name] = formatBinaryQuantity(
+      pageBytes * pages,
     );
   }
   return { capacity, allocatable };

@@ -5,6 +5,7 @@ import {
   keepPatchedResources,
   type NodeFacts,
   nodeImages,
+  nodeResources,
   readinessErrors,
   rfc3339Seconds,
 } from "./node_status_setters.ts";
@@ -201,4 +202,23 @@ Deno.test("keepPatchedResources() keeps capacity it does not compute, mirrors it
     capacity: { cpu: "2", memory: "1Gi", "example.com/foo": "3" },
     allocatable: { cpu: "1500m", memory: "1Gi", "example.com/foo": "3" },
   });
+});
+
+Deno.test("nodeResources() lists every huge page size of the machine, 0 when none are reserved", () => {
+  const { capacity, allocatable } = nodeResources(facts({
+    hugepages: [
+      { pageBytes: 2 * 2 ** 20, pages: 3 },
+      { pageBytes: 2 ** 30, pages: 0 },
+    ],
+  }));
+  assert.equal(capacity["hugepages-2Mi"], "6Mi");
+  assert.equal(capacity["hugepages-1Gi"], "0");
+  assert.equal(allocatable["hugepages-2Mi"], "6Mi");
+  assert.equal(allocatable["hugepages-1Gi"], "0");
+  assert.equal(
+    Object.keys(nodeResources(facts()).capacity).some((k) =>
+      k.startsWith("hugepages-")
+    ),
+    false,
+  );
 });

@@ -78,24 +78,27 @@ interface Event {
   reportingComponent?: string;
 }
 
+const component = (e: Event) =>
+  e.source?.component ?? e.reportingComponent ?? "";
+
 /**
- * Events about the objects named `names` (a pod, a Node), each once, sorted: object kind,
- * field path, type, reason, message and the reporting component. Counts and times differ
- * by timing alone.
+ * The kubelet's events about the objects named `names` (a pod, a Node), each once, sorted:
+ * object kind, field path, type, reason, message and component. Counts and times differ by
+ * timing alone; the controllers' events (RegisteredNode) by when they looked.
  */
 export function eventsView(
   list: { items?: Event[] } | undefined,
   names: string[],
 ): string[] {
   const lines = (list?.items ?? []).filter((e) =>
-    names.includes(e.involvedObject?.name ?? "")
+    names.includes(e.involvedObject?.name ?? "") && component(e) === "kubelet"
   ).map((e) =>
     [
       e.involvedObject?.kind,
       e.involvedObject?.fieldPath ?? "",
       e.type,
       e.reason,
-      e.source?.component ?? e.reportingComponent ?? "",
+      component(e),
       e.message ?? "",
     ].join(" | ")
   );

@@ -39,7 +39,7 @@ Deno.test("podStatusView: conditions by type with type/status/reason, statuses b
   assert.deepEqual(view.containerStatuses, [{ name: "a" }, { name: "b" }]);
 });
 
-Deno.test("eventsView: only the named objects, each event once, sorted", () => {
+Deno.test("eventsView: the kubelet's events of the named objects, each once, sorted", () => {
   const e = (name: string, reason: string) => ({
     type: "Normal",
     reason,
