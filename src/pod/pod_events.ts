@@ -39,8 +39,12 @@ export function containerReference(
   pod: Pod,
   containerName: string,
 ): ObjectReference {
-  const list = pod.spec.initContainers?.some((c) => c.name === containerName)
+  const named = (list?: { name: string }[]) =>
+    list?.some((c) => c.name === containerName) ?? false;
+  const list = named(pod.spec.initContainers)
     ? "initContainers"
+    : named(pod.spec.ephemeralContainers)
+    ? "ephemeralContainers"
     : "containers";
   return {
     ...podReference(pod),

@@ -5,6 +5,7 @@ import { CaptureLogger } from "../log/testing.ts";
 import { createSimRuntime } from "../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../status/mod.ts";
 import { createPodSyncer, type PodSyncerOptions } from "./pod_syncer.ts";
+import { containerReference } from "./pod_events.ts";
 import type { Pod } from "./types.ts";
 
 function setup(options: Partial<PodSyncerOptions> = {}) {
@@ -139,4 +140,23 @@ Deno.test("a volume that cannot be set up records FailedMount on the pod", async
   } finally {
     await Deno.remove(rootDir, { recursive: true });
   }
+});
+
+Deno.test("containerReference() names the spec list the container is in, ephemeral ones included", () => {
+  const p: Pod = {
+    metadata: { name: "web", namespace: "default", uid: "u1" },
+    spec: {
+      initContainers: [{ name: "init" }],
+      containers: [{ name: "app" }],
+      ephemeralContainers: [{ name: "debug" }],
+    },
+  };
+  assert.deepEqual(
+    ["init", "app", "debug"].map((n) => containerReference(p, n).fieldPath),
+    [
+      "spec.initContainers{init}",
+      "spec.containers{app}",
+      "spec.ephemeralContainers{debug}",
+    ],
+  );
 });
