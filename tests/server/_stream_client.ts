@@ -17,6 +17,11 @@ export interface StreamSession {
   received(channel: number): Uint8Array;
   /** Text received on a channel so far. */
   text(channel: number): string;
+  /**
+   * Every data message's payload as sent, text and binary, in order (protocols without
+   * channel bytes, such as `binary.k8s.io` and `base64.binary.k8s.io` log streams).
+   */
+  messages(): Uint8Array[];
   /** Sends one binary message on a channel. */
   send(channel: number, data: Uint8Array | string): Promise<void>;
   /** Resolves once the server closed the connection. */
@@ -141,6 +146,7 @@ export async function openStream(
   );
   buffer = buffer.slice(ENCODER.encode(text.slice(0, headEnd + 4)).length);
   const channels = new Map<number, Uint8Array>();
+  const messages: Uint8Array[] = [];
   let body = "";
   let closedConn = false;
   const close = () => {
@@ -171,6 +177,9 @@ export async function openStream(
         if (frame.opcode === 9) {
           await conn.write(clientFrame(10, frame.payload)).catch(() => {});
         }
+        if (frame.opcode === 1 || frame.opcode === 2) {
+          messages.push(frame.payload);
+        }
         if (frame.opcode !== 2 || frame.payload.length === 0) continue;
         const channel = frame.payload[0]!;
         channels.set(
@@ -194,6 +203,7 @@ export async function openStream(
       return body;
     },
     received: (channel) => channels.get(channel) ?? new Uint8Array(),
+    messages: () => [...messages],
     text: (channel) =>
       DECODER.decode(channels.get(channel) ?? new Uint8Array()),
     async send(channel, data) {
