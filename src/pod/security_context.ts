@@ -394,7 +394,12 @@ export function containerSecurityContext(
  */
 export function sandboxSecurityContext(pod: Pod): SandboxSecurityInit {
   const psc = pod.spec.securityContext ?? {};
-  const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+  // upstream HasPrivilegedContainer visits every container, ephemeral ones included
+  const all = [
+    ...(pod.spec.initContainers ?? []),
+    ...pod.spec.containers,
+    ...(pod.spec.ephemeralContainers ?? []),
+  ];
   const out: SandboxSecurityInit = {
     namespaceOptions: namespaceOptions(pod),
     privileged: all.some((c) => c.securityContext?.privileged === true),

@@ -293,4 +293,13 @@ Deno.test("sandboxSecurityContext() carries the pod's settings and RuntimeDefaul
   assert.deepEqual(sc.seccomp, { profileType: 0 });
   assert.equal(sc.namespaceOptions?.network, 2);
   assert.equal(sandboxSecurityContext(pod()).privileged, false);
+  assert.equal(
+    sandboxSecurityContext(pod({
+      ephemeralContainers: [{
+        name: "debug",
+        securityContext: { privileged: true },
+      }],
+    })).privileged,
+    true,
+  );
 });
