@@ -16,6 +16,7 @@ import {
   type CsrApi,
   currentPairName,
   type NodeAddress,
+  readFileIfExists,
   SERVING_PROFILE,
   type SubjectAltNames,
 } from "./api/mod.ts";
@@ -65,15 +66,6 @@ export function splitPair(pairPem: string): TlsPair | undefined {
   return { certPem: certs.join("\n") + "\n", keyPem: key[0] + "\n" };
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
-  }
-}
-
 /** Dependencies of {@linkcode startServingCertificates}. */
 export interface ServingCertDeps {
   clock: Clock;
@@ -109,14 +101,14 @@ export async function startServingCertificates(
 ): Promise<CertificateSource & { done: Promise<void> }> {
   const { clock, logger } = deps;
   const now = clock.now();
-  let pairPem = await readIfExists(
+  let pairPem = await readFileIfExists(
     `${options.certDir}/${currentPairName(SERVING_PROFILE)}`,
   );
   if (!pairPem || !certificateValidAt(pairPem, now)) {
     pairPem = undefined;
     if (options.tlsCertFile && options.tlsPrivateKeyFile) {
-      const cert = await readIfExists(options.tlsCertFile);
-      const key = await readIfExists(options.tlsPrivateKeyFile);
+      const cert = await readFileIfExists(options.tlsCertFile);
+      const key = await readFileIfExists(options.tlsPrivateKeyFile);
       if (cert && key) pairPem = `${cert.trimEnd()}\n${key}`;
     }
   }

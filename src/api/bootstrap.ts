@@ -109,7 +109,10 @@ export function certificateValidAt(pem: string, nowMs: number): boolean {
     nowMs < Date.parse(cert.validTo);
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+/** The file's text, or undefined when it does not exist. */
+export async function readFileIfExists(
+  path: string,
+): Promise<string | undefined> {
   try {
     return await Deno.readTextFile(path);
   } catch (e) {
@@ -238,7 +241,7 @@ export async function requestNodeCertificate(
   const { clock, logger } = deps;
   const profile = options.profile ?? CLIENT_PROFILE;
   const keyPath = `${options.certDir}/${profile.pairPrefix}.key.tmp`;
-  const storedKey = await readIfExists(keyPath);
+  const storedKey = await readFileIfExists(keyPath);
   const keys = storedKey
     ? await importNodeKey(storedKey)
     : await generateNodeKey();
@@ -296,7 +299,7 @@ export async function bootstrapClientCertificate(
   const bootstrap = await loadKubeconfig(options.bootstrapKubeconfigPath);
   await Deno.mkdir(options.certDir, { recursive: true, mode: 0o755 });
   const current = `${options.certDir}/${CLIENT_PAIR_CURRENT}`;
-  const existing = await readIfExists(current);
+  const existing = await readFileIfExists(current);
   if (existing && certificateValidAt(existing, clock.now())) {
     logger.info("Using the current client certificate pair", { path: current });
   } else {

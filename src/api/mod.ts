@@ -43,6 +43,7 @@ export {
   CLIENT_PAIR_CURRENT,
   CLIENT_PROFILE,
   currentPairName,
+  readFileIfExists,
   SERVING_PROFILE,
 } from "./bootstrap.ts";
 export type {
