@@ -141,6 +141,21 @@ Deno.test({
         return left === undefined && shares === "204" ? true : undefined;
       }, 45_000);
       assert.equal(running(await e.containers("b2")).length, 0);
+      // b1 leaves while the kubelet runs: its cgroup goes at termination, burstable drops
+      // to the minimum
+      const b1Cgroup = `${MOUNT}/cpu${k}/burstable/pod${
+        running(await e.containers("b1"))[0]!.uid
+      }`;
+      await e.remove("b1.yaml");
+      await waitFor(
+        "b1's cgroup removed and burstable back to 2 shares",
+        async () => {
+          const left = await read(`${b1Cgroup}/cpu.shares`);
+          const shares = await read(`${MOUNT}/cpu${k}/burstable/cpu.shares`);
+          return left === undefined && shares === "2" ? true : undefined;
+        },
+        30_000,
+      );
     } finally {
       await removeCgroupTree(root);
     }
