@@ -272,8 +272,11 @@ export function createPodCgroupManager(
     },
     async removePod(pod) {
       active.delete(pod.metadata.uid ?? "");
-      await destroy(podCgroupParent(pod, options.cgroups));
-      if (started) await updateTiers();
+      try {
+        await destroy(podCgroupParent(pod, options.cgroups));
+      } finally {
+        if (started) await updateTiers();
+      }
     },
     async housekeeping(activePods, known) {
       try {

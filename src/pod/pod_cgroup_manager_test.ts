@@ -351,3 +351,49 @@ Deno.test("start() limits the enforced reserved cgroups and reports a missing on
     await Deno.remove(mount, { recursive: true });
   }
 });
+
+Deno.test("the pod cgroup manager on cgroup v2: weights, cpu.max, memory.max and orphan removal", async () => {
+  const mount = await Deno.makeTempDir({ prefix: "kts-cgv2-" });
+  try {
+    await Deno.writeTextFile(`${mount}/cgroup.controllers`, "cpu memory pids");
+    const fs: CgroupTreeFs = { ...v2Kernel(), rmdir: kernelRmdir.rmdir };
+    const tree = await openCgroupTree(fs, mount, ["2MB"]);
+    const manager = createPodCgroupManager({
+      tree,
+      logger: new CaptureLogger(),
+      clock: { now: () => 0 },
+    }, {
+      nodeName: "n1",
+      cgroups: { cgroupRoot: "/r" },
+      capacity: { cpuMillis: 4000, memoryBytes: 8 * GiB, pids: 1000 },
+      allocatable: { systemReserved: { memory: "1Gi" } },
+      hugepageSizes: ["2MB"],
+    });
+    const guaranteed = pod("g1", {
+      requests: { cpu: "250m", memory: "64Mi" },
+      limits: { cpu: "250m", memory: "64Mi" },
+    });
+    await manager.ensurePod(guaranteed);
+    const k = `${mount}/r/kubepods`;
+    assert.equal(await read(`${k}/memory.max`), String(7 * GiB));
+    // 4096 shares
+    assert.equal(await read(`${k}/cpu.weight`), "157");
+    assert.equal(await read(`${k}/pids.max`), "1000");
+    assert.equal(await read(`${k}/besteffort/cpu.weight`), "1");
+    assert.equal(await read(`${k}/podg1/cpu.max`), "25000 100000");
+    assert.equal(await read(`${k}/podg1/memory.max`), String(64 * 1024 * 1024));
+    // no hugetlb controller here: no hugetlb files
+    assert.equal(await read(`${k}/podg1/hugetlb.2MB.max`), undefined);
+    await Deno.mkdir(`${k}/burstable/podstale`);
+    await manager.housekeeping([guaranteed], (uid) => uid === "g1");
+    assert.equal(
+      await read(`${k}/burstable/podstale/cgroup.controllers`),
+      undefined,
+    );
+    assert.ok(await read(`${k}/podg1/cgroup.controllers`) !== undefined);
+    await manager.removePod(guaranteed);
+    assert.equal(await read(`${k}/podg1/cpu.max`), undefined);
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});
