@@ -25,6 +25,7 @@ import {
   DEADLINE_EXCEEDED_REASON,
 } from "./active_deadline.ts";
 import { computePodStatus } from "./compute_pod_status.ts";
+import { rfc3339 } from "./pod_conditions.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
@@ -44,6 +45,13 @@ import { computePodActions, type ProbeResult } from "./pod_actions.ts";
 import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import { terminatePodStatus } from "./terminate_pod_status.ts";
+import {
+  emptyDirEvictionMessage,
+  EVICTED_REASON,
+  evictedStatus,
+  EVICTION_MONITORING_PERIOD_MS,
+  hasSizeLimitedEmptyDir,
+} from "./local_storage_eviction.ts";
 import {
   denoTerminationMessageWriter,
   type TerminationMessageReader,
@@ -137,6 +145,11 @@ export interface PodSyncerOptions {
    * are set up only with a `rootDir`.
    */
   memoryVolumeDir?: string;
+  /**
+   * How often a pod with a size-limited emptyDir is measured for eviction (default 10 s,
+   * upstream's eviction monitoring period).
+   */
+  evictionMonitoringPeriodMs?: number;
 }
 
 /** A {@linkcode PodSyncer} with read access to what it last did (for status and tests). */
@@ -185,6 +198,8 @@ class KubePodSyncer implements RuntimePodSyncer {
   #execDeps: ExecuteDeps;
   /** Last StartContainer failure per pod uid and container name (kubelet's reason cache). */
   #reasons = new Map<string, Map<string, SyncResult>>();
+  /** Pods evicted for local storage: the status message, by UID. */
+  #evictions = new Map<string, string>();
   #lastResults = new Map<string, SyncResult[]>();
   #runtimeName: string | undefined;
   #environment: PodEnvironment | undefined;
@@ -299,7 +314,7 @@ class KubePodSyncer implements RuntimePodSyncer {
   ): PodStatus {
     const uid = uidOf(pod);
     const previous = this.#deps.statusManager.getPodStatus(uid);
-    return computePodStatus(pod, runtime, {
+    const status = computePodStatus(pod, runtime, {
       clock: this.#deps.clock,
       syncResults: [...(this.#reasons.get(uid)?.values() ?? [])],
       ...(previous ? { previous } : {}),
@@ -314,6 +329,34 @@ class KubePodSyncer implements RuntimePodSyncer {
         ? { started: startedView(this.#deps.probes.startup) }
         : {}),
     });
+    const evicted = this.#evictions.get(uid);
+    // upstream's eviction status function; a pod that already succeeded stays so
+    return evicted !== undefined && previous?.phase !== "Succeeded"
+      ? evictedStatus(
+        status,
+        evicted,
+        previous,
+        rfc3339(this.#deps.clock.now()),
+      )
+      : status;
+  }
+
+  /**
+   * Upstream `emptyDirLimitEviction`: measures the pod's size-limited emptyDirs and records
+   * an eviction for the first one over its limit (kept until the pod is terminated).
+   */
+  async #checkLocalStorage(pod: Pod, logger: Logger): Promise<void> {
+    const uid = uidOf(pod);
+    if (this.#evictions.has(uid) || !hasSizeLimitedEmptyDir(pod)) return;
+    const over = await this.#volumes?.emptyDirOverLimit?.(pod);
+    if (!over) return;
+    const message = emptyDirEvictionMessage(over.volume, over.limit);
+    logger.info("Evicting pod: emptyDir over its sizeLimit", {
+      volume: over.volume,
+      limit: over.limit,
+      bytes: over.bytes,
+    });
+    this.#evictions.set(uid, message);
   }
 
   async #readRuntime(pod: Pod, signal: AbortSignal): Promise<PodRuntimeStatus> {
@@ -345,6 +388,16 @@ class KubePodSyncer implements RuntimePodSyncer {
       observePodStart(pod, this.#deps.clock.now());
     }
     if (
+      status.reason === EVICTED_REASON && previous?.reason !== EVICTED_REASON
+    ) {
+      this.#deps.events?.event(
+        podReference(pod),
+        "Warning",
+        EVICTED_REASON,
+        status.message ?? "",
+      );
+    }
+    if (
       status.reason === DEADLINE_EXCEEDED_REASON &&
       previous?.reason !== DEADLINE_EXCEEDED_REASON
     ) {
@@ -365,6 +418,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
       podUID: uid,
     });
+    await this.#checkLocalStorage(pod, logger);
     const before = await this.#readRuntime(pod, signal);
     const status = this.#computeStatus(pod, before, false);
     this.#setSyncedStatus(pod, status);
@@ -413,7 +467,12 @@ class KubePodSyncer implements RuntimePodSyncer {
       final.startTime,
       this.#deps.clock.now(),
     );
-    const retry = [this.#retryAfter(results), deadline].filter((ms) =>
+    // pods with a size-limited emptyDir are measured again after the monitoring period
+    const monitor = hasSizeLimitedEmptyDir(pod)
+      ? this.#options.evictionMonitoringPeriodMs ??
+        EVICTION_MONITORING_PERIOD_MS
+      : undefined;
+    const retry = [this.#retryAfter(results), deadline, monitor].filter((ms) =>
       ms !== undefined
     ).map((ms) => Math.max(0, ms!));
     if (retry.length > 0) outcome.retryAfterMs = Math.min(...retry);
@@ -538,6 +597,7 @@ class KubePodSyncer implements RuntimePodSyncer {
     }
     this.#reasons.delete(uid);
     this.#lastResults.delete(uid);
+    this.#evictions.delete(uid);
   }
 }
 

@@ -18,6 +18,7 @@ export {
 export type {
   ContainerMountContext,
   CriMount,
+  EmptyDirOverLimit,
   VolumeManager,
   VolumeManagerDeps,
   VolumeManagerOptions,

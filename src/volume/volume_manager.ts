@@ -88,6 +88,20 @@ export interface VolumeManager {
   ): Promise<CriMount[]>;
   /** Removes the pod's volume directories (the pod is terminated); never rejects. */
   tearDownPod(pod: Pod): Promise<void>;
+  /**
+   * The first emptyDir of a set-up pod holding more than its `sizeLimit` (what upstream's
+   * eviction manager evicts for), or undefined; never rejects.
+   */
+  emptyDirOverLimit?(pod: Pod): Promise<EmptyDirOverLimit | undefined>;
+}
+
+/** An emptyDir whose content exceeds its `sizeLimit`. */
+export interface EmptyDirOverLimit {
+  volume: string;
+  /** The `sizeLimit` as written in the spec. */
+  limit: string;
+  /** Bytes measured (file sizes under the directory). */
+  bytes: number;
 }
 
 /** Options of {@linkcode createVolumeManager}. */
@@ -270,9 +284,6 @@ class DiskVolumeManager implements VolumeManager {
         } else if (fresh || fsGroup === undefined) {
           await Deno.chmod(dir, 0o777);
         }
-        if (source.sizeLimit !== undefined) {
-          await this.#checkSize(dir, name, source.sizeLimit);
-        }
         return { hostPath: dir, readOnly: false };
       }
     }
@@ -291,14 +302,29 @@ class DiskVolumeManager implements VolumeManager {
     return memoryVolumeDirectory(base, uid, name);
   }
 
-  async #checkSize(dir: string, name: string, limit: string): Promise<void> {
-    const used = await directorySize(dir);
-    if (used > quantityValue(limit)) {
-      this.#deps.logger.warn(
-        `Usage of EmptyDir volume "${name}" exceeds the limit "${limit}".`,
-        { path: dir, bytes: used },
-      );
+  async emptyDirOverLimit(pod: Pod): Promise<EmptyDirOverLimit | undefined> {
+    const mounted = this.#mounted.get(pod.metadata.uid ?? "");
+    if (!mounted) return undefined;
+    let volumes;
+    try {
+      volumes = podVolumes(pod);
+    } catch {
+      return undefined; // set-up reported it
     }
+    for (const { name, source } of volumes) {
+      if (source.kind !== "emptyDir" || source.sizeLimit === undefined) {
+        continue;
+      }
+      const dir = mounted.get(name)?.hostPath;
+      if (!dir) continue;
+      const limit = quantityValue(source.sizeLimit);
+      // files may come and go while the walk runs: an unreadable tree counts as empty
+      const bytes = await directorySize(dir).catch(() => 0);
+      if (limit > 0 && bytes > limit) {
+        return { volume: name, limit: source.sizeLimit, bytes };
+      }
+    }
+    return undefined;
   }
 
   async containerMounts(

@@ -150,16 +150,23 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
     }, { rootDir: root, memoryDir: `${root}/mem` });
     const pod = makePod([{
       name: "m",
-      emptyDir: { medium: "Memory", sizeLimit: "1" },
-    }]);
-    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
-    await Deno.writeTextFile(`${root}/mem/uid-1/m/big`, "too much");
-    await volumes.setUpPod(pod);
-    assert.ok(
-      logger.records.some((r) =>
-        r.msg.includes('Usage of EmptyDir volume "m" exceeds the limit "1"')
-      ),
+      emptyDir: { medium: "Memory", sizeLimit: "8" },
+    }, { name: "d", emptyDir: { sizeLimit: "1k" } }]);
+    assert.equal(
+      await volumes.emptyDirOverLimit?.(pod),
+      undefined,
+      "not set up yet",
     );
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    await Deno.writeTextFile(`${root}/mem/uid-1/m/fits`, "12345678");
+    assert.equal(await volumes.emptyDirOverLimit?.(pod), undefined, "= limit");
+    await Deno.mkdir(`${root}/mem/uid-1/m/sub`);
+    await Deno.writeTextFile(`${root}/mem/uid-1/m/sub/more`, "9");
+    assert.deepEqual(await volumes.emptyDirOverLimit?.(pod), {
+      volume: "m",
+      limit: "8",
+      bytes: 9,
+    });
     await volumes.tearDownPod(pod);
     await assert.rejects(Deno.lstat(`${root}/mem/uid-1`));
   } finally {
