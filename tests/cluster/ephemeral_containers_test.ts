@@ -2,8 +2,8 @@
  * Ephemeral containers, on real containerd and the local control plane with an in-process
  * kubelet.ts (`startApiKubelet`): `kubectl debug --target` adds one to a running pod; the
  * kubelet starts it in the pod's sandbox, in the target's process namespace (its `ps` sees the
- * target's process), reports it in `status.ephemeralContainerStatuses`, serves its log and
- * exec, and kills it with the pod.
+ * target's process), reports it in `status.ephemeralContainerStatuses`, serves its log, exec
+ * and (`kubectl debug -i`) attach, and kills it with the pod.
  *
  * Node and namespace are `h8-eph-<random>`, removed at the end with everything created.
  */
@@ -16,6 +16,7 @@ import {
   startApiKubelet,
 } from "./_api_kubelet.ts";
 import {
+  cluster,
   CRI_ENDPOINT,
   CRI_IMAGE,
   getJson,
@@ -116,6 +117,43 @@ Deno.test({
         )).trim(),
         "marco",
       );
+
+      // kubectl debug -i: a second one with stdin, attached to at once
+      const attached = await new Deno.Command(`${cluster.bin}/kubectl`, {
+        args: [
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "debug",
+          "-i",
+          "-n",
+          ns,
+          "target",
+          `--image=${CRI_IMAGE}`,
+          "--image-pull-policy=IfNotPresent",
+          "--container=shell",
+          "--",
+          "sh",
+        ],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(60_000),
+      }).spawn();
+      // stdin stays open until the answer is back: the attach streams both ways
+      const writer = attached.stdin.getWriter();
+      const enc = new TextEncoder();
+      await writer.write(enc.encode("echo attached-$((40+2))\n"));
+      let seen = "";
+      const dec = new TextDecoder();
+      for await (const chunk of attached.stdout) {
+        seen += dec.decode(chunk, { stream: true });
+        if (seen.includes("attached-42")) break;
+      }
+      await writer.write(enc.encode("exit 0\n"));
+      await writer.close();
+      await attached.stderr.cancel();
+      await attached.status;
+      assert.match(seen, /attached-42/);
 
       // Deleting the pod kills the ephemeral container with the others.
       await kubectl("delete", "pod", "-n", ns, "target", "--wait=false");
