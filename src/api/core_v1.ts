@@ -352,6 +352,8 @@ export interface PodCondition {
   lastTransitionTime?: string;
   reason?: string;
   message?: string;
+  /** The pod generation the condition was computed for. */
+  observedGeneration?: number;
 }
 
 /** core/v1 ContainerStateWaiting. */
@@ -394,6 +396,8 @@ export interface ContainerStatus {
   image: string;
   imageID: string;
   containerID?: string;
+  /** Requests and limits of a running container. */
+  resources?: ResourceRequirements;
 }
 
 /** core/v1 PodIP / HostIP. */
@@ -417,6 +421,8 @@ export interface PodStatus {
   containerStatuses?: ContainerStatus[];
   ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
+  /** The pod generation this status was computed for. */
+  observedGeneration?: number;
 }
 
 /** core/v1 Pod. */

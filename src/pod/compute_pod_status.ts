@@ -16,6 +16,7 @@ import type {
   PodCondition,
   PodRuntimeStatus,
   PodStatus,
+  ResourceRequirements,
   SyncResult,
 } from "./types.ts";
 import {
@@ -172,6 +173,7 @@ function convert(
     ) => newest && m?.has(newest.id) ? m.get(newest.id)! : !hasProbe;
     status.started = running &&
       probed(options.started, c.startupProbe !== undefined);
+    if (running) status.resources = runningResources(c);
     if (init && c.restartPolicy !== "Always") {
       status.ready = status.state.terminated?.exitCode === 0;
     } else {
@@ -180,6 +182,19 @@ function convert(
     }
     return status;
   });
+}
+
+/**
+ * What a running container's status reports as its resources: its requests and limits, an
+ * empty object when it has none (upstream reads cpu and memory back from the runtime, which
+ * gives the same values for what the kubelet set).
+ */
+function runningResources(c: Container): ResourceRequirements {
+  const out: ResourceRequirements = {};
+  const { requests, limits } = c.resources ?? {};
+  if (limits && Object.keys(limits).length) out.limits = { ...limits };
+  if (requests && Object.keys(requests).length) out.requests = { ...requests };
+  return out;
 }
 
 function listMessage(prefix: string, names: string[]): string {
@@ -269,11 +284,12 @@ function buildConditions(
   } else {
     ready = { status: "True" };
   }
-  // readiness gates are conditions others write through the API server
-  conditions.push({ type: "ContainersReady", ...ready }, {
+  // readiness gates are conditions others write through the API server; Ready comes before
+  // ContainersReady in upstream's list
+  conditions.push({
     type: "Ready",
     ...podReadyCondition(pod, ready, pod.status?.conditions ?? []),
-  });
+  }, { type: "ContainersReady", ...ready });
   conditions.push({ type: "PodScheduled", status: "True" });
   return conditions;
 }
@@ -300,7 +316,11 @@ export function computePodStatus(
     pod.spec.initContainers ?? [],
     true,
   );
-  const containerStatuses = convert(ctx, pod.spec.containers, false);
+  // app container statuses by name, as upstream lists them; init ones keep the spec's order
+  const containerStatuses = convert(ctx, pod.spec.containers, false).sort((
+    a,
+    b,
+  ) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   const phaseOptions: { podIsTerminal?: boolean; isStatic?: boolean } = {};
   if (options.podIsTerminal !== undefined) {
     phaseOptions.podIsTerminal = options.podIsTerminal;
@@ -377,5 +397,10 @@ export function computePodStatus(
     previous?.conditions,
     options.clock,
   );
+  const generation = pod.metadata.generation;
+  if (generation !== undefined) {
+    status.observedGeneration = generation;
+    for (const c of status.conditions) c.observedGeneration = generation;
+  }
   return status;
 }

@@ -86,14 +86,49 @@ Deno.test("computePodStatus() reports a running pod", () => {
     image: "nginx:1.27",
     imageID: "sha256:abc",
     containerID: "containerd://id-app-0",
+    resources: {},
   }]);
   assert.deepEqual(s.conditions?.map((c) => [c.type, c.status]), [
     ["PodReadyToStartContainers", "True"],
     ["Initialized", "True"],
-    ["ContainersReady", "True"],
     ["Ready", "True"],
+    ["ContainersReady", "True"],
     ["PodScheduled", "True"],
   ]);
+  assert.equal(s.observedGeneration, undefined);
+});
+
+Deno.test("computePodStatus() lists app containers by name, with the generation it saw and running containers' resources", () => {
+  const zeta: Container = {
+    name: "zeta",
+    image: "busybox",
+    resources: { requests: { cpu: "100m" }, limits: { memory: "64Mi" } },
+  };
+  const init: Container[] = [{ name: "z-init", image: "busybox" }, {
+    name: "a-init",
+    image: "busybox",
+  }];
+  const p = pod({ containers: [zeta, app], initContainers: init });
+  p.metadata.generation = 3;
+  const s = computePodStatus(
+    p,
+    rs([
+      view(zeta),
+      view(init[0]!, { state: "exited" }),
+      view(init[1]!, { state: "exited" }),
+    ]),
+    { clock: new FakeClock(T0) },
+  );
+  assert.deepEqual(s.containerStatuses?.map((c) => [c.name, c.resources]), [
+    ["app", undefined],
+    ["zeta", { requests: { cpu: "100m" }, limits: { memory: "64Mi" } }],
+  ]);
+  assert.deepEqual(s.initContainerStatuses?.map((c) => c.name), [
+    "z-init",
+    "a-init",
+  ]);
+  assert.equal(s.observedGeneration, 3);
+  assert.ok(s.conditions?.every((c) => c.observedGeneration === 3));
 });
 
 Deno.test("computePodStatus() shows ContainerCreating before anything runs", () => {
