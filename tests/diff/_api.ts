@@ -9,17 +9,10 @@ import {
   kubectlOn,
   waitFor,
 } from "../cluster/_cluster.ts";
+import type { ApiContext } from "./scenarios.ts";
 
-export interface ApiSide extends AsyncDisposable {
-  /** The side's namespace, named as its Node. */
-  namespace: string;
-  kubectl(...args: string[]): Promise<string>;
-  getJson<T = Record<string, unknown>>(
-    ...args: string[]
-  ): Promise<T | undefined>;
-  /** `kubectl create` of one object (in the side's namespace unless it names one). */
-  create(object: unknown): Promise<void>;
-}
+/** A joined side's namespace and kubectl; the scenario's context adds `record`. */
+export interface ApiSide extends Omit<ApiContext, "record">, AsyncDisposable {}
 
 interface EventList {
   items: { metadata: { name: string }; involvedObject: { name?: string } }[];

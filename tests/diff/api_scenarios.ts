@@ -4,6 +4,7 @@
  * and a graceful delete. Each side works in its own namespace, named as its Node; the
  * comparison masks both names as `<node>`.
  */
+import { waitFor } from "../cluster/_cluster.ts";
 import {
   eventsView,
   mirrorPodView,
@@ -30,26 +31,12 @@ const ready = (o: Obj | undefined) =>
   ((o?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [])
     .some((c) => c.type === "Ready" && c.status === "True");
 
-/** Polls `probe` every 500 ms until it returns a value. */
-async function poll<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 /** Polls until the object is gone. */
 async function gone(api: ApiContext, what: string, ...args: string[]) {
-  await poll(
+  await waitFor(
     `${what} to disappear`,
     async () => (await api.getJson(...args)) === undefined ? true : undefined,
+    60_000,
   );
 }
 
@@ -177,7 +164,7 @@ export const API_SCENARIOS: Scenario[] = [
         "the app started",
         (p) => reached(p, key, ["StartContainer app"]),
       );
-      const running = await poll("the pod to turn Ready", async () => {
+      const running = await waitFor("the pod to turn Ready", async () => {
         const p = await api.getJson("pod", "web", "-n", ns);
         return ready(p) ? p : undefined;
       });
@@ -208,13 +195,13 @@ export const API_SCENARIOS: Scenario[] = [
         "the app started",
         (p) => reached(p, `default/${mirror}`, ["StartContainer app"]),
       );
-      const m = await poll("the mirror pod to turn Ready", async () => {
+      const m = await waitFor("the mirror pod to turn Ready", async () => {
         const p = await api.getJson("pod", mirror, "-n", "default");
         return ready(p) ? p : undefined;
       });
       api.record("mirror pod", mirrorPodView(m));
       api.record("status mirror pod", podStatusView(m));
-      const node = await poll("the Node Ready and untainted", async () => {
+      const node = await waitFor("the Node Ready and untainted", async () => {
         const n = await api.getJson("node", ctx.node);
         const taints = (n?.spec as { taints?: unknown[] } | undefined)?.taints;
         return ready(n) && !taints?.length ? n : undefined;
