@@ -6,6 +6,17 @@
 
 const MOUNT = "/sys/fs/cgroup";
 
+/** A cgroup interface file's value, trimmed; undefined when it cannot be read. */
+export async function readCgroupFile(
+  path: string,
+): Promise<string | undefined> {
+  try {
+    return (await Deno.readTextFile(path)).trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Removes `root` and everything below it from every hierarchy, deepest first. */
 export async function removeCgroupTree(root: string): Promise<void> {
   const walk = async (dir: string): Promise<void> => {

@@ -10,20 +10,12 @@ import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { readNodeResources } from "../../src/pod/mod.ts";
 import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
-import { removeCgroupTree } from "./_cgroups.ts";
+import { readCgroupFile as read, removeCgroupTree } from "./_cgroups.ts";
 import { endpoint, running, startE2e, waitFor } from "./_containerd_e2e.ts";
 
 const MOUNT = "/sys/fs/cgroup";
 const v1 = await Deno.stat(`${MOUNT}/cpu`).then(() => true, () => false);
 const sleeper = ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"];
-
-async function read(path: string): Promise<string | undefined> {
-  try {
-    return (await Deno.readTextFile(path)).trim();
-  } catch {
-    return undefined;
-  }
-}
 
 function pod(name: string, resources: object, extra: object = {}) {
   return {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { removeCgroupTree } from "./_cgroups.ts";
+import { readCgroupFile, removeCgroupTree } from "./_cgroups.ts";
 import { readNodeResources } from "../../src/pod/mod.ts";
 import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
 import { hasEveryPermission } from "../../src/pod/pod_environment.ts";
@@ -19,14 +19,6 @@ import {
 } from "./_containerd_e2e.ts";
 
 const sleeper = ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"];
-
-async function readCgroupFile(path: string): Promise<string | undefined> {
-  try {
-    return (await Deno.readTextFile(path)).trim();
-  } catch {
-    return undefined;
-  }
-}
 
 Deno.test({
   name:
