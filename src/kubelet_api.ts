@@ -28,6 +28,7 @@ import {
   type LogTarget,
   type ResourceStats,
   runApiServer,
+  selfSignedFiles,
 } from "./server/mod.ts";
 import {
   logContainer,
@@ -288,6 +289,17 @@ export async function runKubeletApi(
     () => deps.kubelet.podConfig.pods(),
     deps.statuses,
   );
+  // As upstream, /configz names the self-signed pair served when none is configured.
+  const c = ctx.config;
+  const selfSigned = selfSignedFiles(ctx.flags.certDir);
+  const shownConfig: Record<string, unknown> =
+    !c.serverTLSBootstrap && !c.tlsCertFile && !c.tlsPrivateKeyFile
+      ? {
+        ...c,
+        tlsCertFile: selfSigned.certFile,
+        tlsPrivateKeyFile: selfSigned.keyFile,
+      }
+      : c;
   const host: ApiServerHost = {
     clock: deps.clock,
     logger,
@@ -296,7 +308,7 @@ export async function runKubeletApi(
     nodeName: ctx.nodeName,
     pods,
     runningPods: () => listRunningPods(deps.runtime),
-    config: () => ctx.config as Record<string, unknown>,
+    config: () => shownConfig,
     runtimeCounts: () => runtimeCounts(deps.runtime),
     resourceStats: () => resourceStats(deps.runtime, deps.clock),
     streaming: createStreamingHost(deps),

@@ -94,6 +94,6 @@ export {
 } from "./auth/review_client.ts";
 export type { ReviewClient, ReviewConnection } from "./auth/review_client.ts";
 /** The serving certificate (configured, or self-signed under the cert dir). */
-export { loadServingPair } from "./tls/serving_cert.ts";
+export { loadServingPair, selfSignedFiles } from "./tls/serving_cert.ts";
 export { fixedCertificate, serveTls } from "./tls_serve.ts";
 export type { CertificateSource, TlsLimits, TlsPair } from "./tls_serve.ts";

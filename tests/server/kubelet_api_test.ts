@@ -108,7 +108,11 @@ Deno.test("runKubeletApi() serves the kubelet's pods with their latest status", 
       caPem,
       cert,
     });
-    assert.equal(JSON.parse(configz.body).kubeletconfig.port, port);
+    const shown = JSON.parse(configz.body).kubeletconfig;
+    assert.equal(shown.port, port);
+    // the self-signed pair it serves, as upstream names it
+    assert.equal(shown.tlsCertFile, `${dir}/pki/kubelet.crt`);
+    assert.equal(shown.tlsPrivateKeyFile, `${dir}/pki/kubelet.key`);
   } finally {
     ac.abort();
     await running;

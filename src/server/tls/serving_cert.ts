@@ -181,6 +181,17 @@ async function readPair(
   return { certPem, keyPem, certFile, keyFile };
 }
 
+/** Where the self-signed pair lives when no pair is configured. */
+export function selfSignedFiles(
+  certDir: string | undefined,
+): { certFile: string; keyFile: string } {
+  const dir = certDir || "/var/lib/kubelet/pki";
+  return {
+    certFile: join(dir, "kubelet.crt"),
+    keyFile: join(dir, "kubelet.key"),
+  };
+}
+
 /**
  * The configured pair, or the one under the cert dir (generated and written when it cannot be
  * read). @throws when configured files cannot be read or do not match.
@@ -191,9 +202,8 @@ export async function loadServingPair(
   if (options.tlsCertFile && options.tlsPrivateKeyFile) {
     return await readPair(options.tlsCertFile, options.tlsPrivateKeyFile);
   }
+  const { certFile, keyFile } = selfSignedFiles(options.certDir);
   const certDir = options.certDir || "/var/lib/kubelet/pki";
-  const certFile = join(certDir, "kubelet.crt");
-  const keyFile = join(certDir, "kubelet.key");
   try {
     return await readPair(certFile, keyFile);
   } catch (error) {
