@@ -4,7 +4,7 @@
  * and a graceful delete. Each side works in its own namespace, named as its Node; the
  * comparison masks both names as `<node>`.
  */
-import { waitFor } from "../cluster/_cluster.ts";
+import { conditionTrue, waitFor } from "../cluster/_cluster.ts";
 import {
   eventsView,
   mirrorPodView,
@@ -22,14 +22,7 @@ import {
 
 type Obj = Record<string, unknown>;
 
-interface Condition {
-  type: string;
-  status: string;
-}
-
-const ready = (o: Obj | undefined) =>
-  ((o?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [])
-    .some((c) => c.type === "Ready" && c.status === "True");
+const ready = (o: Obj | undefined) => conditionTrue(o, "Ready");
 
 /** Polls until the object is gone. */
 async function gone(api: ApiContext, what: string, ...args: string[]) {
