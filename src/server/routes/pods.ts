@@ -43,6 +43,13 @@ function podList(items: readonly unknown[]): unknown {
   return { kind: "PodList", apiVersion: "v1", metadata: {}, items };
 }
 
+/** A list's items carry no kind/apiVersion of their own in upstream's encoding. */
+function withoutTypeFields(pod: unknown): unknown {
+  if (pod === null || typeof pod !== "object") return pod;
+  const { kind: _k, apiVersion: _v, ...rest } = pod as Record<string, unknown>;
+  return rest;
+}
+
 /**
  * `GET /pods`. Serialising 110 pods takes milliseconds, more than the rest of the request, and
  * polling clients ask far more often than pods change: the body is kept per list.
@@ -53,7 +60,9 @@ export function podsRoute(host: PodsHost): Route {
   return () => {
     const current = host.pods();
     if (current !== items) {
-      body = new TextEncoder().encode(JSON.stringify(podList(current)));
+      body = new TextEncoder().encode(
+        JSON.stringify(podList(current.map(withoutTypeFields))),
+      );
       items = current;
     }
     return Promise.resolve(

@@ -37,3 +37,18 @@ Deno.test("podsRoute() serialises a list once and a new list again", async () =>
   assert.deepEqual(await names(route), ["a", "b"]);
   assert.equal(serialised, 3);
 });
+
+Deno.test("podsRoute() lists pods without per-item type fields, as upstream", async () => {
+  const route = podsRoute(host(() => [{
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "a" },
+  }]));
+  const response = await route(
+    new Request("https://node/pods"),
+    new URL("https://node/pods"),
+  );
+  assert.deepEqual((await response.json()).items, [{
+    metadata: { name: "a" },
+  }]);
+});
