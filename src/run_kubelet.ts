@@ -281,6 +281,8 @@ export async function runKubelet(
     logger,
     nodeName,
     clock,
+    // a simulated runtime's pods have no cgroups: the host's are left alone
+    manageCgroups: !endpoint.trim().toLowerCase().startsWith("sim://"),
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
     ...(cluster ? { events: cluster.events } : {}),
   });

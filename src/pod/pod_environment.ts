@@ -342,6 +342,8 @@ export async function readPodEnvironmentOptions(
     rootDir?: string;
     /** For the kubelet's cgroups: the node's name and events (`NodeAllocatableEnforced`). */
     nodeName?: string;
+    /** False: no cgroup manager, the host's cgroups untouched (a simulated runtime). */
+    manageCgroups?: boolean;
     events?: PodEventRecorder;
     clock?: Pick<Clock, "now">;
   },
@@ -365,7 +367,7 @@ export async function readPodEnvironmentOptions(
     cgroups,
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
     memoryBytes: node.memoryCapacity,
-    hostAccess,
+    hostAccess: hostAccess && options.manageCgroups !== false,
     hugepageSizes: node.hugepageSizes,
     allocatable: {
       ...(config.enforceNodeAllocatable

@@ -4,6 +4,7 @@ import { FakeRuntime } from "../runtime/testing.ts";
 import type { HostsFileIo } from "./hosts_file.ts";
 import {
   createPodEnvironment,
+  hasEveryPermission,
   readNodeResources,
   readPodEnvironmentOptions,
   sandboxConfigFailure,
@@ -126,6 +127,13 @@ Deno.test("readPodEnvironmentOptions() takes the configuration's fields", async 
   assert.deepEqual(options.clusterDNS, ["10.96.0.10"]);
   assert.equal(options.rootDir, "/r");
   assert.ok((options.node?.memoryCapacity ?? 0) > 0);
+  // a manager only where the kubelet may and should touch the host's cgroups
+  assert.equal(options.podCgroups !== undefined, hasEveryPermission());
+  const simulated = await readPodEnvironmentOptions({ cgroupRoot: "/n" }, {
+    logger: new CaptureLogger(),
+    manageCgroups: false,
+  });
+  assert.equal(simulated.podCgroups, undefined);
 });
 
 Deno.test("createPodEnvironment() hands pod cgroups to the manager and warns once per kind of failure", async () => {
