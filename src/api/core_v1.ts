@@ -398,6 +398,16 @@ export interface ContainerStatus {
   containerID?: string;
   /** Requests and limits of a running container. */
   resources?: ResourceRequirements;
+  /** The container's volume mounts as set up. */
+  volumeMounts?: VolumeMountStatus[];
+}
+
+/** core/v1 VolumeMountStatus. */
+export interface VolumeMountStatus {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  recursiveReadOnly?: "Disabled" | "Enabled";
 }
 
 /** core/v1 PodIP / HostIP. */

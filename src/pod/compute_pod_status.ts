@@ -174,6 +174,16 @@ function convert(
     status.started = running &&
       probed(options.started, c.startupProbe !== undefined);
     if (running) status.resources = runningResources(c);
+    if (c.volumeMounts?.length) {
+      // read-only mounts are never recursively so here: containerd 1.6 cannot
+      status.volumeMounts = c.volumeMounts.map((m) => ({
+        name: m.name,
+        mountPath: m.mountPath,
+        ...(m.readOnly
+          ? { readOnly: true, recursiveReadOnly: "Disabled" }
+          : {}),
+      }));
+    }
     if (init && c.restartPolicy !== "Always") {
       status.ready = status.state.terminated?.exitCode === 0;
     } else {

@@ -98,11 +98,16 @@ Deno.test("computePodStatus() reports a running pod", () => {
   assert.equal(s.observedGeneration, undefined);
 });
 
-Deno.test("computePodStatus() lists app containers by name, with the generation it saw and running containers' resources", () => {
+Deno.test("computePodStatus() lists app containers by name, with the generation it saw, running containers' resources and volume mounts", () => {
   const zeta: Container = {
     name: "zeta",
     image: "busybox",
     resources: { requests: { cpu: "100m" }, limits: { memory: "64Mi" } },
+    volumeMounts: [{ name: "data", mountPath: "/data" }, {
+      name: "conf",
+      mountPath: "/etc/app",
+      readOnly: true,
+    }],
   };
   const init: Container[] = [{ name: "z-init", image: "busybox" }, {
     name: "a-init",
@@ -127,6 +132,16 @@ Deno.test("computePodStatus() lists app containers by name, with the generation 
     "z-init",
     "a-init",
   ]);
+  assert.deepEqual(s.containerStatuses?.[1]?.volumeMounts, [
+    { name: "data", mountPath: "/data" },
+    {
+      name: "conf",
+      mountPath: "/etc/app",
+      readOnly: true,
+      recursiveReadOnly: "Disabled",
+    },
+  ]);
+  assert.equal(s.containerStatuses?.[0]?.volumeMounts, undefined);
   assert.equal(s.observedGeneration, 3);
   assert.ok(s.conditions?.every((c) => c.observedGeneration === 3));
 });
