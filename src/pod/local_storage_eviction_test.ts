@@ -8,6 +8,8 @@ import {
   emptyDirEvictionMessage,
   evictedStatus,
   hasSizeLimitedEmptyDir,
+  localStorageEvictionMessage,
+  podEphemeralLimit,
 } from "./local_storage_eviction.ts";
 import type { Pod } from "./types.ts";
 
@@ -156,5 +158,123 @@ Deno.test("syncPod() evicts a pod whose emptyDir exceeds its sizeLimit and re-me
     assert.equal(events.filter((e) => e.includes("Evicted")).length, 1);
   } finally {
     await Deno.remove(rootDir, { recursive: true });
+  }
+});
+
+function limited(name: string, limit?: string) {
+  return {
+    name,
+    image: "busybox:1.36",
+    ...(limit ? { resources: { limits: { "ephemeral-storage": limit } } } : {}),
+  };
+}
+
+Deno.test("localStorageEvictionMessage(): emptyDir first, then the pod total, then a container", () => {
+  const p: Pod = {
+    metadata: { name: "web", namespace: "default", uid: "u1" },
+    spec: {
+      containers: [limited("a", "1Ki"), limited("b", "1Ki"), limited("c")],
+    },
+  };
+  const containers = new Map([["a", 1000], ["b", 1000], ["c", 48]]);
+  const dirs = [
+    { volume: "mem", memory: true, bytes: 5000 },
+    { volume: "disk", memory: false, sizeLimit: "1k", bytes: 0 },
+  ];
+  // 2048 bytes in all; the Memory emptyDir is not local storage
+  assert.equal(
+    localStorageEvictionMessage(p, { emptyDirs: dirs, containers }),
+    undefined,
+  );
+  assert.equal(
+    localStorageEvictionMessage(p, {
+      emptyDirs: dirs,
+      containers: new Map([["a", 1025], ["b", 0]]),
+    }),
+    'Container a exceeded its local ephemeral storage limit "1Ki". ',
+  );
+  assert.equal(
+    localStorageEvictionMessage(p, {
+      emptyDirs: [dirs[0]!, { ...dirs[1]!, bytes: 1 }],
+      containers,
+    }),
+    "Pod ephemeral local storage usage exceeds the total limit of containers 2Ki. ",
+  );
+  assert.equal(
+    localStorageEvictionMessage(p, {
+      emptyDirs: [dirs[0]!, { ...dirs[1]!, bytes: 1001 }],
+      containers: new Map([["a", 5000]]),
+    }),
+    'Usage of EmptyDir volume "disk" exceeds the limit "1k". ',
+  );
+});
+
+Deno.test("podEphemeralLimit(): the containers' sum, an init container's when larger", () => {
+  const spec = (
+    containers: Pod["spec"]["containers"],
+    init?: Pod["spec"]["containers"],
+  ) =>
+    ({
+      metadata: { name: "p" },
+      spec: { containers, ...(init ? { initContainers: init } : {}) },
+    }) as Pod;
+  assert.equal(podEphemeralLimit(spec([limited("a")])), undefined);
+  assert.deepEqual(podEphemeralLimit(spec([limited("a", "1Mi")])), {
+    value: 1048576,
+    text: "1Mi",
+  });
+  assert.equal(
+    podEphemeralLimit(spec([limited("a", "1Mi"), limited("b", "512Ki")]))?.text,
+    "1536Ki",
+  );
+  assert.equal(
+    podEphemeralLimit(spec([limited("a", "1Mi")], [limited("i", "3Mi")]))?.text,
+    "3Mi",
+  );
+});
+
+Deno.test("syncPod() evicts a pod whose container writable layer and logs exceed its ephemeral-storage limit", async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const runtime = createSimRuntime({ clock });
+  const statusManager = createPodStatusManager();
+  const logsDir = await Deno.realPath(await Deno.makeTempDir());
+  const syncer = createPodSyncer(
+    {
+      runtime,
+      images: runtime,
+      clock,
+      logger: new CaptureLogger(),
+      statusManager,
+      mkdir: () => Promise.resolve(),
+    },
+    { podLogsDir: logsDir, serializeImagePulls: true, nodeName: "node-a" },
+  );
+  const signal = new AbortController().signal;
+  try {
+    // the simulated runtime reports 4096 bytes of writable layer per container
+    const p: Pod = {
+      metadata: { name: "web", namespace: "default", uid: "u1" },
+      spec: { containers: [limited("app", "5000")] },
+    };
+    const first = await syncer.syncPod(
+      { pod: p, updateType: "create" },
+      signal,
+    );
+    assert.equal(first.terminal, false);
+    assert.equal(first.retryAfterMs, 10_000);
+    await Deno.mkdir(`${logsDir}/default_web_u1/app`, { recursive: true });
+    await Deno.writeFile(
+      `${logsDir}/default_web_u1/app/0.log`,
+      new Uint8Array(905),
+    );
+    const second = await syncer.syncPod({ pod: p, updateType: "sync" }, signal);
+    assert.equal(second.terminal, true);
+    assert.equal(statusManager.getPodStatus("u1")?.reason, "Evicted");
+    assert.equal(
+      statusManager.getPodStatus("u1")?.message,
+      "Pod ephemeral local storage usage exceeds the total limit of containers 5000. ",
+    );
+  } finally {
+    await Deno.remove(logsDir, { recursive: true });
   }
 });

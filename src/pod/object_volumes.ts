@@ -147,8 +147,8 @@ export function withObjectVolumes(
       rewritten.delete(pod.metadata.uid ?? "");
       await inner.tearDownPod(pod);
     },
-    async emptyDirOverLimit(pod: Pod) {
-      return await inner.emptyDirOverLimit?.(pod);
+    async emptyDirUsage(pod: Pod) {
+      return await inner.emptyDirUsage?.(pod) ?? [];
     },
   };
 }

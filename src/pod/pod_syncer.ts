@@ -26,6 +26,7 @@ import {
 } from "./active_deadline.ts";
 import { computePodStatus } from "./compute_pod_status.ts";
 import { rfc3339 } from "./pod_conditions.ts";
+import { podLogDirectory } from "./container_config.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "./dns_config.ts";
@@ -46,12 +47,16 @@ import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import { terminatePodStatus } from "./terminate_pod_status.ts";
 import {
-  emptyDirEvictionMessage,
   EVICTED_REASON,
   evictedStatus,
   EVICTION_MONITORING_PERIOD_MS,
-  hasSizeLimitedEmptyDir,
+  localStorageEvictionMessage,
+  type LocalStorageUsage,
+  needsLocalStorageCheck,
+  podEphemeralLimit,
 } from "./local_storage_eviction.ts";
+import { directorySize } from "../util/directory_size.ts";
+import { ContainerState } from "../runtime/mod.ts";
 import {
   denoTerminationMessageWriter,
   type TerminationMessageReader,
@@ -342,21 +347,55 @@ class KubePodSyncer implements RuntimePodSyncer {
   }
 
   /**
-   * Upstream `emptyDirLimitEviction`: measures the pod's size-limited emptyDirs and records
-   * an eviction for the first one over its limit (kept until the pod is terminated).
+   * Upstream `localStorageEviction`: measures the pod's limited local storage and records an
+   * eviction for the first limit exceeded (kept until the pod is terminated).
    */
-  async #checkLocalStorage(pod: Pod, logger: Logger): Promise<void> {
+  async #checkLocalStorage(
+    pod: Pod,
+    logger: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
     const uid = uidOf(pod);
-    if (this.#evictions.has(uid) || !hasSizeLimitedEmptyDir(pod)) return;
-    const over = await this.#volumes?.emptyDirOverLimit?.(pod);
-    if (!over) return;
-    const message = emptyDirEvictionMessage(over.volume, over.limit);
-    logger.info("Evicting pod: emptyDir over its sizeLimit", {
-      volume: over.volume,
-      limit: over.limit,
-      bytes: over.bytes,
-    });
+    if (this.#evictions.has(uid) || !needsLocalStorageCheck(pod)) return;
+    const usage: LocalStorageUsage = {
+      emptyDirs: await this.#volumes?.emptyDirUsage?.(pod) ?? [],
+      containers: podEphemeralLimit(pod)
+        ? await this.#containerStorage(pod, signal)
+        : new Map(),
+    };
+    const message = localStorageEvictionMessage(pod, usage);
+    if (message === undefined) return;
+    logger.info("Evicting pod: local storage over its limit", { message });
     this.#evictions.set(uid, message);
+  }
+
+  /**
+   * Per running container: its writable layer (CRI stats) plus its log files, as upstream's
+   * summary counts a container's rootfs and logs.
+   */
+  async #containerStorage(
+    pod: Pod,
+    signal: AbortSignal,
+  ): Promise<Map<string, number>> {
+    const uid = uidOf(pod);
+    const { containers } = await this.#deps.runtime.listContainers({
+      filter: {
+        state: { state: ContainerState.CONTAINER_RUNNING },
+        labelSelector: { "io.kubernetes.pod.uid": uid },
+      },
+    }, { signal });
+    const logs = podLogDirectory(this.#options.podLogsDir, pod);
+    const out = new Map<string, number>();
+    for (const c of containers) {
+      const name = c.metadata?.name ?? "";
+      const { stats } = await this.#deps.runtime.containerStats({
+        containerId: c.id,
+      }, { signal }).catch(() => ({ stats: undefined }));
+      const layer = Number(stats?.writableLayer?.usedBytes?.value ?? 0n);
+      const logged = await directorySize(`${logs}/${name}`).catch(() => 0);
+      out.set(name, (out.get(name) ?? 0) + layer + logged);
+    }
+    return out;
   }
 
   async #readRuntime(pod: Pod, signal: AbortSignal): Promise<PodRuntimeStatus> {
@@ -418,7 +457,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
       podUID: uid,
     });
-    await this.#checkLocalStorage(pod, logger);
+    await this.#checkLocalStorage(pod, logger, signal);
     const before = await this.#readRuntime(pod, signal);
     const status = this.#computeStatus(pod, before, false);
     this.#setSyncedStatus(pod, status);
@@ -467,8 +506,8 @@ class KubePodSyncer implements RuntimePodSyncer {
       final.startTime,
       this.#deps.clock.now(),
     );
-    // pods with a size-limited emptyDir are measured again after the monitoring period
-    const monitor = hasSizeLimitedEmptyDir(pod)
+    // pods with a local storage limit are measured again after the monitoring period
+    const monitor = needsLocalStorageCheck(pod)
       ? this.#options.evictionMonitoringPeriodMs ??
         EVICTION_MONITORING_PERIOD_MS
       : undefined;

@@ -18,7 +18,7 @@ export {
 export type {
   ContainerMountContext,
   CriMount,
-  EmptyDirOverLimit,
+  EmptyDirUsage,
   VolumeManager,
   VolumeManagerDeps,
   VolumeManagerOptions,

@@ -11,7 +11,7 @@
 import { statfs } from "node:fs/promises";
 import type { Container, Pod } from "../api/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { quantityValue } from "../util/quantity.ts";
+import { directorySize } from "../util/directory_size.ts";
 import {
   writeAtomically,
   type WriterLayout,
@@ -89,18 +89,20 @@ export interface VolumeManager {
   /** Removes the pod's volume directories (the pod is terminated); never rejects. */
   tearDownPod(pod: Pod): Promise<void>;
   /**
-   * The first emptyDir of a set-up pod holding more than its `sizeLimit` (what upstream's
-   * eviction manager evicts for), or undefined; never rejects.
+   * What each emptyDir of a set-up pod holds (for local storage eviction); empty before
+   * set-up; never rejects.
    */
-  emptyDirOverLimit?(pod: Pod): Promise<EmptyDirOverLimit | undefined>;
+  emptyDirUsage?(pod: Pod): Promise<EmptyDirUsage[]>;
 }
 
-/** An emptyDir whose content exceeds its `sizeLimit`. */
-export interface EmptyDirOverLimit {
+/** The measured content of one emptyDir. */
+export interface EmptyDirUsage {
   volume: string;
-  /** The `sizeLimit` as written in the spec. */
-  limit: string;
-  /** Bytes measured (file sizes under the directory). */
+  /** `medium: Memory` (tmpfs, counted as memory, not local storage). */
+  memory: boolean;
+  /** The `sizeLimit` as written in the spec, when set. */
+  sizeLimit?: string;
+  /** Bytes of the files under it. */
   bytes: number;
 }
 
@@ -149,16 +151,6 @@ async function exists(path: string): Promise<boolean> {
     if (error instanceof Deno.errors.NotFound) return false;
     throw error;
   }
-}
-
-async function directorySize(path: string): Promise<number> {
-  let total = 0;
-  for await (const entry of Deno.readDir(path)) {
-    const full = `${path}/${entry.name}`;
-    const info = await Deno.lstat(full);
-    total += info.isDirectory ? await directorySize(full) : info.size;
-  }
-  return total;
 }
 
 class DiskVolumeManager implements VolumeManager {
@@ -302,29 +294,30 @@ class DiskVolumeManager implements VolumeManager {
     return memoryVolumeDirectory(base, uid, name);
   }
 
-  async emptyDirOverLimit(pod: Pod): Promise<EmptyDirOverLimit | undefined> {
+  async emptyDirUsage(pod: Pod): Promise<EmptyDirUsage[]> {
     const mounted = this.#mounted.get(pod.metadata.uid ?? "");
-    if (!mounted) return undefined;
+    if (!mounted) return [];
     let volumes;
     try {
       volumes = podVolumes(pod);
     } catch {
-      return undefined; // set-up reported it
+      return []; // set-up reported it
     }
+    const out: EmptyDirUsage[] = [];
     for (const { name, source } of volumes) {
-      if (source.kind !== "emptyDir" || source.sizeLimit === undefined) {
-        continue;
-      }
       const dir = mounted.get(name)?.hostPath;
-      if (!dir) continue;
-      const limit = quantityValue(source.sizeLimit);
-      // files may come and go while the walk runs: an unreadable tree counts as empty
-      const bytes = await directorySize(dir).catch(() => 0);
-      if (limit > 0 && bytes > limit) {
-        return { volume: name, limit: source.sizeLimit, bytes };
-      }
+      if (source.kind !== "emptyDir" || !dir) continue;
+      out.push({
+        volume: name,
+        memory: source.medium === "Memory",
+        ...(source.sizeLimit !== undefined
+          ? { sizeLimit: source.sizeLimit }
+          : {}),
+        // an unreadable tree counts as empty: eviction needs a measurement it can trust
+        bytes: await directorySize(dir).catch(() => 0),
+      });
     }
-    return undefined;
+    return out;
   }
 
   async containerMounts(

@@ -152,21 +152,15 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
       name: "m",
       emptyDir: { medium: "Memory", sizeLimit: "8" },
     }, { name: "d", emptyDir: { sizeLimit: "1k" } }]);
-    assert.equal(
-      await volumes.emptyDirOverLimit?.(pod),
-      undefined,
-      "not set up yet",
-    );
+    assert.deepEqual(await volumes.emptyDirUsage?.(pod), [], "not set up yet");
     assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
     await Deno.writeTextFile(`${root}/mem/uid-1/m/fits`, "12345678");
-    assert.equal(await volumes.emptyDirOverLimit?.(pod), undefined, "= limit");
     await Deno.mkdir(`${root}/mem/uid-1/m/sub`);
     await Deno.writeTextFile(`${root}/mem/uid-1/m/sub/more`, "9");
-    assert.deepEqual(await volumes.emptyDirOverLimit?.(pod), {
-      volume: "m",
-      limit: "8",
-      bytes: 9,
-    });
+    assert.deepEqual(await volumes.emptyDirUsage?.(pod), [
+      { volume: "m", memory: true, sizeLimit: "8", bytes: 9 },
+      { volume: "d", memory: false, sizeLimit: "1k", bytes: 0 },
+    ]);
     await volumes.tearDownPod(pod);
     await assert.rejects(Deno.lstat(`${root}/mem/uid-1`));
   } finally {
