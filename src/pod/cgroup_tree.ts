@@ -62,13 +62,16 @@ export interface CgroupTree {
   fs: CgroupTreeFs;
   mount: string;
   version: CgroupVersion;
+  /** Controllers there are (v1: mounted hierarchies; v2: the root's `cgroup.controllers`). */
+  controllers: ReadonlySet<string>;
   /** Page sizes the hugetlb controller offers (`2MB`); empty without the controller. */
   hugetlbSizes: readonly string[];
 }
 
 /**
- * Looks at `mount`: v2 when it has `cgroup.controllers` (the node's hugepage sizes when
- * `hugetlb` is among them), else v1 (the sizes only when the `hugetlb` hierarchy is mounted).
+ * Looks at `mount`: v2 when it has `cgroup.controllers` (its controllers; the node's hugepage
+ * sizes when `hugetlb` is among them), else v1 (the mounted hierarchies; the sizes only with
+ * a `hugetlb` one).
  */
 export async function openCgroupTree(
   fs: CgroupTreeFs,
@@ -82,6 +85,7 @@ export async function openCgroupTree(
       fs,
       mount,
       version: "v2",
+      controllers: new Set(controllers),
       hugetlbSizes: controllers.includes("hugetlb") ? nodeHugepageSizes : [],
     };
   }
@@ -90,6 +94,7 @@ export async function openCgroupTree(
     fs,
     mount,
     version: "v1",
+    controllers: new Set(hierarchies),
     hugetlbSizes: hierarchies.includes("hugetlb") ? nodeHugepageSizes : [],
   };
 }
@@ -152,15 +157,16 @@ export async function applyCgroup(
   settings: CgroupSettings,
   options: { create?: boolean } = {},
 ): Promise<CgroupFileWrite[]> {
-  const writes = cgroupFileWrites(settings, tree.version, tree.hugetlbSizes);
+  // a controller the host lacks (no pids hierarchy, say) is skipped, as libcontainer does
+  const writes = cgroupFileWrites(settings, tree.version, tree.hugetlbSizes)
+    .filter((w) => tree.controllers.has(w.controller));
   const create = options.create ?? true;
   if (tree.version === "v2") {
     if (create) await enableSubtreeControllers(tree, path);
     else if (!await tree.fs.exists(tree.mount + path)) return [];
   } else if (create) {
     const controllers = new Set([
-      "cpu",
-      "memory",
+      ...["cpu", "memory"].filter((c) => tree.controllers.has(c)),
       ...writes.map((w) => w.controller),
     ]);
     for (const c of controllers) await tree.fs.mkdirs(dirOf(tree, c, path));

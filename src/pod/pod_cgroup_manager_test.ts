@@ -397,3 +397,23 @@ Deno.test("the pod cgroup manager on cgroup v2: weights, cpu.max, memory.max and
     await Deno.remove(mount, { recursive: true });
   }
 });
+
+Deno.test("applyCgroup() skips controllers the host has no hierarchy for", async () => {
+  const mount = await Deno.makeTempDir({ prefix: "kts-cgv1-" });
+  try {
+    for (const h of ["cpu", "memory"]) await Deno.mkdir(`${mount}/${h}`);
+    const tree = await openCgroupTree(denoCgroupTreeFs, mount, ["2MB"]);
+    const written = await applyCgroup(tree, "/k/pod1", {
+      cpuShares: 2,
+      pidsLimit: 10,
+      hugepageLimits: { "2MB": 0 },
+    });
+    assert.deepEqual(written.map((w) => w.file), ["cpu.shares"]);
+    assert.deepEqual(
+      (await denoCgroupTreeFs.readDirNames(mount)).sort(),
+      ["cpu", "memory"],
+    );
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});
