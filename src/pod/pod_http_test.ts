@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { generateSelfSignedPair } from "../server/tls/serving_cert.ts";
+import { makeCertificate } from "../server/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { FakeClock } from "../clock/testing.ts";
 import {
@@ -20,7 +20,7 @@ interface Seen {
 
 /** A local HTTPS server with a self-signed certificate nothing trusts. */
 function selfSignedServer(seen: Seen[]) {
-  const { certPem, keyPem } = generateSelfSignedPair("pod", Date.now());
+  const { certPem, keyPem } = makeCertificate({ commonName: "pod" });
   return Deno.serve({
     hostname: "127.0.0.1",
     port: 0,
