@@ -64,6 +64,27 @@ export function podShape(listJson: string, name: string): string[] | undefined {
   return pod ? keyPaths(pod) : undefined;
 }
 
+/**
+ * The order of a listed pod's condition types and container status names, which kubectl
+ * shows as they come.
+ */
+export function podOrder(listJson: string, name: string): unknown {
+  const list = JSON.parse(listJson) as {
+    items?: {
+      metadata?: { name?: string };
+      status?: {
+        conditions?: { type: string }[];
+        containerStatuses?: { name: string }[];
+      };
+    }[];
+  };
+  const pod = list.items?.find((p) => p.metadata?.name === name);
+  return pod && {
+    conditions: pod.status?.conditions?.map((c) => c.type),
+    containerStatuses: pod.status?.containerStatuses?.map((c) => c.name),
+  };
+}
+
 /** The metric family names of a Prometheus text exposition (its `# TYPE` lines), sorted. */
 export function metricNames(text: string): string[] {
   const names = new Set<string>();

@@ -3,6 +3,7 @@ import {
   keyPaths,
   maskOutput,
   metricNames,
+  podOrder,
   podShape,
 } from "./_kubectl_diff.ts";
 
@@ -47,4 +48,21 @@ Deno.test("metricNames() reads the families from the TYPE lines", () => {
     "a 1",
   ].join("\n");
   assert.deepEqual(metricNames(text), ["a", "b_total"]);
+});
+
+Deno.test("podOrder() gives the order of conditions and container statuses", () => {
+  const list = JSON.stringify({
+    items: [{
+      metadata: { name: "p" },
+      status: {
+        conditions: [{ type: "Ready" }, { type: "ContainersReady" }],
+        containerStatuses: [{ name: "b" }, { name: "a" }],
+      },
+    }],
+  });
+  assert.deepEqual(podOrder(list, "p"), {
+    conditions: ["Ready", "ContainersReady"],
+    containerStatuses: ["b", "a"],
+  });
+  assert.equal(podOrder(list, "q"), undefined);
 });
