@@ -151,6 +151,20 @@ export async function script(
   return vars;
 }
 
+/** Reads text from `reader` until `done(text)` holds or the stream ends; gives what was read. */
+export async function readTextUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  done: (text: string) => boolean,
+): Promise<string> {
+  let text = "";
+  while (!done(text)) {
+    const { value, done: ended } = await reader.read();
+    if (ended) break;
+    text += value;
+  }
+  return text;
+}
+
 /** Polls `probe` every 500 ms until it gives a value; fails after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,

@@ -24,6 +24,7 @@ import {
   deleteNode,
   getJson,
   kubectl,
+  readTextUntil,
   run,
   waitFor,
 } from "./_cluster.ts";
@@ -86,21 +87,31 @@ interface Outcome {
   stderr: string;
 }
 
-async function kubectlRun(
+/** kubectl with the admin kubeconfig; `stdin` is written first, then closed unless `keepOpen`. */
+async function spawnKubectl(
   args: string[],
-  stdin?: string,
-): Promise<Outcome> {
+  opts: { stdin?: string; keepOpen?: boolean; stderr?: "piped" | "null" } = {},
+): Promise<Deno.ChildProcess> {
   const child = new Deno.Command(`${cluster.bin}/kubectl`, {
     args: ["--kubeconfig", cluster.kubeconfig, ...args],
-    stdin: stdin === undefined ? "null" : "piped",
+    stdin: opts.stdin === undefined ? "null" : "piped",
     stdout: "piped",
-    stderr: "piped",
+    stderr: opts.stderr ?? "null",
   }).spawn();
-  if (stdin !== undefined) {
+  if (opts.stdin !== undefined) {
     const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    // kubectl attach -i ends the session when its stdin ends
+    if (!opts.keepOpen) await w.close();
   }
+  return child;
+}
+
+async function kubectlRun(args: string[], stdin?: string): Promise<Outcome> {
+  const child = await spawnKubectl(args, {
+    ...(stdin === undefined ? {} : { stdin }),
+    stderr: "piped",
+  });
   const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
   const out = await child.output();
   clearTimeout(timer);
@@ -113,34 +124,23 @@ async function kubectlRun(
 }
 
 /**
- * A long-running kubectl (attach, port-forward): reads stdout until `done` holds or 20 s
- * pass, then stops it. Gives what was read.
+ * Runs a long-running kubectl (attach, port-forward), reads its stdout until `done` holds,
+ * hands what was read to `use`, then stops it (SIGKILL after 20 s in any case).
  */
-async function kubectlUntil(
+async function kubectlWhile<T>(
   args: string[],
   done: (text: string) => boolean,
+  use: (text: string) => Promise<T> | T,
   stdin?: string,
-): Promise<string> {
-  const child = new Deno.Command(`${cluster.bin}/kubectl`, {
-    args: ["--kubeconfig", cluster.kubeconfig, ...args],
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  if (stdin !== undefined) {
-    // Kept open: kubectl attach -i ends the session when its stdin ends.
-    await child.stdin.getWriter().write(new TextEncoder().encode(stdin));
-  }
+): Promise<T> {
+  const child = await spawnKubectl(args, {
+    ...(stdin === undefined ? {} : { stdin, keepOpen: true }),
+  });
   const reader = child.stdout.pipeThrough(new TextDecoderStream())
     .getReader();
-  let text = "";
   const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
   try {
-    while (!done(text)) {
-      const { value, done: ended } = await reader.read();
-      if (ended) break;
-      text += value;
-    }
+    return await use(await readTextUntil(reader, done));
   } finally {
     clearTimeout(timer);
     try {
@@ -151,43 +151,27 @@ async function kubectlUntil(
     await reader.cancel().catch(() => {});
     await child.status;
   }
-  return text;
 }
 
-/** The body of httpd's page through `kubectl port-forward pod/diff :8080`. */
-async function portForwardBody(ns: string): Promise<string> {
-  const child = new Deno.Command(`${cluster.bin}/kubectl`, {
-    args: [
-      "--kubeconfig",
-      cluster.kubeconfig,
-      "-n",
-      ns,
-      "port-forward",
-      "pod/diff",
-      ":8080",
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let banner = "";
-  try {
-    while (!/127\.0\.0\.1:(\d+)/.test(banner)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      banner += value;
-    }
-    const port = /127\.0\.0\.1:(\d+)/.exec(banner)?.[1];
-    if (!port) return `no forwarding banner: ${banner}`;
-    const page = await fetch(`http://127.0.0.1:${port}/index.html`);
-    return `${page.status} ${await page.text()}`;
-  } finally {
-    child.kill("SIGTERM");
-    await reader.cancel().catch(() => {});
-    await child.status;
-  }
+const kubectlUntil = (
+  args: string[],
+  done: (text: string) => boolean,
+  stdin?: string,
+) => kubectlWhile(args, done, (t) => t, stdin);
+
+/** The status and body of httpd's page through `kubectl port-forward pod/diff :8080`. */
+function portForwardBody(ns: string): Promise<string> {
+  const banner = /127\.0\.0\.1:(\d+)/;
+  return kubectlWhile(
+    ["-n", ns, "port-forward", "pod/diff", ":8080"],
+    (t) => banner.test(t),
+    async (text) => {
+      const port = banner.exec(text)?.[1];
+      if (!port) return `no forwarding banner: ${text}`;
+      const page = await fetch(`http://127.0.0.1:${port}/index.html`);
+      return `${page.status} ${await page.text()}`;
+    },
+  );
 }
 
 /** Commands whose whole output (code, stdout, stderr) is compared; `ns` is the side's namespace. */
@@ -459,16 +443,19 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const t0 = performance.now();
-    for (const kind of KINDS) {
-      await kubectl(
-        "delete",
-        "namespace",
-        nsOf(kind),
-        "--ignore-not-found",
-        "--wait=false",
-      );
-      await deleteNode(SPECS[kind].node);
-    }
+    const cleanUp = async () => {
+      for (const kind of KINDS) {
+        await kubectl(
+          "delete",
+          "namespace",
+          nsOf(kind),
+          "--ignore-not-found",
+          "--wait=false",
+        ).catch(() => {});
+        await deleteNode(SPECS[kind].node);
+      }
+    };
+    await cleanUp();
     const nodes = await startBoth();
     try {
       const masks: Record<KubeletKind, Masks> = {
@@ -644,20 +631,10 @@ Deno.test({
         "upstream metrics we lack, not in docs/differences.md",
       );
     } finally {
-      for (const kind of KINDS) {
-        await kubectl(
-          "delete",
-          "namespace",
-          nsOf(kind),
-          "--ignore-not-found",
-          "--wait=false",
-        )
-          .catch(() => {});
-      }
       await Promise.all(
         KINDS.map((kind) => nodes[kind][Symbol.asyncDispose]()),
       );
-      for (const kind of KINDS) await deleteNode(SPECS[kind].node);
+      await cleanUp();
     }
   },
 });

@@ -15,6 +15,7 @@ import {
   clusterMissing,
   getJson,
   kubectl,
+  readTextUntil,
   waitFor,
 } from "./_cluster.ts";
 
@@ -38,11 +39,7 @@ async function readUntil(
   let text = "";
   const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
   try {
-    while (!done(text)) {
-      const { value, done: ended } = await reader.read();
-      if (ended) break;
-      text += value;
-    }
+    text = await readTextUntil(reader, done);
   } finally {
     clearTimeout(timer);
     try {
@@ -171,12 +168,10 @@ Deno.test({
       ]).spawn();
       const reader = forward.stdout.pipeThrough(new TextDecoderStream())
         .getReader();
-      let banner = "";
-      while (!/Forwarding from 127\.0\.0\.1:(\d+)/.test(banner)) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        banner += value;
-      }
+      const banner = await readTextUntil(
+        reader,
+        (t) => /Forwarding from 127\.0\.0\.1:(\d+)/.test(t),
+      );
       const localPort = /127\.0\.0\.1:(\d+)/.exec(banner)?.[1];
       try {
         assert.ok(localPort, banner);
