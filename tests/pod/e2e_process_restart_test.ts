@@ -12,6 +12,7 @@ import {
   type CriRuntime,
 } from "../../src/runtime/mod.ts";
 import { criEnv, endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
+import { removeCgroupTree } from "./_cgroups.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
@@ -109,6 +110,9 @@ Deno.test({
           "fileCheckFrequency: 1s",
           `containerRuntimeEndpoint: ${privateEndpoint}`,
           `podLogsDir: ${dir}/logs`,
+          // a cgroup root of its own: a whole kubelet with every permission removes the pod
+          // cgroups it does not know under its root, other tests' pods included
+          `cgroupRoot: /kts-proc-${id}`,
           "healthzPort: 0",
           "authentication:",
           "  anonymous:",
@@ -200,6 +204,7 @@ Deno.test({
       await kubelet?.stop("SIGTERM");
       await runtime?.close();
       await criEnv("down", env).catch(() => {});
+      await removeCgroupTree(`/kts-proc-${id}`);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
