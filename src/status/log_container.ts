@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ContainerStatus } from "../api/core_v1.ts";
+import type { ContainerStatus } from "../api/mod.ts";
 
 /** A container id (`<runtime>://<id>`), or why there is none to read. */
 export type LogContainer = { id: string } | { error: string };

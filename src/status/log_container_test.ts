@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ContainerStatus } from "../api/core_v1.ts";
+import type { ContainerStatus } from "../api/mod.ts";
 import { logContainer } from "./log_container.ts";
 
 const status = (s: Partial<ContainerStatus>): ContainerStatus => ({
