@@ -332,17 +332,26 @@ export function buildSummary(input: SummaryInput): Json {
         inodesUsed: input.nodeFs.inodes - input.nodeFs.inodesFree,
       })
       : undefined,
-    runtime: input.imageFs
-      ? {
-        imageFs: fsStats(nowMs, input.imageFs, {
-          usedBytes: input.imageFs.usedBytes,
-          inodesUsed: input.imageFs.inodesUsed,
-        }),
-      }
-      : undefined,
+    runtime: input.imageFs ? runtimeFs(nowMs, input.imageFs) : undefined,
   });
   const pods = input.pods.flatMap((p) => podStats(p, input) ?? []);
   return { node, pods };
+}
+
+/**
+ * The runtime's filesystems: containers' writable layers live with the images unless the
+ * runtime names a filesystem of their own (containerd 1.6 does not), so upstream reports the
+ * image filesystem as `containerFs` too.
+ */
+function runtimeFs(
+  nowMs: number,
+  imageFs: NonNullable<SummaryInput["imageFs"]>,
+): Record<string, unknown> {
+  const figures = fsStats(nowMs, imageFs, {
+    usedBytes: imageFs.usedBytes,
+    inodesUsed: imageFs.inodesUsed,
+  });
+  return { imageFs: figures, containerFs: figures };
 }
 
 /**

@@ -111,6 +111,15 @@ Deno.test("the summary has upstream's shape: node figures, ready pods, running c
         inodes: 200,
         inodesUsed: 90,
       },
+      containerFs: {
+        time,
+        availableBytes: 5_000,
+        capacityBytes: 20_000,
+        usedBytes: 7_000,
+        inodesFree: 50,
+        inodes: 200,
+        inodesUsed: 90,
+      },
     },
   });
   const pods = summary.pods as Array<Record<string, unknown>>;
