@@ -295,9 +295,6 @@ const KEPT_KEYS: Record<string, { keys: RegExp; why: string }[]> = {
     why:
       "host and system-container stats come from /proc and cgroups (cAdvisor upstream)",
   }, {
-    keys: /^node\.runtime\.containerFs\b/,
-    why: "ours reports the image filesystem only",
-  }, {
     keys: /^pods\[\]\.(containers\[\]\.)?(io|swap|logs)\b/,
     why:
       "per-pod io and swap come from cgroups; container log usage is not counted",
