@@ -75,14 +75,14 @@ function decodeChunked(
   for (;;) {
     if (size >= limit) break;
     const lineEnd = indexOfSequence(bytes, CRLF, at);
-    if (lineEnd < 0) return { data: concat(parts), complete: false };
+    if (lineEnd < 0) return { data: concatBytes(parts), complete: false };
     const sizeText = latin1.decode(bytes.subarray(at, lineEnd)).split(";")[0]!
       .trim();
     if (!/^[0-9a-fA-F]+$/.test(sizeText)) {
       throw new Error(`malformed chunk size "${sizeText}"`);
     }
     const chunk = parseInt(sizeText, 16);
-    if (chunk === 0) return { data: concat(parts), complete: true };
+    if (chunk === 0) return { data: concatBytes(parts), complete: true };
     const start = lineEnd + 2;
     const available = bytes.subarray(
       start,
@@ -93,11 +93,14 @@ function decodeChunked(
     if (available.length < chunk) break;
     at = start + chunk + 2;
   }
-  const data = concat(parts);
+  const data = concatBytes(parts);
   return { data, complete: data.length >= limit };
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+/** The parts joined into one array. */
+export function concatBytes(
+  parts: readonly Uint8Array[],
+): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {

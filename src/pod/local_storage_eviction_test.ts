@@ -28,6 +28,34 @@ function pod(volumes: NonNullable<Pod["spec"]["volumes"]>): Pod {
   };
 }
 
+/** A pod syncer on the simulated runtime, with its status cache and recorded events. */
+function syncerFor(options: {
+  podLogsDir: string;
+  rootDir?: string;
+  evictionMonitoringPeriodMs?: number;
+}) {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const runtime = createSimRuntime({ clock });
+  const statusManager = createPodStatusManager();
+  const events: string[] = [];
+  const syncer = createPodSyncer(
+    {
+      runtime,
+      images: runtime,
+      clock,
+      logger: new CaptureLogger(),
+      statusManager,
+      mkdir: () => Promise.resolve(),
+      events: {
+        event: (_ref, type, reason, message) =>
+          events.push(`${type} ${reason} ${message}`),
+      },
+    },
+    { ...options, serializeImagePulls: true, nodeName: "node-a" },
+  );
+  return { runtime, statusManager, syncer, events };
+}
+
 Deno.test("emptyDirEvictionMessage() is upstream's text, trailing space included", () => {
   assert.equal(
     emptyDirEvictionMessage("scratch", "1Mi"),
@@ -91,32 +119,12 @@ Deno.test("evictedStatus() fails the pod and keeps the DisruptionTarget transiti
 });
 
 Deno.test("syncPod() evicts a pod whose emptyDir exceeds its sizeLimit and re-measures on a period", async () => {
-  const clock = new FakeClock(Date.UTC(2026, 0, 1));
-  const runtime = createSimRuntime({ clock });
-  const statusManager = createPodStatusManager();
   const rootDir = await Deno.realPath(await Deno.makeTempDir());
-  const events: string[] = [];
-  const syncer = createPodSyncer(
-    {
-      runtime,
-      images: runtime,
-      clock,
-      logger: new CaptureLogger(),
-      statusManager,
-      mkdir: () => Promise.resolve(),
-      events: {
-        event: (_ref, type, reason, message) =>
-          events.push(`${type} ${reason} ${message}`),
-      },
-    },
-    {
-      podLogsDir: "/var/log/pods",
-      rootDir,
-      serializeImagePulls: true,
-      nodeName: "node-a",
-      evictionMonitoringPeriodMs: 3_000,
-    },
-  );
+  const { runtime, statusManager, syncer, events } = syncerFor({
+    podLogsDir: "/var/log/pods",
+    rootDir,
+    evictionMonitoringPeriodMs: 3_000,
+  });
   const signal = new AbortController().signal;
   try {
     const p = pod([{ name: "scratch", emptyDir: { sizeLimit: "1Ki" } }]);
@@ -234,21 +242,8 @@ Deno.test("podEphemeralLimit(): the containers' sum, an init container's when la
 });
 
 Deno.test("syncPod() evicts a pod whose container writable layer and logs exceed its ephemeral-storage limit", async () => {
-  const clock = new FakeClock(Date.UTC(2026, 0, 1));
-  const runtime = createSimRuntime({ clock });
-  const statusManager = createPodStatusManager();
   const logsDir = await Deno.realPath(await Deno.makeTempDir());
-  const syncer = createPodSyncer(
-    {
-      runtime,
-      images: runtime,
-      clock,
-      logger: new CaptureLogger(),
-      statusManager,
-      mkdir: () => Promise.resolve(),
-    },
-    { podLogsDir: logsDir, serializeImagePulls: true, nodeName: "node-a" },
-  );
+  const { statusManager, syncer } = syncerFor({ podLogsDir: logsDir });
   const signal = new AbortController().signal;
   try {
     // the simulated runtime reports 4096 bytes of writable layer per container

@@ -16,7 +16,11 @@
 
 import * as tls from "node:tls";
 import { isIP } from "node:net";
-import { decodeHttp1Response, type Http1Response } from "./http1_response.ts";
+import {
+  concatBytes,
+  decodeHttp1Response,
+  type Http1Response,
+} from "./http1_response.ts";
 
 /** Body bytes kept of a response (upstream reads at most 10 KiB of a probe's body). */
 export const BODY_LIMIT = 10 * 1024;
@@ -153,10 +157,7 @@ function insecureTlsGet(
       () => socket.write(http1GetRequest(url, headers)),
     );
     socket.on("data", (chunk: Uint8Array) => {
-      const next = new Uint8Array(received.length + chunk.length);
-      next.set(received);
-      next.set(chunk, received.length);
-      received = next;
+      received = concatBytes([received, chunk]);
       decode(false);
     });
     socket.on("end", () => decode(true));
@@ -184,11 +185,6 @@ export async function readPrefix(
   } finally {
     await reader.cancel().catch(() => {});
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.length;
-  }
+  const bytes = concatBytes(parts);
   return new TextDecoder().decode(bytes.subarray(0, limit));
 }

@@ -12,6 +12,7 @@ import {
   runtimeFlags,
 } from "../../scripts/permission_lists.ts";
 import type { PermissionPlan } from "../../src/permissions/mod.ts";
+import type { CriRuntime } from "../../src/runtime/mod.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -42,8 +43,9 @@ export function canUnshareNet(): boolean {
   }
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+/** A TCP port free on `hostname` right now. */
+export function freePort(hostname = "127.0.0.1"): number {
+  const listener = Deno.listen({ hostname, port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
@@ -279,4 +281,113 @@ export async function writeKubeletConfig(
     `${dir}/root`,
     ...extraArgs,
   ];
+}
+
+/** The KubeletConfiguration lines of a bundled kubelet on a private runtime's pod network. */
+export function podNetworkFields(
+  dir: string,
+  endpoint: string,
+  podCIDR: string,
+  port: number,
+): string[] {
+  return [
+    `containerRuntimeEndpoint: ${endpoint}`,
+    `staticPodPath: ${dir}/manifests`,
+    `podLogsDir: ${dir}/logs`,
+    `podCIDR: ${podCIDR}`,
+    "fileCheckFrequency: 1s",
+    "healthzPort: 0",
+    "address: 127.0.0.1",
+    `port: ${port}`,
+  ];
+}
+
+/** The runtime calls {@linkcode finishBundled} cleans up with. */
+export type SandboxCleaner = Pick<
+  CriRuntime,
+  "listPodSandbox" | "stopPodSandbox" | "removePodSandbox" | "close"
+>;
+
+/** A bundled kubelet's stderr as it arrives. */
+export interface StderrLog {
+  /** Everything read so far. */
+  text(): string;
+  /** Everything, once the process closed it. */
+  done: Promise<string>;
+}
+
+/** Reads `child`'s piped stderr in the background. */
+export function collectStderr(child: Deno.ChildProcess): StderrLog {
+  let log = "";
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) log += decoder.decode(chunk);
+    return log;
+  })();
+  return { text: () => log, done };
+}
+
+/**
+ * Runs `body` against a bundled kubelet, then stops it, removes the sandboxes it left
+ * (those `mine` accepts) and `dir`, and checks it never hit a permission it lacked. A
+ * failure of `body` is rethrown with the kubelet's stderr tail.
+ */
+export async function finishBundled(
+  kubelet: { child: Deno.ChildProcess; stderr: StderrLog },
+  cleanup: {
+    runtime: SandboxCleaner;
+    dir: string;
+    mine?: (sandboxName: string) => boolean;
+  },
+  body: () => Promise<void>,
+): Promise<void> {
+  const stop = async () => {
+    try {
+      kubelet.child.kill("SIGTERM");
+    } catch { /* already stopped */ }
+    await kubelet.child.status;
+  };
+  let failure: Error | undefined;
+  try {
+    await body();
+  } catch (error) {
+    failure = error as Error;
+  }
+  await stop();
+  const err = await kubelet.stderr.done;
+  const { runtime } = cleanup;
+  const { items } = await runtime.listPodSandbox({});
+  for (const s of items) {
+    if (cleanup.mine && !cleanup.mine(s.metadata?.name ?? "")) continue;
+    await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
+    await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
+  }
+  await runtime.close();
+  await Deno.remove(cleanup.dir, { recursive: true }).catch(() => {});
+  if (failure) {
+    throw new Error(
+      `${failure.message}\nkubelet stderr (tail):\n${err.slice(-4000)}`,
+    );
+  }
+  if (/NotCapable|Requires \w+ access/.test(err)) {
+    throw new Error(`the kubelet lacked a permission:\n${err.slice(-4000)}`);
+  }
+}
+
+/**
+ * Throws unless `grants` give the pod network `podCIDR` as a range and keep net, sys and
+ * run scoped (no `--allow-all`, `--allow-run`, `--allow-ffi`, bare `--allow-net`/`-sys`).
+ */
+export function assertScopedPodNetworkGrants(
+  grants: string[],
+  podCIDR: string,
+): void {
+  const net = grants.find((g) => g.startsWith("--allow-net="));
+  if (!net?.split(/[=,]/).includes(podCIDR)) {
+    throw new Error(`the pod network ${podCIDR} is not granted: ${net}`);
+  }
+  const loose = grants.filter((g) =>
+    /^--allow-(all|run|ffi)\b|^-A$|^--allow-(net|sys)$/.test(g)
+  );
+  if (loose.length > 0) throw new Error(`unscoped grants: ${loose.join(" ")}`);
 }

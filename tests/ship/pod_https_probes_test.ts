@@ -13,7 +13,15 @@ import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { parseIpv4Cidr, rangeEnds } from "../../src/permissions/cidr.ts";
 import { generateSelfSignedPair } from "../../src/server/tls/serving_cert.ts";
-import { spawnBundled, writeKubeletConfig } from "./_helpers.ts";
+import {
+  assertScopedPodNetworkGrants,
+  collectStderr,
+  finishBundled,
+  freePort,
+  podNetworkFields,
+  spawnBundled,
+  writeKubeletConfig,
+} from "./_helpers.ts";
 import {
   endpoint,
   IMAGE,
@@ -23,13 +31,6 @@ import {
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
-
-function freePort(hostname = "127.0.0.1"): number {
-  const listener = Deno.listen({ hostname, port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** The bridge gateway of a /16 (the CNI bridge plugin takes the first address). */
 function gatewayOf(subnet: string): string {
@@ -103,39 +104,24 @@ Deno.test({
         },
       }),
     );
-    const args = await writeKubeletConfig(dir, [
-      `containerRuntimeEndpoint: ${cri.endpoint}`,
-      `staticPodPath: ${dir}/manifests`,
-      `podLogsDir: ${dir}/logs`,
-      `podCIDR: ${subnet}`,
-      "fileCheckFrequency: 1s",
-      "healthzPort: 0",
-      "address: 127.0.0.1",
-      `port: ${freePort()}`,
-    ], ["--hostname-override", node]);
+    const args = await writeKubeletConfig(
+      dir,
+      podNetworkFields(dir, cri.endpoint, subnet, freePort()),
+      ["--hostname-override", node],
+    );
     const { grants, child } = await spawnBundled(dir, args);
     const runtime = createCriRuntime({
       endpoint: cri.endpoint,
       timeoutMs: 30_000,
     });
-    let log = "";
-    const stderr = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) log += decoder.decode(chunk);
-      return log;
-    })();
+    const stderr = collectStderr(child);
     const webAttempts = async () =>
       (await runtime.listContainers({})).containers
         .filter((c) => c.metadata?.name === "web")
         .map((c) => c.metadata?.attempt ?? 0);
-    try {
+    await finishBundled({ child, stderr }, { runtime, dir }, async () => {
       // no grant beyond the planned lists: net scoped to the pod range, sys by name
-      const net = grants.find((g) => g.startsWith("--allow-net="));
-      assert.ok(net?.split(/[=,]/).includes(subnet), net);
-      assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
-      assert.ok(
-        grants.every((g) => g !== "--allow-net" && g !== "--allow-sys"),
-      );
+      assertScopedPodNetworkGrants(grants, subnet);
       await waitFor(
         "the HTTPS postStart hook and liveness probe to reach the pod",
         () =>
@@ -154,7 +140,10 @@ Deno.test({
           s.path === "/healthz" && s.agent === "kube-probe/1.34"
         ),
       );
-      assert.doesNotMatch(log, /PostStart hook failed|Liveness probe failed/);
+      assert.doesNotMatch(
+        stderr.text(),
+        /PostStart hook failed|Liveness probe failed/,
+      );
       assert.deepEqual(await webAttempts(), [0], "healthy: no restart");
       healthy = false;
       await waitFor(
@@ -162,31 +151,10 @@ Deno.test({
         async () => (await webAttempts()).some((a) => a >= 1) || undefined,
         30_000,
       );
-    } catch (error) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already stopped */ }
-      await child.status;
+    }).catch((error) => {
       throw new Error(
-        `${(error as Error).message}\nseen: ${
-          JSON.stringify(seen.slice(-5))
-        }\n` +
-          `kubelet stderr (tail):\n${(await stderr).slice(-4000)}`,
+        `${error.message}\nseen: ${JSON.stringify(seen.slice(-5))}`,
       );
-    } finally {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already stopped */ }
-      await child.status;
-      const err = await stderr;
-      const { items } = await runtime.listPodSandbox({});
-      for (const s of items) {
-        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
-        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
-      }
-      await runtime.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      assert.doesNotMatch(err, /NotCapable|Requires \w+ access/, err);
-    }
+    });
   },
 });

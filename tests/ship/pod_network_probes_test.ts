@@ -10,7 +10,15 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { spawnBundled, writeKubeletConfig } from "./_helpers.ts";
+import {
+  assertScopedPodNetworkGrants,
+  collectStderr,
+  finishBundled,
+  freePort,
+  podNetworkFields,
+  spawnBundled,
+  writeKubeletConfig,
+} from "./_helpers.ts";
 import { criEnv, endpoint, IMAGE, waitFor } from "../pod/_containerd_e2e.ts";
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
@@ -25,13 +33,6 @@ async function cniSubnet(root: string): Promise<string> {
     if (match) return match[1]!;
   }
   throw new Error(`no IPv4 IPAM subnet in ${dir}`);
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 const SERVE =
@@ -98,40 +99,28 @@ Deno.test({
         },
       }),
     );
-    const args = await writeKubeletConfig(dir, [
-      `containerRuntimeEndpoint: ${privateEndpoint}`,
-      `staticPodPath: ${dir}/manifests`,
-      `podLogsDir: ${dir}/logs`,
-      `podCIDR: ${subnet}`,
-      "fileCheckFrequency: 1s",
-      "healthzPort: 0",
-      "address: 127.0.0.1",
-      `port: ${freePort()}`,
-    ], ["--hostname-override", node]);
+    const args = await writeKubeletConfig(
+      dir,
+      podNetworkFields(dir, privateEndpoint, subnet, freePort()),
+      ["--hostname-override", node],
+    );
     const { grants, child } = await spawnBundled(dir, args);
     const runtime = createCriRuntime({
       endpoint: privateEndpoint,
       timeoutMs: 30_000,
     });
     // the kubelet's "Pod status" lines: containers=["web=<state>/<restarts>"] ready=[...]
-    let log = "";
-    const stderr = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) log += decoder.decode(chunk);
-      return log;
-    })();
+    const stderr = collectStderr(child);
     const statusLines = () =>
-      log.split("\n").filter((l) =>
+      stderr.text().split("\n").filter((l) =>
         l.includes('"Pod status"') && l.includes(`pod="default/web-${node}"`)
       );
     const restarts = (line: string) =>
       Number(/web=\w+\/(\d+)/.exec(line)?.[1] ?? 0);
-    try {
+    const mine = (name: string) => name.endsWith(node);
+    await finishBundled({ child, stderr }, { runtime, dir, mine }, async () => {
       // the pod network is granted as a range, and net stays scoped
-      const net = grants.find((g) => g.startsWith("--allow-net="));
-      assert.ok(net?.split(/[=,]/).includes(subnet), net);
-      assert.ok(grants.every((g) => !/^--allow-(all|run|ffi)\b|^-A$/.test(g)));
-      assert.ok(grants.every((g) => g !== "--allow-net"), "net stays scoped");
+      assertScopedPodNetworkGrants(grants, subnet);
       await waitFor(
         "the tcpSocket readiness probe to mark web ready, hook running",
         () =>
@@ -140,11 +129,14 @@ Deno.test({
             l.includes("hook=running/0")
           ) || undefined,
       );
-      assert.doesNotMatch(log, /PostStart hook failed/);
+      assert.doesNotMatch(stderr.text(), /PostStart hook failed/);
       // a few liveness periods pass against the live server without a restart
       await new Promise((r) => setTimeout(r, 4_000));
-      assert.ok(statusLines().every((l) => restarts(l) === 0), log);
-      assert.ok(statusLines().every((l) => !/hook=\w+\/[1-9]/.test(l)), log);
+      assert.ok(statusLines().every((l) => restarts(l) === 0), stderr.text());
+      assert.ok(
+        statusLines().every((l) => !/hook=\w+\/[1-9]/.test(l)),
+        stderr.text(),
+      );
       const { containers } = await runtime.listContainers({});
       const first = containers.find((c) =>
         c.labels["io.kubernetes.pod.name"] === `web-${node}` &&
@@ -170,30 +162,6 @@ Deno.test({
         again.some((c) => (c.metadata?.attempt ?? 0) >= 1),
         "a new container attempt in the runtime",
       );
-    } catch (error) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already stopped */ }
-      await child.status;
-      throw new Error(
-        `${(error as Error).message}\nkubelet stderr (tail):\n${
-          (await stderr).slice(-4000)
-        }`,
-      );
-    } finally {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already stopped */ }
-      await child.status;
-      const err = await stderr;
-      const { items } = await runtime.listPodSandbox({});
-      for (const s of items.filter((s) => s.metadata?.name.endsWith(node))) {
-        await runtime.stopPodSandbox({ podSandboxId: s.id }).catch(() => {});
-        await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
-      }
-      await runtime.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      assert.doesNotMatch(err, /NotCapable|Requires \w+ access/, err);
-    }
+    });
   },
 });
