@@ -52,7 +52,7 @@ export interface KubeletProbeDeps {
   statuses: Pick<PodStatusManager, "getPodStatus" | "onChange">;
   /** The result maps the syncer reads (the same object given to `createPodSyncer`). */
   results: ProbeResults;
-  /** For HTTP probes (default global `fetch`). */
+  /** For HTTP probes (default `podFetch`: HTTPS without certificate checks, as upstream). */
   fetch?: typeof fetch;
   /** For TCP probes (default `Deno.connect`). */
   connect?: ProbeConnect;
