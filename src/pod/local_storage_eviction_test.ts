@@ -18,7 +18,7 @@ function pod(volumes: NonNullable<Pod["spec"]["volumes"]>): Pod {
     metadata: { name: "web", namespace: "default", uid: "u1" },
     spec: {
       volumes,
-      terminationGracePeriodSeconds: 1,
+      terminationGracePeriodSeconds: 30,
       containers: [{
         name: "app",
         image: "busybox:1.36",
@@ -38,12 +38,13 @@ function syncerFor(options: {
   const runtime = createSimRuntime({ clock });
   const statusManager = createPodStatusManager();
   const events: string[] = [];
+  const logger = new CaptureLogger();
   const syncer = createPodSyncer(
     {
       runtime,
       images: runtime,
       clock,
-      logger: new CaptureLogger(),
+      logger,
       statusManager,
       mkdir: () => Promise.resolve(),
       events: {
@@ -53,7 +54,7 @@ function syncerFor(options: {
     },
     { ...options, serializeImagePulls: true, nodeName: "node-a" },
   );
-  return { runtime, statusManager, syncer, events };
+  return { runtime, statusManager, syncer, events, logger };
 }
 
 Deno.test("emptyDirEvictionMessage() is upstream's text, trailing space included", () => {
@@ -120,7 +121,7 @@ Deno.test("evictedStatus() fails the pod and keeps the DisruptionTarget transiti
 
 Deno.test("syncPod() evicts a pod whose emptyDir exceeds its sizeLimit and re-measures on a period", async () => {
   const rootDir = await Deno.realPath(await Deno.makeTempDir());
-  const { runtime, statusManager, syncer, events } = syncerFor({
+  const { runtime, statusManager, syncer, events, logger } = syncerFor({
     podLogsDir: "/var/log/pods",
     rootDir,
     evictionMonitoringPeriodMs: 3_000,
@@ -151,6 +152,13 @@ Deno.test("syncPod() evicts a pod whose emptyDir exceeds its sizeLimit and re-me
       `Warning Evicted ${message}`,
     ]);
     await syncer.syncTerminatingPod({ pod: p, updateType: "sync" }, signal);
+    // upstream's grace period 0 for an eviction, raised to the runtime minimum, not the pod's 30
+    assert.deepEqual(
+      logger.records
+        .filter((r) => r.msg === "Killing container with a grace period")
+        .map((r) => r.fields?.gracePeriod),
+      [2],
+    );
     assert.ok(
       [...runtime.containers.values()].every((c) => c.state !== "running"),
       "containers stopped",

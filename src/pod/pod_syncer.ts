@@ -551,11 +551,13 @@ class KubePodSyncer implements RuntimePodSyncer {
       pod,
       this.#computeStatus(pod, before, false),
     );
+    // upstream kills an evicted pod with a grace period of 0 (the runtime minimum, no preStop)
+    const override = this.#evictions.has(uidOf(pod))
+      ? 0
+      : work.gracePeriodSeconds;
     const results = await killPod(this.#kill, { pod, status: before }, {
       signal,
-      ...(work.gracePeriodSeconds !== undefined
-        ? { gracePeriodOverride: work.gracePeriodSeconds }
-        : {}),
+      ...(override !== undefined ? { gracePeriodOverride: override } : {}),
     });
     const failures = results.filter((r) => r.reason);
     if (failures.length > 0) {
