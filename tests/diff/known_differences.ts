@@ -94,25 +94,6 @@ function sides(
   return { ours: parse(parts[0]!), upstream: parse(parts[1]!) };
 }
 
-type Status = Record<string, unknown>;
-
-/**
- * True when container statuses differ only in fields upstream writes and kubelet.ts does
- * not: `volumeMounts`, and `resources` where ours has none.
- */
-function onlyMissingStatusFields(detail: string): boolean {
-  const v = sides(detail, "containerStatuses");
-  if (!v || !Array.isArray(v.ours) || !Array.isArray(v.upstream)) return false;
-  const ours = v.ours as Status[];
-  const upstream = (v.upstream as Status[]).map(
-    ({ volumeMounts: _, ...rest }, i) => {
-      if (ours[i] && !("resources" in ours[i]!)) delete rest.resources;
-      return rest;
-    },
-  );
-  return JSON.stringify(ours) === JSON.stringify(upstream);
-}
-
 type Env = { key: string; value: string };
 const sortedEnv = (l: unknown) =>
   JSON.stringify(
@@ -131,19 +112,6 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
     detail: onlyEnvOrder,
     why:
       "env order: upstream collects envFrom and env into a Go map and appends it, then the service variables from another map, so their order changes from run to run; kubelet.ts keeps declaration order (envFrom, then env, then services)",
-  },
-  {
-    scenario: "API pod",
-    what: /^api$/,
-    detail: /^observedGeneration: \(absent\) ≠ \d+$/,
-    why:
-      "status.observedGeneration (PodObservedGenerationTracking, beta in v1.34) is not written by kubelet.ts yet",
-  },
-  {
-    what: /^api$/,
-    detail: onlyMissingStatusFields,
-    why:
-      "containerStatuses[].volumeMounts (RecursiveReadOnlyMounts) and, until it is built, .resources (InPlacePodVerticalScaling) are not reported by kubelet.ts",
   },
   {
     scenario: "volumes",
