@@ -5,15 +5,7 @@
  * @module
  */
 
-function concat(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+import { concatBytes as concat } from "../util/bytes.ts";
 
 /** Length octets: short form below 128, else long form with the fewest bytes. */
 export function derLength(length: number): Uint8Array<ArrayBuffer> {

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { concatBytes } from "../util/bytes.ts";
+
 /** A decoded response head and (a prefix of) its body. */
 export interface Http1Response {
   status: number;
@@ -95,19 +97,6 @@ function decodeChunked(
   }
   const data = concatBytes(parts);
   return { data, complete: data.length >= limit };
-}
-
-/** The parts joined into one array. */
-export function concatBytes(
-  parts: readonly Uint8Array[],
-): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

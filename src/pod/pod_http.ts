@@ -16,11 +16,8 @@
 
 import * as tls from "node:tls";
 import { isIP } from "node:net";
-import {
-  concatBytes,
-  decodeHttp1Response,
-  type Http1Response,
-} from "./http1_response.ts";
+import { concatBytes } from "../util/bytes.ts";
+import { decodeHttp1Response, type Http1Response } from "./http1_response.ts";
 
 /** Body bytes kept of a response (upstream reads at most 10 KiB of a probe's body). */
 export const BODY_LIMIT = 10 * 1024;

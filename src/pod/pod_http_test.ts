@@ -80,6 +80,25 @@ function probeTarget(): Parameters<typeof runProbe>[1] {
   };
 }
 
+/** Runs an HTTPS httpGet hook against 127.0.0.1:`port`. */
+function httpsHook(
+  port: number,
+  path: string,
+  logger: CaptureLogger,
+  timeoutSeconds: number,
+) {
+  return runLifecycleHook(
+    { runtime: undefined as never, clock: new FakeClock(), logger },
+    {
+      pod: probeTarget().pod,
+      containerName: "c",
+      containerId: "c1",
+      handler: { httpGet: { host: "127.0.0.1", path, port, scheme: "HTTPS" } },
+    },
+    { timeoutSeconds },
+  );
+}
+
 Deno.test({
   name: "podFetch() speaks HTTPS to a self-signed server without verifying it",
   sanitizeResources: false,
@@ -168,27 +187,7 @@ Deno.test({
     assert.match(failed.output, /status 503: x+$/);
     assert.ok(failed.output.endsWith("x".repeat(BODY_LIMIT)));
     assert.ok(!failed.output.includes("x".repeat(BODY_LIMIT + 1)));
-    const hook = await runLifecycleHook(
-      {
-        runtime: undefined as never,
-        clock: new FakeClock(),
-        logger: new CaptureLogger(),
-      },
-      {
-        pod: probeTarget().pod,
-        containerName: "c",
-        containerId: "c1",
-        handler: {
-          httpGet: {
-            host: "127.0.0.1",
-            path: "/hooked",
-            port,
-            scheme: "HTTPS",
-          },
-        },
-      },
-      { timeoutSeconds: 1 },
-    );
+    const hook = await httpsHook(port, "/hooked", new CaptureLogger(), 1);
     // the server never answers /hooked: the hook times out, after its request arrived
     assert.match(hook ?? "", /hooked/);
     assert.equal(seen.at(-1)?.headers.get("user-agent"), "kube-lifecycle/1.34");
@@ -224,23 +223,7 @@ Deno.test({
       },
     );
     const logger = new CaptureLogger();
-    const failure = await runLifecycleHook(
-      { runtime: undefined as never, clock: new FakeClock(), logger },
-      {
-        pod: probeTarget().pod,
-        containerName: "c",
-        containerId: "c1",
-        handler: {
-          httpGet: {
-            host: "127.0.0.1",
-            path: "/plain",
-            port: server.addr.port,
-            scheme: "HTTPS",
-          },
-        },
-      },
-      { timeoutSeconds: 5 },
-    );
+    const failure = await httpsHook(server.addr.port, "/plain", logger, 5);
     assert.equal(failure, undefined);
     assert.deepEqual(paths, ["/plain"]);
     assert.match(JSON.stringify(logger.records), /retried with HTTP/);
