@@ -319,6 +319,7 @@ export async function runKubeletApi(
         nodeName: ctx.nodeName,
         rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
         startTimeMs,
+        podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
       }),
     nodeLogs: { logDir: () => NODE_LOG_DIR },
     logs: {

@@ -16,6 +16,14 @@ import {
   type RuntimeService,
 } from "./runtime/mod.ts";
 import {
+  CONTAINER_NAME_LABEL,
+  POD_NAME_LABEL,
+  POD_NAMESPACE_LABEL,
+  POD_UID_LABEL,
+  podLogDirectory,
+} from "./pod/mod.ts";
+import { directoryUsage } from "./util/directory_size.ts";
+import {
   buildSummary,
   type CriPodSandboxStats,
   type FsFigures,
@@ -38,9 +46,40 @@ export interface StatsDeps {
   rootDir: string;
   /** When the kubelet started (ms). */
   startTimeMs: number;
+  /** `podLogsDir`: the containers' log directories are below it. */
+  podLogsDir?: string;
 }
 
 const SANDBOX_READY = 0;
+
+/**
+ * What each running container's log directory uses (apparent file sizes), by container ID;
+ * a container whose directory cannot be read is left out.
+ */
+async function containerLogUsage(
+  podLogsDir: string,
+  containers: readonly { id: string; labels: Record<string, string> }[],
+): Promise<Map<string, { usedBytes: number; inodesUsed: number }>> {
+  const out = new Map<string, { usedBytes: number; inodesUsed: number }>();
+  await Promise.all(containers.map(async (c) => {
+    const l = c.labels;
+    const pod = podLogDirectory(podLogsDir, {
+      metadata: {
+        namespace: l[POD_NAMESPACE_LABEL] ?? "",
+        name: l[POD_NAME_LABEL] ?? "",
+        uid: l[POD_UID_LABEL] ?? "",
+      },
+      spec: { containers: [] },
+    });
+    try {
+      const u = await directoryUsage(`${pod}/${l[CONTAINER_NAME_LABEL]}`);
+      out.set(c.id, { usedBytes: u.bytes, inodesUsed: u.inodes });
+    } catch {
+      // unreadable (no grant): left out
+    }
+  }));
+  return out;
+}
 const CONTAINER_RUNNING = 1;
 
 /** `statfs` of the filesystem holding `path`; undefined when it cannot be read. */
@@ -119,6 +158,10 @@ export async function statsSummary(
     // no sys grant: left out
   }
   const ms = (ns: bigint) => Number(ns / 1_000_000n);
+  const running = containers.filter((c) => c.state === CONTAINER_RUNNING);
+  const containerLogs = deps.podLogsDir
+    ? await containerLogUsage(deps.podLogsDir, running)
+    : undefined;
   return buildSummary({
     nodeName: deps.nodeName,
     nowMs: deps.clock.now(),
@@ -140,10 +183,7 @@ export async function statsSummary(
       : {}),
     pods,
     sandboxStartMs: new Map(ready.map((s) => [s.id, ms(s.createdAt)])),
-    containerStartMs: new Map(
-      containers.filter((c) => c.state === CONTAINER_RUNNING).map((
-        c,
-      ) => [c.id, ms(c.createdAt)]),
-    ),
+    containerStartMs: new Map(running.map((c) => [c.id, ms(c.createdAt)])),
+    ...(containerLogs ? { containerLogs } : {}),
   });
 }

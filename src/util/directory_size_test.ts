@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { directorySize } from "./directory_size.ts";
+import { directorySize, directoryUsage } from "./directory_size.ts";
 
 Deno.test("directorySize() sums file sizes in nested directories; a missing path is 0", async () => {
   const dir = await Deno.makeTempDir();
@@ -11,6 +11,12 @@ Deno.test("directorySize() sums file sizes in nested directories; a missing path
     const link = (await Deno.lstat(`${dir}/link`)).size;
     assert.equal(await directorySize(dir), 8 + link);
     assert.equal(await directorySize(`${dir}/missing`), 0);
+    // a, link, sub, deeper, b
+    assert.deepEqual(await directoryUsage(dir), { bytes: 8 + link, inodes: 5 });
+    assert.deepEqual(await directoryUsage(`${dir}/missing`), {
+      bytes: 0,
+      inodes: 0,
+    });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -295,9 +295,8 @@ const KEPT_KEYS: Record<string, { keys: RegExp; why: string }[]> = {
     why:
       "host and system-container stats come from /proc and cgroups (cAdvisor upstream)",
   }, {
-    keys: /^pods\[\]\.(containers\[\]\.)?(io|swap|logs)\b/,
-    why:
-      "per-pod io and swap come from cgroups; container log usage is not counted",
+    keys: /^pods\[\]\.(containers\[\]\.)?(io|swap)\b/,
+    why: "per-pod and per-container io and swap come from cgroups",
   }, {
     keys:
       /^pods\[\]\.(containers\[\]\.)?memory\.(availableBytes|majorPageFaults|pageFaults)$|^pods\[\]\.(network|process_stats)\b/,

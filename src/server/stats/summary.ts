@@ -117,6 +117,11 @@ export interface SummaryInput {
   sandboxStartMs: ReadonlyMap<string, number>;
   /** Start times (ms) of the running containers by ID; others are left out. */
   containerStartMs: ReadonlyMap<string, number>;
+  /** What each running container's log directory uses, by container ID. */
+  containerLogs?: ReadonlyMap<
+    string,
+    { usedBytes: number; inodesUsed: number }
+  >;
 }
 
 /** `metav1.Time`: RFC 3339 in UTC, whole seconds. */
@@ -211,9 +216,10 @@ function sum(values: ReadonlyArray<number | undefined>): number | undefined {
 function containerStats(
   c: CriContainerStats,
   startMs: number,
-  imageFs: SummaryInput["imageFs"],
+  input: SummaryInput,
 ): Json {
   const layer = c.writableLayer;
+  const logs = input.containerLogs?.get(c.attributes?.id ?? "");
   return compact({
     name: c.attributes?.metadata?.name ??
       c.attributes?.labels["io.kubernetes.container.name"] ?? "",
@@ -221,11 +227,13 @@ function containerStats(
     cpu: cpuStats(c.cpu),
     memory: memoryStats(c.memory),
     rootfs: layer
-      ? fsStats(Number(layer.timestamp / 1_000_000n), imageFs, {
+      ? fsStats(Number(layer.timestamp / 1_000_000n), input.imageFs, {
         usedBytes: num(layer.usedBytes),
         inodesUsed: num(layer.inodesUsed),
       })
       : undefined,
+    // the log files' usage on the node's filesystem, as upstream reports it
+    logs: logs ? fsStats(input.nowMs, input.nodeFs, logs) : undefined,
   });
 }
 
@@ -280,7 +288,7 @@ function podStats(
     containerStats(
       c,
       input.containerStartMs.get(c.attributes?.id ?? "")!,
-      input.imageFs,
+      input,
     )
   );
   const fromContainers = summed(running, input.nowMs);

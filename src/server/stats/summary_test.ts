@@ -72,6 +72,7 @@ function input(overrides: Partial<SummaryInput> = {}): SummaryInput {
     }],
     sandboxStartMs: new Map([["sb1", NOW - 30_000]]),
     containerStartMs: new Map([["c1", NOW - 20_000], ["c2", NOW - 10_000]]),
+    containerLogs: new Map([["c2", { usedBytes: 300, inodesUsed: 2 }]]),
     ...overrides,
   };
 }
@@ -133,6 +134,16 @@ Deno.test("the summary has upstream's shape: node figures, ready pods, running c
   assert.equal(pod.startTime, apiTime(NOW - 30_000));
   const containers = pod.containers as Array<Record<string, unknown>>;
   assert.deepEqual(containers.map((c) => c.name), ["app", "side"]);
+  // log usage on the node's filesystem, for the containers it was measured for
+  assert.deepEqual(containers[1]!.logs, {
+    time,
+    availableBytes: 4_000,
+    capacityBytes: 10_000,
+    usedBytes: 300,
+    inodesFree: 40,
+    inodes: 100,
+    inodesUsed: 2,
+  });
   assert.deepEqual(containers[0], {
     name: "app",
     startTime: apiTime(NOW - 20_000),
