@@ -139,7 +139,11 @@ if (!STEADY_ONLY) {
 }
 
 // (b) and (c) with both kubelets up.
-await using sides = await startPair(NODE, bin, NETWORKS);
+await using sides = await startPair(
+  { ours: NODE, upstream: NODE },
+  bin,
+  NETWORKS,
+);
 const { ours, upstream } = sides;
 const latency: Record<Kind, number[]> = { ours: [], upstream: [] };
 // manifest written → RunPodSandbox sent: the kubelet's own reaction time.
