@@ -165,6 +165,31 @@ export async function readTextUntil(
   return text;
 }
 
+/**
+ * Hands a reader of `child`'s stdout (as text) to `use`, then stops the child (SIGTERM, or
+ * SIGKILL after `timeoutMs` in any case) and waits for it.
+ */
+export async function readingStdout<T>(
+  child: Deno.ChildProcess,
+  timeoutMs: number,
+  use: (reader: ReadableStreamDefaultReader<string>) => Promise<T>,
+): Promise<T> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  try {
+    return await use(reader);
+  } finally {
+    clearTimeout(timer);
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // already exited
+    }
+    await reader.cancel().catch(() => {});
+    await child.status;
+  }
+}
+
 /** Polls `probe` every 500 ms until it gives a value; fails after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,

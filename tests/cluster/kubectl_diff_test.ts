@@ -24,6 +24,7 @@ import {
   deleteNode,
   getJson,
   kubectl,
+  readingStdout,
   readTextUntil,
   run,
   waitFor,
@@ -136,21 +137,11 @@ async function kubectlWhile<T>(
   const child = await spawnKubectl(args, {
     ...(stdin === undefined ? {} : { stdin, keepOpen: true }),
   });
-  const reader = child.stdout.pipeThrough(new TextDecoderStream())
-    .getReader();
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-  try {
-    return await use(await readTextUntil(reader, done));
-  } finally {
-    clearTimeout(timer);
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // already exited
-    }
-    await reader.cancel().catch(() => {});
-    await child.status;
-  }
+  return await readingStdout(
+    child,
+    20_000,
+    async (reader) => use(await readTextUntil(reader, done)),
+  );
 }
 
 const kubectlUntil = (
@@ -392,7 +383,7 @@ function podManifest(ns: string, node: string): string {
 }
 
 /** Both pods are where every command above has something deterministic to show. */
-async function podsSettled(ns: string): Promise<boolean> {
+async function podsSettled(ns: string): Promise<true> {
   const p = await getJson<PodStatusJson>("pod", "-n", ns, "diff");
   const statuses = p?.status?.containerStatuses ?? [];
   const running = statuses.filter((c) => c.state.running).map((c) => c.name);
@@ -401,11 +392,21 @@ async function podsSettled(ns: string): Promise<boolean> {
   const waiting = b?.status?.containerStatuses?.[0]?.state.waiting as
     | { reason?: string }
     | undefined;
-  return ["printer", "httpd", "talker", "echo", "crasher"].every((c) =>
-    running.includes(c)
-  ) &&
+  const settled =
+    ["printer", "httpd", "talker", "echo", "crasher"].every((c) =>
+      running.includes(c)
+    ) &&
     crasher?.restartCount === 1 &&
     /ImagePull|ErrImage/.test(waiting?.reason ?? "");
+  // thrown, waitFor's timeout names the last state seen
+  if (!settled) {
+    throw new Error(
+      `not settled: ${JSON.stringify(statuses)}; blocked ${
+        JSON.stringify(waiting)
+      }`,
+    );
+  }
+  return true;
 }
 
 async function startBoth(): Promise<Record<KubeletKind, Node>> {
@@ -486,8 +487,8 @@ Deno.test({
         await Deno.remove(path);
         await waitFor(
           `${kind}: pods settled`,
-          async () => (await podsSettled(nsOf(kind))) || undefined,
-          60_000,
+          () => podsSettled(nsOf(kind)),
+          90_000,
         );
       }));
       const tReady = performance.now();

@@ -15,6 +15,7 @@ import {
   clusterMissing,
   getJson,
   kubectl,
+  readingStdout,
   readTextUntil,
   waitFor,
 } from "./_cluster.ts";
@@ -34,22 +35,12 @@ async function readUntil(
   done: (text: string) => boolean,
   what: string,
 ): Promise<string> {
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const stderr = new Response(child.stderr).text();
-  let text = "";
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  try {
-    text = await readTextUntil(reader, done);
-  } finally {
-    clearTimeout(timer);
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // already exited
-    }
-    await reader.cancel().catch(() => {});
-    await child.status;
-  }
+  const text = await readingStdout(
+    child,
+    30_000,
+    (reader) => readTextUntil(reader, done),
+  );
   assert.ok(done(text), `${what}: ${text}\n${await stderr}`);
   return text;
 }
