@@ -469,7 +469,8 @@ Deno.test({
           async () =>
             conditionTrue(await getJson("node", SPECS[kind].node), "Ready") ||
             undefined,
-          60_000,
+          // alone 10-15 s; beside the whole suite on two cores a minute was seen to pass
+          180_000,
         );
         await waitFor(
           `namespace ${nsOf(kind)} gone`,
