@@ -79,8 +79,11 @@ export interface PodCgroupManagerDeps {
    * minimum CPU shares until they are gone (upstream `ReduceCPULimits`); omitted → never.
    */
   podVolumesExist?: (uid: string) => Promise<boolean>;
-  /** Sends SIGKILL to a process (default `Deno.kill`); throws `NotFound` when it is gone. */
-  kill?: (pid: number) => void;
+  /**
+   * Sends SIGKILL to a process found in `cgroup` (default `Deno.kill`; the cgroup agent's
+   * kill checks the membership); throws `NotFound` when it is gone.
+   */
+  kill?: (pid: number, cgroup: string) => void | Promise<void>;
 }
 
 /** Upstream `tryKillingCgroupProcesses` tries this many rounds. */
@@ -205,7 +208,7 @@ export function createPodCgroupManager(
       for (const pid of pids) {
         if (done.has(pid)) continue;
         try {
-          kill(pid);
+          await kill(pid, path);
           done.add(pid);
         } catch (error) {
           if (error instanceof Deno.errors.NotFound) done.add(pid);
@@ -331,9 +334,12 @@ function hugepageKilobytes(size: string): number {
   return Number(m[1]) * 1024 ** ["KB", "MB", "GB", "TB"].indexOf(m[2]!);
 }
 
-async function readNumber(path: string): Promise<number | undefined> {
+async function readNumber(
+  fs: CgroupTreeFs,
+  path: string,
+): Promise<number | undefined> {
   try {
-    const n = Number((await Deno.readTextFile(path)).trim());
+    const n = Number((await fs.readTextFile(path)).trim());
     return Number.isFinite(n) ? n : undefined;
   } catch {
     return undefined;
@@ -341,21 +347,25 @@ async function readNumber(path: string): Promise<number | undefined> {
 }
 
 /**
- * The host's capacity for top-level cgroups (needs every permission to read /proc and /sys):
- * CPUs, memory, the task limit (`min(kernel.pid_max, kernel.threads-max)`, as upstream
- * `pidlimit.Stats`) and the preallocated hugepages per size.
+ * The host's capacity for top-level cgroups (read through `fs`: /proc and /sys need every
+ * permission or the cgroup agent): CPUs, memory, the task limit (`min(kernel.pid_max,
+ * kernel.threads-max)`, as upstream `pidlimit.Stats`) and the preallocated hugepages per size.
  */
 export async function readCgroupCapacity(
   memoryBytes: number,
   hugepageSizes: readonly string[],
+  fs: CgroupTreeFs = denoCgroupTreeFs,
 ): Promise<CgroupCapacity> {
-  const limits = (await Promise.all(
-    ["pid_max", "threads-max"].map((f) => readNumber(`/proc/sys/kernel/${f}`)),
-  )).filter((n): n is number => n !== undefined);
+  const limits: number[] = [];
+  for (const f of ["pid_max", "threads-max"]) {
+    const n = await readNumber(fs, `/proc/sys/kernel/${f}`);
+    if (n !== undefined) limits.push(n);
+  }
   const hugepages: Record<string, number> = {};
   for (const size of hugepageSizes) {
     const kb = hugepageKilobytes(size);
     const pages = await readNumber(
+      fs,
       `/sys/kernel/mm/hugepages/hugepages-${kb}kB/nr_hugepages`,
     );
     hugepages[size] = (pages ?? 0) * kb * 1024;
@@ -375,7 +385,8 @@ export const CGROUP_V1_WARNING =
 /**
  * The manager on the host's /sys/fs/cgroup, or undefined where the kubelet leaves cgroups to
  * the runtime: without `cgroupsPerQOS`, with the systemd driver (its slices are made over
- * D-Bus, which the kubelet does not speak) or without every Deno permission. Having looked at
+ * D-Bus, which the kubelet does not speak) or without host access (every Deno permission, or
+ * the cgroup agent as `fs` and `kill`). Having looked at
  * the host, it also does upstream's start-up `cgroupVersionCheck`: on cgroup v1 a `CgroupV1`
  * warning event on the Node.
  */
@@ -412,6 +423,7 @@ export async function openPodCgroupManager(
   const capacity = await readCgroupCapacity(
     options.memoryBytes,
     options.hugepageSizes,
+    deps.fs,
   ).catch(() => ({
     cpuMillis: navigator.hardwareConcurrency * 1000,
     memoryBytes: options.memoryBytes,

@@ -25,6 +25,13 @@ import {
 import type { ImageUser } from "./linux_config.ts";
 import type { Clock } from "../clock/mod.ts";
 import {
+  type CgroupAgentClient,
+  cgroupAgentSocket,
+  openCgroupAgentClient,
+} from "../cgroup_agent/client.ts";
+import { denoCgroupTreeFs } from "./cgroup_tree.ts";
+import { detectSwapController } from "./swap_controller.ts";
+import {
   openPodCgroupManager,
   type PodCgroupManager,
 } from "./pod_cgroup_manager.ts";
@@ -207,13 +214,18 @@ export function hasEveryPermission(): boolean {
 /**
  * Machine facts from the host: memory capacity from `Deno.systemMemoryInfo`, the hugepage
  * sizes listed in /sys/kernel/mm/hugepages (in directory order, as upstream reads them) and
- * the swap controller. Deno opens files under /sys and /proc only with every permission, so
- * without it (the kubelet's planned permission lists) they are not looked for: no hugepage
- * limits and no swap settings are sent, and a warning says so once.
+ * the swap controller. Deno opens files under /sys and /proc only with every permission;
+ * under the planned permission lists the cgroup agent (`agent`) reads them, and without it
+ * they are not looked for: no hugepage limits and no swap settings are sent, and a warning
+ * says so once and names the agent.
  */
 export async function readNodeResources(
   logger: Logger,
-  options: { hostAccess?: boolean } = {},
+  options: {
+    hostAccess?: boolean;
+    agent?: CgroupAgentClient;
+    noAgent?: string;
+  } = {},
 ): Promise<NodeResources> {
   let memoryCapacity = 0;
   try {
@@ -223,67 +235,35 @@ export async function readNodeResources(
       "Cannot read the machine's memory capacity: Burstable containers get the highest OOM score",
     );
   }
-  if (!(options.hostAccess ?? hasEveryPermission())) {
+  const agent = options.agent;
+  if (!(options.hostAccess ?? hasEveryPermission()) && !agent) {
     logger.warn(
-      "Without every permission the kubelet cannot use /sys: containers get no hugepage limits and no swap settings, pod cgroups get no pod-level limits and stay after their pods (docs/permissions.md)",
+      "Without every permission the kubelet cannot use /sys: containers get no hugepage limits and no swap settings, pod cgroups get no pod-level limits and stay after their pods; run the cgroup agent (src/cgroup_agent/main.ts, docs/permissions.md) to give the kubelet these",
+      options.noAgent ? { agent: options.noAgent } : {},
     );
     return { memoryCapacity, hugepageSizes: [] };
   }
+  const fs = agent?.fs ?? denoCgroupTreeFs;
   const hugepageSizes: string[] = [];
   try {
-    for await (const entry of Deno.readDir("/sys/kernel/mm/hugepages")) {
-      const size = hugepageSizeFromDirName(entry.name);
+    for (const name of await fs.readDirNames("/sys/kernel/mm/hugepages")) {
+      const size = hugepageSizeFromDirName(name);
       if (size) hugepageSizes.push(size);
     }
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) {
-      logger.warn(
-        "Cannot list the node's hugepage sizes: containers get no hugepage limits",
-        { err: error instanceof Error ? error.message : String(error) },
-      );
-    }
+    logger.warn(
+      "Cannot list the node's hugepage sizes: containers get no hugepage limits",
+      { err: error instanceof Error ? error.message : String(error) },
+    );
   }
-  const swapController = await detectSwapController();
+  const swapController = agent
+    ? await agent.swapController().catch(() => undefined)
+    : await detectSwapController();
   return {
     memoryCapacity,
     hugepageSizes,
     ...(swapController ? { swapController } : {}),
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Upstream `swapControllerAvailable`: cgroup v2 when /sys/fs/cgroup has `cgroup.controllers`,
- * then `memory.swap.max` in the kubelet's own cgroup; cgroup v1 with
- * `memory/memory.memsw.limit_in_bytes`. Unknown (no swap settings) when /sys or /proc cannot
- * be read, as under the planned permission lists.
- */
-async function detectSwapController(): Promise<"v1" | "v2" | undefined> {
-  try {
-    if (await exists("/sys/fs/cgroup/cgroup.controllers")) {
-      const self = await Deno.readTextFile("/proc/self/cgroup");
-      const path = /^0::(.*)$/m.exec(self)?.[1];
-      return path !== undefined &&
-          await exists(
-            `/sys/fs/cgroup${path.replace(/\/$/, "")}/memory.swap.max`,
-          )
-        ? "v2"
-        : undefined;
-    }
-    return await exists("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
-      ? "v1"
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -357,17 +337,38 @@ export async function readPodEnvironmentOptions(
   if (config.cgroupDriver !== undefined) {
     cgroups.cgroupDriver = config.cgroupDriver;
   }
-  const node = await readNodeResources(options.logger, { hostAccess });
+  const manage = options.manageCgroups !== false;
+  // the sandboxed kubelet reaches /sys through the cgroup agent when one listens
+  let agent: CgroupAgentClient | undefined;
+  let noAgent: string | undefined;
+  if (!hostAccess && manage && options.rootDir) {
+    const opened = await openCgroupAgentClient(
+      cgroupAgentSocket(options.rootDir),
+    );
+    if ("client" in opened) agent = opened.client;
+    else noAgent = opened.reason;
+  }
+  const node = await readNodeResources(options.logger, {
+    hostAccess,
+    ...(agent ? { agent } : {}),
+    ...(noAgent ? { noAgent } : {}),
+  });
+  if (agent) {
+    options.logger.info("Managing cgroups through the cgroup agent", {
+      socket: cgroupAgentSocket(options.rootDir ?? ""),
+    });
+  }
   const podCgroups = await openPodCgroupManager({
     logger: options.logger,
     clock: options.clock ?? { now: () => Date.now() },
     ...(options.events ? { events: options.events } : {}),
+    ...(agent ? { fs: agent.fs, kill: agent.kill } : {}),
   }, {
     nodeName: options.nodeName ?? "",
     cgroups,
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
     memoryBytes: node.memoryCapacity,
-    hostAccess: hostAccess && options.manageCgroups !== false,
+    hostAccess: (hostAccess || agent !== undefined) && manage,
     hugepageSizes: node.hugepageSizes,
     allocatable: {
       ...(config.enforceNodeAllocatable

@@ -1,0 +1,231 @@
+/**
+ * The cgroup agent's executor: listens on a unix socket, reads one JSON request per line,
+ * lets `validate.ts` decide, does the one file operation (or the kill) and answers one JSON
+ * line. It runs with every Deno permission (the only way Deno opens /sys and /proc), so it
+ * does nothing the table in `validate.ts` does not allow and never follows a symbolic link
+ * inside the cgroup tree.
+ *
+ * @module
+ */
+
+import {
+  cgroupProcs,
+  type CgroupTreeFs,
+  denoCgroupTreeFs,
+  openCgroupTree,
+} from "../pod/cgroup_tree.ts";
+import { detectSwapController } from "../pod/swap_controller.ts";
+import {
+  type AgentConfig,
+  type AgentRequest,
+  type AgentScope,
+  agentScope,
+  CGROUP_MOUNT,
+  checkRequest,
+  parseRequest,
+} from "./validate.ts";
+
+/** Options of {@linkcode serveCgroupAgent}. */
+export interface CgroupAgentOptions extends AgentConfig {
+  /** The unix socket to listen on (a stale socket there is replaced). */
+  socket: string;
+  /** Tests only: a directory standing in for `/` (its `sys/fs/cgroup`, `proc`, ...). */
+  root?: string;
+  /** Tests only: the file operations (a temp tree's rmdir must drop the interface files). */
+  fs?: CgroupTreeFs;
+  /** Told about each refused or failed request. */
+  onError?: (message: string) => void;
+}
+
+/** A running agent. */
+export interface CgroupAgent {
+  scope: AgentScope;
+  close(): void;
+  /** Settles when the listener has stopped. */
+  finished: Promise<void>;
+}
+
+/** The error the client rebuilds (`name` is a `Deno.errors` class name when it is one). */
+export interface AgentError {
+  name: string;
+  message: string;
+}
+
+async function refuseSymlinks(
+  root: string,
+  path: string,
+  version: "v1" | "v2",
+): Promise<void> {
+  if (!path.startsWith(CGROUP_MOUNT + "/")) return;
+  const parts = path.slice(CGROUP_MOUNT.length + 1).split("/");
+  let dir = root + CGROUP_MOUNT;
+  for (const [i, part] of parts.entries()) {
+    dir += `/${part}`;
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(dir);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return;
+      throw error;
+    }
+    // v1 mounts link co-mounted hierarchies (cpu → cpu,cpuacct) at the top; nothing below
+    if (info.isSymlink && !(version === "v1" && i === 0)) {
+      throw new Deno.errors.PermissionDenied(
+        `cgroup agent refuses the symbolic link "${CGROUP_MOUNT}/${
+          parts.slice(0, i + 1).join("/")
+        }"`,
+      );
+    }
+  }
+}
+
+async function execute(
+  fs: CgroupTreeFs,
+  root: string,
+  scope: AgentScope,
+  req: AgentRequest,
+): Promise<unknown> {
+  if (req.op === "swapController") {
+    return (await detectSwapController(root)) ?? null;
+  }
+  if (req.op === "kill") {
+    const tree = await openCgroupTree(fs, root + CGROUP_MOUNT, []);
+    const pids = await cgroupProcs(tree, req.cgroup);
+    if (!pids.includes(req.pid)) {
+      throw new Deno.errors.NotFound(
+        `pid ${req.pid} is not in cgroup "${req.cgroup}"`,
+      );
+    }
+    Deno.kill(req.pid, "SIGKILL");
+    return null;
+  }
+  await refuseSymlinks(root, req.path, scope.version);
+  const path = root + req.path;
+  switch (req.op) {
+    case "exists":
+      return await fs.exists(path);
+    case "readDirNames":
+      return await fs.readDirNames(path);
+    case "mkdirs":
+      return await fs.mkdirs(path);
+    case "readTextFile":
+      return await fs.readTextFile(path);
+    case "writeTextFile":
+      return await fs.writeTextFile(path, req.text);
+    case "rmdir":
+      return await fs.rmdir(path);
+  }
+}
+
+/** One response line for one request line. */
+async function answer(
+  fs: CgroupTreeFs,
+  root: string,
+  scope: AgentScope,
+  line: string,
+  onError: (message: string) => void,
+): Promise<string> {
+  const req = parseRequest(line);
+  let error: AgentError;
+  if ("error" in req) error = { name: "TypeError", message: req.error };
+  else {
+    const refusal = checkRequest(scope, req);
+    if (refusal === undefined) {
+      try {
+        const value = await execute(fs, root, scope, req);
+        return JSON.stringify({ ok: true, value: value ?? null });
+      } catch (e) {
+        error = e instanceof Error
+          ? { name: e.name, message: e.message }
+          : { name: "Error", message: String(e) };
+      }
+    } else error = { name: "PermissionDenied", message: refusal };
+  }
+  onError(`${error.name}: ${error.message}`);
+  return JSON.stringify({ ok: false, error });
+}
+
+async function serveConnection(
+  conn: Deno.Conn,
+  handle: (line: string) => Promise<string>,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let buffered = "";
+  try {
+    for await (const chunk of conn.readable) {
+      buffered += decoder.decode(chunk, { stream: true });
+      if (buffered.length > 1 << 20) throw new Error("request line too long");
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        await writeAll(conn, encoder.encode((await handle(line)) + "\n"));
+      }
+    }
+  } catch {
+    // a client that went away or sent garbage: drop only its connection
+  } finally {
+    try {
+      conn.close();
+    } catch { /* already closed */ }
+  }
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  let off = 0;
+  while (off < bytes.length) off += await conn.write(bytes.subarray(off));
+}
+
+/** Starts the agent on its socket (mode 0600: only its owner, root, may connect). */
+export async function serveCgroupAgent(
+  options: CgroupAgentOptions,
+): Promise<CgroupAgent> {
+  const root = options.root ?? "";
+  const version = await denoCgroupTreeFs.exists(
+      `${root}${CGROUP_MOUNT}/cgroup.controllers`,
+    )
+    ? "v2"
+    : "v1";
+  const scope = agentScope(options, version);
+  try {
+    if ((await Deno.lstat(options.socket)).isSocket) {
+      await Deno.remove(options.socket);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const listener = Deno.listen({ transport: "unix", path: options.socket });
+  await Deno.chmod(options.socket, 0o600);
+  const onError = options.onError ?? (() => {});
+  const fs = options.fs ?? denoCgroupTreeFs;
+  const handle = (line: string) => answer(fs, root, scope, line, onError);
+  const open = new Map<Deno.Conn, Promise<void>>();
+  const finished = (async () => {
+    try {
+      for await (const conn of listener) {
+        open.set(
+          conn,
+          serveConnection(conn, handle).finally(() => open.delete(conn)),
+        );
+      }
+    } catch {
+      // the listener was closed
+    }
+    await Promise.all(open.values());
+  })();
+  return {
+    scope,
+    close: () => {
+      try {
+        listener.close();
+      } catch { /* already closed */ }
+      for (const conn of open.keys()) {
+        try {
+          conn.close();
+        } catch { /* already closed */ }
+      }
+    },
+    finished,
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * The kubelet's side of the cgroup agent: a {@linkcode CgroupTreeFs}, a kill and the swap
+ * fact over the agent's unix socket, one request at a time on one connection (reopened after
+ * the agent restarts). Errors come back as the `Deno.errors` class the agent met, so
+ * `NotFound` means the same as on the host.
+ *
+ * @module
+ */
+
+import type { CgroupTreeFs } from "../pod/cgroup_tree.ts";
+import type { AgentRequest } from "./validate.ts";
+
+/** The socket's name in the kubelet's root dir, which the permission plan grants. */
+export const CGROUP_AGENT_SOCKET = "cgroup-agent.sock";
+
+/** `<rootDir>/cgroup-agent.sock`. */
+export function cgroupAgentSocket(rootDir: string): string {
+  return `${rootDir.replace(/\/+$/, "")}/${CGROUP_AGENT_SOCKET}`;
+}
+
+/** What the kubelet asks of the agent. */
+export interface CgroupAgentClient {
+  fs: CgroupTreeFs;
+  /** SIGKILL to `pid`, which must be in `cgroup` (a cgroupfs name below kubepods). */
+  kill(pid: number, cgroup: string): Promise<void>;
+  swapController(): Promise<"v1" | "v2" | undefined>;
+  close(): void;
+}
+
+function rebuildError(error: { name?: unknown; message?: unknown }): Error {
+  const name = String(error.name ?? "Error");
+  const message = `cgroup agent: ${String(error.message ?? "")}`;
+  const errors = Deno.errors as unknown as Record<
+    string,
+    new (m: string) => Error
+  >;
+  const Class = Object.hasOwn(errors, name) ? errors[name] : undefined;
+  if (Class) return new Class(message);
+  const e = new Error(message);
+  e.name = name;
+  return e;
+}
+
+/** A client on `socket`; nothing is connected until the first request. */
+export function cgroupAgentClient(socket: string): CgroupAgentClient {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  let conn: Deno.UnixConn | undefined;
+  let buffered = "";
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const readLine = async (c: Deno.UnixConn): Promise<string> => {
+    const chunk = new Uint8Array(64 * 1024);
+    while (!buffered.includes("\n")) {
+      const n = await c.read(chunk);
+      if (n === null) throw new Error("the agent closed the connection");
+      buffered += decoder.decode(chunk.subarray(0, n), { stream: true });
+    }
+    const nl = buffered.indexOf("\n");
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    return line;
+  };
+
+  const roundTrip = async (req: AgentRequest): Promise<unknown> => {
+    let c = conn;
+    try {
+      c ??= conn = await Deno.connect({ transport: "unix", path: socket });
+      const bytes = encoder.encode(JSON.stringify(req) + "\n");
+      for (let off = 0; off < bytes.length;) {
+        off += await c.write(bytes.subarray(off));
+      }
+      const line = await readLine(c);
+      const res = JSON.parse(line) as {
+        ok: boolean;
+        value?: unknown;
+        error?: { name?: unknown; message?: unknown };
+      };
+      if (!res.ok) throw rebuildError(res.error ?? {});
+      return res.value;
+    } catch (error) {
+      // a broken connection is dropped; the next request reconnects
+      if (
+        !(error instanceof Error && error.message.startsWith("cgroup agent:"))
+      ) {
+        try {
+          c?.close();
+        } catch { /* already closed */ }
+        conn = undefined;
+        buffered = "";
+        if (error instanceof Error) {
+          error.message = `cgroup agent at ${socket}: ${error.message}`;
+        }
+      }
+      throw error;
+    }
+  };
+
+  const request = (req: AgentRequest): Promise<unknown> => {
+    const next = queue.then(() => roundTrip(req));
+    queue = next.catch(() => {});
+    return next;
+  };
+
+  return {
+    fs: {
+      exists: async (path) => (await request({ op: "exists", path })) === true,
+      readDirNames: async (path) =>
+        (await request({ op: "readDirNames", path })) as string[],
+      mkdirs: async (path) => {
+        await request({ op: "mkdirs", path });
+      },
+      readTextFile: async (path) =>
+        String(await request({ op: "readTextFile", path })),
+      writeTextFile: async (path, text) => {
+        await request({ op: "writeTextFile", path, text });
+      },
+      rmdir: async (path) => {
+        await request({ op: "rmdir", path });
+      },
+    },
+    kill: async (pid, cgroup) => {
+      await request({ op: "kill", pid, cgroup });
+    },
+    swapController: async () => {
+      const v = await request({ op: "swapController" });
+      return v === "v1" || v === "v2" ? v : undefined;
+    },
+    close: () => {
+      try {
+        conn?.close();
+      } catch { /* already closed */ }
+      conn = undefined;
+    },
+  };
+}
+
+/**
+ * The client when `socket` exists and the agent answers, else undefined with the reason (so
+ * the kubelet can name it in its warning).
+ */
+export async function openCgroupAgentClient(
+  socket: string,
+): Promise<{ client: CgroupAgentClient } | { reason: string }> {
+  try {
+    await Deno.stat(socket);
+  } catch {
+    return { reason: `no cgroup agent socket at ${socket}` };
+  }
+  const client = cgroupAgentClient(socket);
+  try {
+    await client.swapController();
+    return { client };
+  } catch (error) {
+    client.close();
+    return {
+      reason: error instanceof Error ? error.message : String(error),
+    };
+  }
+}

@@ -1,0 +1,256 @@
+/**
+ * What the cgroup agent may do, decided without I/O: each request is checked against the
+ * agent's scope (the cgroup mount, its version, the kubelet's `kubepods` cgroup and the
+ * reserved cgroups). The table below is the whole policy: anything it does not name is
+ * refused with a message saying why.
+ *
+ * @module
+ */
+
+import { qosCgroupNames } from "../pod/pod_cgroups.ts";
+
+/** The logical locations the agent serves (the executor may prefix a test root). */
+export const CGROUP_MOUNT = "/sys/fs/cgroup";
+export const HUGEPAGES_DIR = "/sys/kernel/mm/hugepages";
+const FACT_FILES = ["/proc/sys/kernel/pid_max", "/proc/sys/kernel/threads-max"];
+const NR_HUGEPAGES =
+  /^\/sys\/kernel\/mm\/hugepages\/hugepages-\d+kB\/nr_hugepages$/;
+
+/** One request line of the protocol. */
+export type AgentRequest =
+  | {
+    op: "exists" | "readDirNames" | "mkdirs" | "readTextFile" | "rmdir";
+    path: string;
+  }
+  | { op: "writeTextFile"; path: string; text: string }
+  | { op: "kill"; pid: number; cgroup: string }
+  | { op: "swapController" };
+
+/** The agent's configuration. */
+export interface AgentConfig {
+  /** The kubelet's `cgroupRoot` (cgroupfs form; "" or "/" for the root). */
+  cgroupRoot: string;
+  /** `kubeReservedCgroup` / `systemReservedCgroup`: their files may be written, nothing else. */
+  reservedCgroups?: readonly string[];
+}
+
+/** {@linkcode AgentConfig} resolved against the host. */
+export interface AgentScope {
+  version: "v1" | "v2";
+  /** Components of `<cgroupRoot>/kubepods`. */
+  kubepods: readonly string[];
+  reserved: readonly (readonly string[])[];
+}
+
+export function agentScope(
+  config: AgentConfig,
+  version: "v1" | "v2",
+): AgentScope {
+  const split = (p: string) => p.split("/").filter((c) => c !== "");
+  const { kubepods } = qosCgroupNames({ cgroupRoot: config.cgroupRoot });
+  return {
+    version,
+    kubepods: split(kubepods),
+    reserved: (config.reservedCgroups ?? []).map(split).filter((c) =>
+      c.length > 0
+    ),
+  };
+}
+
+/** Where a cgroup directory sits relative to the scope. */
+type Place = "ancestor" | "kubepods" | "below" | "reserved" | "none";
+
+function startsWith(a: readonly string[], prefix: readonly string[]): boolean {
+  return prefix.every((c, i) => a[i] === c);
+}
+
+function placeOf(scope: AgentScope, cgroup: readonly string[]): Place {
+  const k = scope.kubepods;
+  if (cgroup.length < k.length && startsWith(k, cgroup)) return "ancestor";
+  if (cgroup.length === k.length && startsWith(cgroup, k)) return "kubepods";
+  if (startsWith(cgroup, k)) return "below";
+  if (
+    scope.reserved.some((r) =>
+      r.length === cgroup.length && startsWith(cgroup, r)
+    )
+  ) return "reserved";
+  return "none";
+}
+
+/** Interface files of the controllers the kubelet sets; never `cgroup.procs` and the like. */
+const SETTING_FILE =
+  /^(cpu|cpuset|memory|pids|hugetlb|io|blkio)\.[A-Za-z0-9_.]+$/;
+const ENABLE_ONLY = /^(\s*\+[a-z_]+)+\s*$/;
+
+/** The refusal, or undefined when the component list is clean. */
+function badComponents(parts: readonly string[]): string | undefined {
+  for (const p of parts) {
+    if (p === "" || p === "." || p === "..") {
+      return `the path has an empty, "." or ".." component`;
+    }
+    if (p.includes("\0")) return "the path has a NUL byte";
+  }
+  return undefined;
+}
+
+/** A cgroup path split into the cgroup's components (v1: after the hierarchy). */
+function cgroupParts(
+  scope: AgentScope,
+  path: string,
+): { cgroup: string[] } | { error: string } {
+  if (!path.startsWith(CGROUP_MOUNT + "/") && path !== CGROUP_MOUNT) {
+    return { error: `"${path}" is not under ${CGROUP_MOUNT}` };
+  }
+  const parts = path.slice(CGROUP_MOUNT.length).split("/").slice(1);
+  if (path === CGROUP_MOUNT) return { cgroup: [] };
+  const bad = badComponents(parts);
+  if (bad) return { error: `"${path}": ${bad}` };
+  return { cgroup: scope.version === "v1" ? parts.slice(1) : parts };
+}
+
+const refuse = (req: AgentRequest, why: string) =>
+  `cgroup agent refuses ${req.op}: ${why}`;
+
+/**
+ * Undefined when the request is allowed, else the reason. Paths are absolute and literal:
+ * no `..`, no empty components; the executor separately refuses symbolic links.
+ */
+export function checkRequest(
+  scope: AgentScope,
+  req: AgentRequest,
+): string | undefined {
+  if (req.op === "swapController") return undefined;
+  if (req.op === "kill") {
+    if (!Number.isInteger(req.pid) || req.pid <= 1) {
+      return refuse(req, `pid ${req.pid} is not a process id above 1`);
+    }
+    const parts = req.cgroup.split("/").slice(1);
+    if (!req.cgroup.startsWith("/") || badComponents(parts)) {
+      return refuse(req, `"${req.cgroup}" is not a clean absolute cgroup name`);
+    }
+    return placeOf(scope, parts) === "below" ? undefined : refuse(
+      req,
+      `"${req.cgroup}" is not below ${"/" + scope.kubepods.join("/")}`,
+    );
+  }
+  const path = req.path;
+  if (typeof path !== "string" || !path.startsWith("/")) {
+    return refuse(req, "the path must be absolute");
+  }
+  // host facts: read-only, a fixed list
+  if (
+    req.op === "readTextFile" &&
+    (FACT_FILES.includes(path) || NR_HUGEPAGES.test(path))
+  ) {
+    return undefined;
+  }
+  if (req.op === "readDirNames" && path === HUGEPAGES_DIR) return undefined;
+  // the mount itself: its version marker and (v1) hierarchy names
+  if (
+    (req.op === "exists" || req.op === "readTextFile") &&
+    path === `${CGROUP_MOUNT}/cgroup.controllers`
+  ) return undefined;
+  if (req.op === "readDirNames" && path === CGROUP_MOUNT) return undefined;
+
+  const split = cgroupParts(scope, path);
+  if ("error" in split) return refuse(req, split.error);
+  const dir = split.cgroup;
+  const asDir = placeOf(scope, dir);
+  const file = dir.at(-1) ?? "";
+  const parent = placeOf(scope, dir.slice(0, -1));
+  const where = `"${path}" is outside ${"/" + scope.kubepods.join("/")}`;
+  switch (req.op) {
+    case "exists":
+      if (asDir !== "none") return undefined;
+      if (parent === "ancestor") {
+        return file === "cgroup.controllers" ? undefined : refuse(req, where);
+      }
+      return dir.length > 0 && parent !== "none"
+        ? undefined
+        : refuse(req, where);
+    case "readDirNames":
+      return asDir === "kubepods" || asDir === "below"
+        ? undefined
+        : refuse(req, where);
+    case "mkdirs":
+      return dir.length > 0 && ["ancestor", "kubepods", "below"].includes(asDir)
+        ? undefined
+        : refuse(req, where);
+    case "rmdir":
+      return asDir === "below"
+        ? undefined
+        : refuse(req, `${where} or is kubepods itself`);
+    case "readTextFile":
+      if (dir.length === 0) return refuse(req, where);
+      if (parent === "ancestor") {
+        return file === "cgroup.controllers"
+          ? undefined
+          : refuse(req, `only cgroup.controllers is read above kubepods`);
+      }
+      return parent === "none" ? refuse(req, where) : undefined;
+    case "writeTextFile": {
+      if (dir.length === 0 || parent === "none") return refuse(req, where);
+      if (typeof req.text !== "string" || req.text.length > 4096) {
+        return refuse(
+          req,
+          "the text must be a string of at most 4096 characters",
+        );
+      }
+      if (file === "cgroup.subtree_control" && parent !== "reserved") {
+        return ENABLE_ONLY.test(req.text) ? undefined : refuse(
+          req,
+          "cgroup.subtree_control may only enable controllers (+name)",
+        );
+      }
+      if (parent === "ancestor") {
+        return refuse(
+          req,
+          "only cgroup.subtree_control is written above kubepods",
+        );
+      }
+      return SETTING_FILE.test(file)
+        ? undefined
+        : refuse(req, `"${file}" is not a controller setting file`);
+    }
+  }
+}
+
+/** Parses one request line; the error says what is wrong. */
+export function parseRequest(line: string): AgentRequest | { error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { error: "the request is not JSON (one object per line)" };
+  }
+  if (typeof value !== "object" || value === null) {
+    return { error: "the request must be a JSON object" };
+  }
+  const v = value as Record<string, unknown>;
+  switch (v.op) {
+    case "exists":
+    case "readDirNames":
+    case "mkdirs":
+    case "readTextFile":
+    case "rmdir":
+      return typeof v.path === "string"
+        ? { op: v.op, path: v.path }
+        : { error: `${v.op} needs "path" (a string)` };
+    case "writeTextFile":
+      return typeof v.path === "string" && typeof v.text === "string"
+        ? { op: v.op, path: v.path, text: v.text }
+        : { error: `writeTextFile needs "path" and "text" (strings)` };
+    case "kill":
+      return typeof v.pid === "number" && typeof v.cgroup === "string"
+        ? { op: v.op, pid: v.pid, cgroup: v.cgroup }
+        : { error: `kill needs "pid" (a number) and "cgroup" (a string)` };
+    case "swapController":
+      return { op: v.op };
+    default:
+      return {
+        error: `unknown op ${
+          JSON.stringify(v.op)
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController`,
+      };
+  }
+}

@@ -1,0 +1,188 @@
+import * as assert from "node:assert/strict";
+import {
+  type AgentRequest,
+  agentScope,
+  checkRequest,
+  parseRequest,
+} from "./validate.ts";
+
+const v2 = agentScope({ cgroupRoot: "/h9", reservedCgroups: ["/kube"] }, "v2");
+const v1 = agentScope({ cgroupRoot: "/h9" }, "v1");
+const M = "/sys/fs/cgroup";
+
+const allowed: [string, typeof v2, AgentRequest][] = [
+  ["version marker", v2, { op: "exists", path: `${M}/cgroup.controllers` }],
+  ["v1 hierarchies", v1, { op: "readDirNames", path: M }],
+  ["root controllers", v2, {
+    op: "readTextFile",
+    path: `${M}/cgroup.controllers`,
+  }],
+  ["enable at the root", v2, {
+    op: "writeTextFile",
+    path: `${M}/cgroup.subtree_control`,
+    text: "+cpu +memory",
+  }],
+  ["create the cgroup root", v2, { op: "mkdirs", path: `${M}/h9` }],
+  ["create kubepods", v2, { op: "mkdirs", path: `${M}/h9/kubepods` }],
+  ["v1 pod cgroup", v1, {
+    op: "mkdirs",
+    path: `${M}/memory/h9/kubepods/burstable/podx`,
+  }],
+  ["pod limit", v2, {
+    op: "writeTextFile",
+    path: `${M}/h9/kubepods/burstable/podx/memory.max`,
+    text: "1000",
+  }],
+  ["v1 hugetlb", v1, {
+    op: "writeTextFile",
+    path: `${M}/hugetlb/h9/kubepods/hugetlb.2MB.limit_in_bytes`,
+    text: "0",
+  }],
+  ["pod procs", v2, {
+    op: "readTextFile",
+    path: `${M}/h9/kubepods/podx/cgroup.procs`,
+  }],
+  ["list tiers", v2, {
+    op: "readDirNames",
+    path: `${M}/h9/kubepods/burstable`,
+  }],
+  ["remove a pod", v2, {
+    op: "rmdir",
+    path: `${M}/h9/kubepods/besteffort/podx`,
+  }],
+  ["reserved exists", v2, { op: "exists", path: `${M}/kube` }],
+  ["reserved limit", v2, {
+    op: "writeTextFile",
+    path: `${M}/kube/memory.max`,
+    text: "5",
+  }],
+  ["pid_max", v2, { op: "readTextFile", path: "/proc/sys/kernel/pid_max" }],
+  ["hugepages", v2, {
+    op: "readTextFile",
+    path: "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+  }],
+  ["hugepage sizes", v2, {
+    op: "readDirNames",
+    path: "/sys/kernel/mm/hugepages",
+  }],
+  ["kill in a pod", v2, {
+    op: "kill",
+    pid: 42,
+    cgroup: "/h9/kubepods/burstable/podx",
+  }],
+  ["swap", v2, { op: "swapController" }],
+];
+
+const refused: [string, typeof v2, AgentRequest][] = [
+  ["dot-dot escape", v2, {
+    op: "writeTextFile",
+    path: `${M}/h9/kubepods/../../memory.max`,
+    text: "1",
+  }],
+  ["dot component", v2, { op: "rmdir", path: `${M}/h9/kubepods/./x` }],
+  ["empty component", v2, { op: "mkdirs", path: `${M}//h9/kubepods/x` }],
+  ["relative path", v2, {
+    op: "readTextFile",
+    path: "sys/fs/cgroup/h9/kubepods/memory.max",
+  }],
+  ["outside the mount", v2, { op: "readTextFile", path: "/etc/shadow" }],
+  ["a sibling cgroup", v2, {
+    op: "writeTextFile",
+    path: `${M}/system.slice/memory.max`,
+    text: "1",
+  }],
+  ["a prefix look-alike", v2, { op: "mkdirs", path: `${M}/h9/kubepods-evil` }],
+  ["moving processes", v2, {
+    op: "writeTextFile",
+    path: `${M}/h9/kubepods/podx/cgroup.procs`,
+    text: "1",
+  }],
+  ["disabling controllers", v2, {
+    op: "writeTextFile",
+    path: `${M}/cgroup.subtree_control`,
+    text: "-memory",
+  }],
+  ["settings above kubepods", v2, {
+    op: "writeTextFile",
+    path: `${M}/h9/memory.max`,
+    text: "1",
+  }],
+  ["reading above kubepods", v2, {
+    op: "readTextFile",
+    path: `${M}/h9/memory.max`,
+  }],
+  ["listing above kubepods", v2, { op: "readDirNames", path: `${M}/h9` }],
+  ["probing siblings", v2, { op: "exists", path: `${M}/user.slice` }],
+  ["removing kubepods", v2, { op: "rmdir", path: `${M}/h9/kubepods` }],
+  ["removing the reserved cgroup", v2, { op: "rmdir", path: `${M}/kube` }],
+  ["creating below reserved", v2, { op: "mkdirs", path: `${M}/kube/x` }],
+  ["the mount itself", v2, { op: "mkdirs", path: M }],
+  ["other /proc files", v2, { op: "readTextFile", path: "/proc/self/environ" }],
+  ["other /sys files", v2, {
+    op: "readTextFile",
+    path: "/sys/kernel/mm/hugepages/hugepages-2048kB/../../../../etc/x",
+  }],
+  ["kill pid 1", v2, { op: "kill", pid: 1, cgroup: "/h9/kubepods/podx" }],
+  ["kill outside kubepods", v2, {
+    op: "kill",
+    pid: 42,
+    cgroup: "/system.slice",
+  }],
+  ["kill in kubepods itself", v2, {
+    op: "kill",
+    pid: 42,
+    cgroup: "/h9/kubepods",
+  }],
+  ["kill with dot-dot", v2, {
+    op: "kill",
+    pid: 42,
+    cgroup: "/h9/kubepods/../x",
+  }],
+  ["huge text", v2, {
+    op: "writeTextFile",
+    path: `${M}/h9/kubepods/memory.max`,
+    text: "1".repeat(5000),
+  }],
+];
+
+Deno.test("checkRequest() allows what the kubelet's cgroup manager does", () => {
+  for (const [name, scope, req] of allowed) {
+    assert.equal(checkRequest(scope, req), undefined, name);
+  }
+});
+
+Deno.test("checkRequest() refuses escapes and everything outside kubepods", () => {
+  for (const [name, scope, req] of refused) {
+    const why = checkRequest(scope, req);
+    assert.match(why ?? "", /^cgroup agent refuses /, name);
+  }
+});
+
+Deno.test("checkRequest() with the root cgroupRoot scopes /kubepods", () => {
+  const root = agentScope({ cgroupRoot: "/" }, "v2");
+  assert.deepEqual(root.kubepods, ["kubepods"]);
+  assert.equal(
+    checkRequest(root, { op: "mkdirs", path: `${M}/kubepods/podx` }),
+    undefined,
+  );
+  assert.ok(checkRequest(root, { op: "mkdirs", path: `${M}/other` }));
+});
+
+Deno.test("parseRequest() names what is wrong", () => {
+  assert.deepEqual(parseRequest("nope"), {
+    error: "the request is not JSON (one object per line)",
+  });
+  assert.match(
+    (parseRequest('{"op":"chmod"}') as { error: string }).error,
+    /unknown op "chmod"/,
+  );
+  assert.match(
+    (parseRequest('{"op":"writeTextFile","path":"/x"}') as { error: string })
+      .error,
+    /needs "path" and "text"/,
+  );
+  assert.deepEqual(parseRequest('{"op":"rmdir","path":"/a","extra":1}'), {
+    op: "rmdir",
+    path: "/a",
+  });
+});
