@@ -39,6 +39,12 @@ function render(report: ScenarioReport, seconds: number): string {
     lines.push(`  - ours: ${l.ours.join(" → ") || "(nothing)"}`);
     lines.push(`  - upstream: ${l.upstream.join(" → ") || "(nothing)"}`);
   }
+  for (const [label, c] of Object.entries(report.cgroups)) {
+    lines.push(
+      `- cgroups ${label}: ours ${c.ours.dirs} directories, ${c.ours.files} files; ` +
+        `upstream ${c.upstream.dirs} directories, ${c.upstream.files} files`,
+    );
+  }
   lines.push("");
   if (report.differences.length === 0) lines.push("No differences.");
   for (const d of report.differences) {

@@ -26,6 +26,8 @@ export interface SideOptions {
   manifests?: Record<string, unknown>;
   /** Join the control plane through TLS bootstrap; standalone when absent. */
   join?: Join;
+  /** KubeletConfiguration YAML lines both kubelets get on top of their own. */
+  config?: string[];
 }
 
 /** What a side needs to join a control plane (scripts/cluster_env.sh). */
@@ -39,6 +41,8 @@ export interface Side extends AsyncDisposable {
   kind: Kind;
   node: string;
   manifestDir: string;
+  /** The kubelet's cgroupRoot. */
+  cgroupRoot: string;
   /** Directories that belong to this run, for masking: name → path. */
   paths: Record<string, string>;
   trace(): Promise<TraceEntry[]>;
@@ -154,7 +158,7 @@ async function removeOurCgroups(): Promise<void> {
 /** kubelet.ts's API port in a differential run (the upstream side's is 10450). */
 const OUR_API_PORT = 10550;
 
-function ourConfig(root: string): string {
+function ourConfig(root: string, extra: string[]): string {
   return [
     "apiVersion: kubelet.config.k8s.io/v1beta1",
     "kind: KubeletConfiguration",
@@ -175,6 +179,7 @@ function ourConfig(root: string): string {
     "    enabled: false",
     "authorization:",
     "  mode: AlwaysAllow",
+    ...extra,
     "",
   ].join("\n");
 }
@@ -213,7 +218,10 @@ export async function startSide(options: SideOptions): Promise<Side> {
     KTS_UPSTREAM_SUBNET: options.subnet,
     KTS_UPSTREAM_HEALTHZ_PORT: String(options.ports?.healthz ?? 10448),
     KTS_UPSTREAM_PORT: String(options.ports?.api ?? 10450),
-    KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${root}/pod-logs`,
+    KTS_UPSTREAM_CONFIG_EXTRA: [
+      `podLogsDir: ${root}/pod-logs`,
+      ...(options.config ?? []),
+    ].join("\n"),
     ...(options.join
       ? {
         KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG: options.join.bootstrapKubeconfig,
@@ -257,7 +265,10 @@ export async function startSide(options: SideOptions): Promise<Side> {
     await waitForSocket(`${root}/proxy.sock`);
     if (options.kind === "ours") {
       await sh(["scripts/cri_env.sh", "up"], criEnv);
-      await Deno.writeTextFile(`${root}/config.yaml`, ourConfig(root));
+      await Deno.writeTextFile(
+        `${root}/config.yaml`,
+        ourConfig(root, options.config ?? []),
+      );
       startOurs();
     } else {
       await sh(["scripts/upstream_kubelet.sh", "up"], upstreamEnv);
@@ -270,6 +281,7 @@ export async function startSide(options: SideOptions): Promise<Side> {
     kind: options.kind,
     node: options.node,
     manifestDir,
+    cgroupRoot: options.kind === "ours" ? OUR_CGROUP_ROOT : `/${options.node}`,
     paths,
     async trace() {
       try {
@@ -357,6 +369,7 @@ export async function startPair(
   bin: string,
   networks: Record<Kind, { bridge: string; subnet: string }>,
   join?: Join,
+  config?: string[],
 ): Promise<SidePair> {
   const started = await Promise.allSettled(
     (["ours", "upstream"] as const).map((kind) =>
@@ -366,6 +379,7 @@ export async function startPair(
         bin,
         ...networks[kind],
         ...(join ? { join } : {}),
+        ...(config ? { config } : {}),
       })
     ),
   );

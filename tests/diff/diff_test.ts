@@ -48,6 +48,14 @@ for (
           `the upstream kubelet never ran ${pod}`,
         );
       }
+      // an empty tree on either side would compare equal and prove nothing
+      for (const [label, c] of Object.entries(report.cgroups)) {
+        assert.ok(c.ours.files > 0, `kubelet.ts wrote no cgroups (${label})`);
+        assert.ok(
+          c.upstream.files > 0,
+          `the upstream kubelet wrote no cgroups (${label})`,
+        );
+      }
       const unexplained = report.differences.filter((d) =>
         !explain(scenario.name, d)
       );

@@ -6,6 +6,7 @@ import { jsonDiff, lifecycle, type PodTrace, podTraces } from "./normalize.ts";
 import { maskApi } from "./normalize_api.ts";
 import type { Scenario, ScenarioContext } from "./scenarios.ts";
 import { type ApiSide, startApiSide } from "./_api.ts";
+import { type CgroupSnapshot, podNames, snapshotCgroups } from "./cgroups.ts";
 import { type Kind, type Side, startPair } from "./_sides.ts";
 
 export const NODE = "diff-node";
@@ -29,6 +30,8 @@ export interface Difference {
 export interface ScenarioReport {
   scenario: string;
   lifecycles: Record<string, { ours: string[]; upstream: string[] }>;
+  /** Per cgroup snapshot label, the directories and files each side showed. */
+  cgroups: Record<string, Record<Kind, { dirs: number; files: number }>>;
   differences: Difference[];
 }
 
@@ -48,6 +51,7 @@ async function sidePods(side: Side): Promise<Map<string, PodTrace>> {
 
 function context(
   side: Side,
+  cgroups: Map<string, CgroupSnapshot>,
   api?: { side: ApiSide; records: Map<string, unknown> },
 ): ScenarioContext {
   const pods = async () => podTraces(await side.trace(), { paths: side.paths });
@@ -84,7 +88,41 @@ function context(
       }
     },
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    async cgroups(label) {
+      const names = podNames(await side.trace());
+      cgroups.set(label, await snapshotCgroups(side.cgroupRoot, names));
+    },
   };
+}
+
+/** Differences between the two sides' cgroup snapshots, label by label. */
+export function compareCgroups(
+  ours: Map<string, CgroupSnapshot>,
+  upstream: Map<string, CgroupSnapshot>,
+): Difference[] {
+  const labels = [...new Set([...ours.keys(), ...upstream.keys()])].sort();
+  return labels.flatMap((label) => {
+    const a = ours.get(label);
+    const b = upstream.get(label);
+    const what = `cgroups ${label}`;
+    const dirs = (s?: CgroupSnapshot) => new Set(s?.dirs ?? []);
+    const [da, db] = [dirs(a), dirs(b)];
+    const onlyIn = (x: Set<string>, y: Set<string>, side: string) =>
+      [...x].filter((d) => !y.has(d)).map((d) => ({
+        pod: "cgroups",
+        what,
+        detail: `directory only in ${side}: ${d}`,
+      }));
+    return [
+      ...onlyIn(da, db, "ours"),
+      ...onlyIn(db, da, "upstream"),
+      ...jsonDiff(a?.files, b?.files).map((detail) => ({
+        pod: "cgroups",
+        what,
+        detail,
+      })),
+    ];
+  });
 }
 
 /** Differences between the two sides' pods: lifecycle order and configs. */
@@ -160,9 +198,19 @@ export async function runScenario(
     : undefined;
   // disposed after the pair: a Node deleted while its kubelet runs comes back
   await using cleanup = new AsyncDisposableStack();
-  await using pair = await startPair(nodes, bin, NETWORKS, join);
+  await using pair = await startPair(
+    nodes,
+    bin,
+    NETWORKS,
+    join,
+    scenario.config,
+  );
   const { ours, upstream } = pair;
   const records = { ours: new Map(), upstream: new Map() };
+  const cgroups = {
+    ours: new Map<string, CgroupSnapshot>(),
+    upstream: new Map<string, CgroupSnapshot>(),
+  };
   if (scenario.api) {
     const scratch = await Deno.makeTempDir({ prefix: "kts-diff-api-" });
     cleanup.defer(() => Deno.remove(scratch, { recursive: true }));
@@ -172,15 +220,20 @@ export async function runScenario(
     cleanup.use(apiOurs!);
     cleanup.use(apiUp!);
     await Promise.all([
-      scenario.run(context(ours, { side: apiOurs!, records: records.ours })),
       scenario.run(
-        context(upstream, { side: apiUp!, records: records.upstream }),
+        context(ours, cgroups.ours, { side: apiOurs!, records: records.ours }),
+      ),
+      scenario.run(
+        context(upstream, cgroups.upstream, {
+          side: apiUp!,
+          records: records.upstream,
+        }),
       ),
     ]);
   } else {
     await Promise.all([
-      scenario.run(context(ours)),
-      scenario.run(context(upstream)),
+      scenario.run(context(ours, cgroups.ours)),
+      scenario.run(context(upstream, cgroups.upstream)),
     ]);
   }
   const a = await sidePods(ours);
@@ -198,6 +251,36 @@ export async function runScenario(
       ours: ours.paths,
       upstream: upstream.paths,
     }),
+    ...compareCgroups(cgroups.ours, cgroups.upstream),
   ];
-  return { scenario: scenario.name, lifecycles, differences };
+  const counted: ScenarioReport["cgroups"] = {};
+  for (const [label, snap] of cgroups.ours) {
+    const up = cgroups.upstream.get(label);
+    counted[label] = {
+      ours: { dirs: snap.dirs.length, files: Object.keys(snap.files).length },
+      upstream: {
+        dirs: up?.dirs.length ?? 0,
+        files: Object.keys(up?.files ?? {}).length,
+      },
+    };
+  }
+  if (Deno.env.get("KTS_DIFF_KEEP") === "1" && cgroups.ours.size > 0) {
+    await Deno.writeTextFile(
+      `/tmp/kts-diff-cgroups-${tag}.json`,
+      JSON.stringify(
+        {
+          ours: Object.fromEntries(cgroups.ours),
+          upstream: Object.fromEntries(cgroups.upstream),
+        },
+        null,
+        1,
+      ),
+    );
+  }
+  return {
+    scenario: scenario.name,
+    lifecycles,
+    cgroups: counted,
+    differences,
+  };
 }

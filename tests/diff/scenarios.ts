@@ -20,6 +20,8 @@ export interface ScenarioContext {
     timeoutMs?: number,
   ): Promise<void>;
   sleep(ms: number): Promise<void>;
+  /** Snapshots this side's cgroup tree (tests/diff/cgroups.ts) to compare under `label`. */
+  cgroups(label: string): Promise<void>;
   /** The control plane, in scenarios that join one (`api`). */
   api?: ApiContext;
 }
@@ -45,6 +47,8 @@ export interface Scenario {
   short: boolean;
   /** Both kubelets join the control plane, each as its own Node. */
   api?: boolean;
+  /** KubeletConfiguration YAML lines both kubelets get. */
+  config?: string[];
   run(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -102,6 +106,92 @@ export function reached(
 
 const key = (ctx: ScenarioContext, name: string) =>
   `default/${name}-${ctx.node}`;
+
+/** Node allocatable, pod pids and reservations both kubelets enforce in the cgroup scenario. */
+const CGROUP_CONFIG = [
+  "kubeReserved:",
+  "  cpu: 100m",
+  "  memory: 100Mi",
+  '  pid: "100"',
+  "systemReserved:",
+  "  cpu: 150m",
+  "  memory: 50Mi",
+  "enforceNodeAllocatable:",
+  "  - pods",
+  "podPidsLimit: 1024",
+];
+
+const requesting = (
+  name: string,
+  requests: unknown,
+  limits?: unknown,
+): ContainerSpec => ({
+  ...sleeper(name),
+  resources: { requests, ...(limits ? { limits } : {}) },
+});
+
+/**
+ * One pod per QoS class (a Burstable one with overhead and every limit, one with neither),
+ * the cgroup tree compared while they run and again after the limited Burstable pod left.
+ */
+const cgroupScenario: Scenario = {
+  name: "pod and QoS cgroups follow the pods",
+  short: true,
+  config: CGROUP_CONFIG,
+  async run(ctx) {
+    await ctx.write(
+      "guaranteed.yaml",
+      pod("guaranteed", [
+        requesting("app", { cpu: "200m", memory: "64Mi" }, {
+          cpu: "200m",
+          memory: "64Mi",
+        }),
+      ]),
+    );
+    await ctx.write(
+      "burstable.yaml",
+      pod("burstable", [
+        requesting("app", { cpu: "50m", memory: "32Mi" }, {
+          cpu: "250m",
+          memory: "128Mi",
+        }),
+        requesting("side", { cpu: "30m" }, { cpu: "70m", memory: "16Mi" }),
+      ], { overhead: { cpu: "10m", memory: "8Mi" } }),
+    );
+    await ctx.write(
+      "partial.yaml",
+      pod("partial", [
+        requesting("app", { cpu: "120m", memory: "16Mi" }),
+        sleeper("plain"),
+      ]),
+    );
+    await ctx.write("besteffort.yaml", pod("besteffort", [sleeper("app")]));
+    const names = ["guaranteed", "burstable", "partial", "besteffort"];
+    await ctx.waitFor(
+      "every app started",
+      (p) =>
+        names.every((n) => reached(p, key(ctx, n), ["StartContainer app"])),
+    );
+    await ctx.sleep(3000);
+    await ctx.cgroups("running");
+    await ctx.remove("burstable.yaml");
+    await ctx.waitFor(
+      "the sandbox stopped",
+      (p) => reached(p, key(ctx, "burstable"), ["StopPodSandbox"]),
+    );
+    // housekeeping (every 2 s on both) removes the pod's cgroup once it is cleaned up
+    await ctx.sleep(8000);
+    await ctx.cgroups("after removal");
+    for (const n of names.filter((n) => n !== "burstable")) {
+      await ctx.remove(`${n}.yaml`);
+    }
+    await ctx.waitFor(
+      "the sandboxes stopped",
+      (p) => names.every((n) => reached(p, key(ctx, n), ["StopPodSandbox"])),
+    );
+    await ctx.sleep(2000);
+  },
+};
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -420,4 +510,5 @@ export const SCENARIOS: Scenario[] = [
       await ctx.sleep(2000);
     },
   },
+  cgroupScenario,
 ];
