@@ -403,6 +403,14 @@ export async function planPermissions(
   await addFlags(b, ctx.flags, readFile);
   const base = ctx.flags.config ? dir(b.path(ctx.flags.config)) : undefined;
   addConfig(b, ctx.config, base);
+  const runtime = ctx.config.containerRuntimeEndpoint ||
+    PLAN_DEFAULTS.containerRuntimeEndpoint;
+  if (!runtime.startsWith("sim://")) {
+    // the cgroup agent's socket (src/cgroup_agent), under the root dir's read+write grant:
+    // Deno's unix connect also checks net
+    const rootDir = b.path(ctx.flags.rootDir || PLAN_DEFAULTS.rootDir);
+    b.add("net", `unix:${rootDir}/cgroup-agent.sock`, "cgroup agent");
+  }
   for (const net of options.extraNet ?? []) b.add("net", net, "--api-server");
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);

@@ -36,6 +36,7 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "127.0.0.1:10248",
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
+    "unix:/var/lib/kubelet/cgroup-agent.sock",
   ]);
   assert.deepEqual(plan.env, [
     "BUF_BIGINT_DISABLE",
@@ -311,6 +312,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
     "127.0.0.1:10248",
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
+    "unix:/var/lib/kubelet/cgroup-agent.sock",
   ]);
   const withApi = await standardPlan({ extraNet: ["10.0.0.1:6443"] });
   assert.ok(withApi.net.includes("10.0.0.1:6443"));
