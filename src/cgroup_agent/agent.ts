@@ -9,11 +9,10 @@
  */
 
 import {
-  cgroupProcs,
   type CgroupTreeFs,
   denoCgroupTreeFs,
-  openCgroupTree,
-} from "../pod/cgroup_tree.ts";
+  readProcsBelow,
+} from "../pod/cgroup_fs.ts";
 import { detectSwapController } from "../pod/swap_controller.ts";
 import {
   type AgentConfig,
@@ -89,8 +88,14 @@ async function execute(
     return (await detectSwapController(root)) ?? null;
   }
   if (req.op === "kill") {
-    const tree = await openCgroupTree(fs, root + CGROUP_MOUNT, []);
-    const pids = await cgroupProcs(tree, req.cgroup);
+    const mount = root + CGROUP_MOUNT;
+    const dirs = scope.version === "v2"
+      ? [mount + req.cgroup]
+      : (await fs.readDirNames(mount)).map((h) => `${mount}/${h}${req.cgroup}`);
+    for (const dir of dirs) {
+      await refuseSymlinks(root, dir.slice(root.length), scope.version);
+    }
+    const pids = await readProcsBelow(fs, dirs);
     if (!pids.includes(req.pid)) {
       throw new Deno.errors.NotFound(
         `pid ${req.pid} is not in cgroup "${req.cgroup}"`,

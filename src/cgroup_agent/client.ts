@@ -7,16 +7,10 @@
  * @module
  */
 
-import type { CgroupTreeFs } from "../pod/cgroup_tree.ts";
+import type { CgroupTreeFs } from "../pod/cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 
-/** The socket's name in the kubelet's root dir, which the permission plan grants. */
-export const CGROUP_AGENT_SOCKET = "cgroup-agent.sock";
-
-/** `<rootDir>/cgroup-agent.sock`. */
-export function cgroupAgentSocket(rootDir: string): string {
-  return `${rootDir.replace(/\/+$/, "")}/${CGROUP_AGENT_SOCKET}`;
-}
+export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
 
 /** What the kubelet asks of the agent. */
 export interface CgroupAgentClient {

@@ -12,7 +12,7 @@
  */
 
 import { serveCgroupAgent } from "./agent.ts";
-import { cgroupAgentSocket } from "./client.ts";
+import { cgroupAgentSocket } from "./validate.ts";
 
 const USAGE =
   "usage: cgroup-agent [--socket=/var/lib/kubelet/cgroup-agent.sock] [--cgroup-root=/] [--reserved-cgroup=<name>]...";

@@ -7,14 +7,20 @@
  * @module
  */
 
-import { qosCgroupNames } from "../pod/pod_cgroups.ts";
-
 /** The logical locations the agent serves (the executor may prefix a test root). */
 export const CGROUP_MOUNT = "/sys/fs/cgroup";
 export const HUGEPAGES_DIR = "/sys/kernel/mm/hugepages";
 const FACT_FILES = ["/proc/sys/kernel/pid_max", "/proc/sys/kernel/threads-max"];
 const NR_HUGEPAGES =
   /^\/sys\/kernel\/mm\/hugepages\/hugepages-\d+kB\/nr_hugepages$/;
+
+/** The socket's name in the kubelet's root dir, which the permission plan grants. */
+export const CGROUP_AGENT_SOCKET = "cgroup-agent.sock";
+
+/** `<rootDir>/cgroup-agent.sock`. */
+export function cgroupAgentSocket(rootDir: string): string {
+  return `${rootDir.replace(/\/+$/, "")}/${CGROUP_AGENT_SOCKET}`;
+}
 
 /** One request line of the protocol. */
 export type AgentRequest =
@@ -47,10 +53,10 @@ export function agentScope(
   version: "v1" | "v2",
 ): AgentScope {
   const split = (p: string) => p.split("/").filter((c) => c !== "");
-  const { kubepods } = qosCgroupNames({ cgroupRoot: config.cgroupRoot });
   return {
     version,
-    kubepods: split(kubepods),
+    // the cgroupfs driver's names (the kubelet manages cgroups only with it)
+    kubepods: [...split(config.cgroupRoot), "kubepods"],
     reserved: (config.reservedCgroups ?? []).map(split).filter((c) =>
       c.length > 0
     ),

@@ -15,47 +15,9 @@ import {
   type CgroupVersion,
   podUidFromCgroupName,
 } from "./cgroup_settings.ts";
+import { type CgroupTreeFs, readProcsBelow } from "./cgroup_fs.ts";
 
-/** The file operations the executor needs. */
-export interface CgroupTreeFs {
-  exists(path: string): Promise<boolean>;
-  /** Names of the subdirectories (missing directory → none). */
-  readDirNames(path: string): Promise<string[]>;
-  /** Creates a directory and its missing parents. */
-  mkdirs(path: string): Promise<void>;
-  readTextFile(path: string): Promise<string>;
-  writeTextFile(path: string, text: string): Promise<void>;
-  /** Removes an empty directory; rejects with `Deno.errors.NotFound` when absent. */
-  rmdir(path: string): Promise<void>;
-}
-
-/** {@linkcode CgroupTreeFs} on the host. */
-export const denoCgroupTreeFs: CgroupTreeFs = {
-  async exists(path) {
-    try {
-      await Deno.stat(path);
-      return true;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return false;
-      throw error;
-    }
-  },
-  async readDirNames(path) {
-    const names: string[] = [];
-    try {
-      for await (const e of Deno.readDir(path)) {
-        if (e.isDirectory) names.push(e.name);
-      }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-    return names;
-  },
-  mkdirs: (path) => Deno.mkdir(path, { recursive: true }),
-  readTextFile: (path) => Deno.readTextFile(path),
-  writeTextFile: (path, text) => Deno.writeTextFile(path, text),
-  rmdir: (path) => Deno.remove(path),
-};
+export { type CgroupTreeFs, denoCgroupTreeFs } from "./cgroup_fs.ts";
 
 /** A mounted cgroup file system: where, which generation, and its hugetlb page sizes. */
 export interface CgroupTree {
@@ -243,21 +205,7 @@ export async function cgroupProcs(
     : (await tree.fs.readDirNames(tree.mount)).map((h) =>
       `${tree.mount}/${h}${path}`
     );
-  const pids = new Set<number>();
-  const walk = async (dir: string): Promise<void> => {
-    const text = await tree.fs.readTextFile(`${dir}/cgroup.procs`).catch(
-      () => "",
-    );
-    for (const line of text.split("\n")) {
-      const pid = Number(line.trim());
-      if (line.trim() !== "" && Number.isInteger(pid)) pids.add(pid);
-    }
-    for (const child of await tree.fs.readDirNames(dir)) {
-      await walk(`${dir}/${child}`);
-    }
-  };
-  for (const dir of dirs) await walk(dir);
-  return [...pids];
+  return await readProcsBelow(tree.fs, dirs);
 }
 
 /** Child cgroups first (containers' cgroups left inside a pod's), then the directory. */
