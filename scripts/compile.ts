@@ -7,7 +7,11 @@
  * `dist/kubelet-linux-amd64` and `dist/kubelet-linux-arm64` from it with
  * `deno compile --no-prompt` and exactly the scoped permission lists the
  * planner computes (the standard node layout by default), never
- * `--allow-all/run/ffi`, then writes `dist/SHA256SUMS`.
+ * `--allow-all/run/ffi`. Next to each it builds `dist/cgroup-agent-linux-<arch>`
+ * from `src/cgroup_agent/main.ts` with `--allow-all`, the one documented
+ * exception (docs/permissions.md, "The cgroup agent"): a small process that
+ * gives the kubelet validated access to its cgroups under /sys, which Deno
+ * opens only with every permission. Then it writes `dist/SHA256SUMS`.
  *
  * Offline by design: the denort base binary must be given locally through
  * `DENORT_BIN` (Deno's own variable; its architecture is read from the ELF
@@ -164,6 +168,24 @@ export function compileArgs(
   ];
 }
 
+/**
+ * The deno compile argument list for the cgroup agent: every permission (Deno opens /sys and
+ * /proc only then), its own small entry point, no npm packages, no config.
+ */
+export function agentCompileArgs(arch: Arch, outDir: string): string[] {
+  return [
+    "compile",
+    "--no-config",
+    "--cached-only",
+    "--allow-all",
+    "--target",
+    TARGETS[arch],
+    "--output",
+    join(outDir, `cgroup-agent-linux-${arch}`),
+    join(ROOT, "src/cgroup_agent/main.ts"),
+  ];
+}
+
 async function sha256(path: string): Promise<string> {
   const data = await Deno.readFile(path);
   const digest = await crypto.subtle.digest("SHA-256", data);
@@ -240,30 +262,38 @@ async function main(): Promise<number> {
       );
       continue;
     }
-    const args = compileArgs(arch, {
-      permissionFlags: flags,
-      plannedRun: plan.run,
-      outDir: options.outDir,
-    });
-    say(
-      `DENORT_BIN=${shellQuote(denort)} ${
-        [Deno.execPath(), ...args].map(shellQuote).join(" ")
-      }`,
-    );
-    if (options.printOnly) continue;
-    await Deno.mkdir(options.outDir, { recursive: true });
-    const { code } = await new Deno.Command(Deno.execPath(), {
-      args,
-      env: { DENORT_BIN: denort },
-      stdout: "inherit",
-      stderr: "inherit",
-    }).output();
-    if (code !== 0) {
-      failed++;
-      say(`deno compile for linux/${arch} failed with exit code ${code}`);
-      continue;
+    const artifacts: [string, string[]][] = [
+      [
+        `kubelet-linux-${arch}`,
+        compileArgs(arch, {
+          permissionFlags: flags,
+          plannedRun: plan.run,
+          outDir: options.outDir,
+        }),
+      ],
+      [`cgroup-agent-linux-${arch}`, agentCompileArgs(arch, options.outDir)],
+    ];
+    for (const [name, args] of artifacts) {
+      say(
+        `DENORT_BIN=${shellQuote(denort)} ${
+          [Deno.execPath(), ...args].map(shellQuote).join(" ")
+        }`,
+      );
+      if (options.printOnly) continue;
+      await Deno.mkdir(options.outDir, { recursive: true });
+      const { code } = await new Deno.Command(Deno.execPath(), {
+        args,
+        env: { DENORT_BIN: denort },
+        stdout: "inherit",
+        stderr: "inherit",
+      }).output();
+      if (code !== 0) {
+        failed++;
+        say(`deno compile of ${name} failed with exit code ${code}`);
+        continue;
+      }
+      built.push(name);
     }
-    built.push(`kubelet-linux-${arch}`);
   }
   if (options.printOnly) return 0;
   if (built.length > 0) {

@@ -87,6 +87,15 @@ Deno.test("scripts/compile.ts builds the compile command with the standard lists
       stdout,
     );
     assert.doesNotMatch(line, /allow-(all|run|ffi)| -A /);
+    // the cgroup agent: the one artifact with every permission, from its own entry point
+    const agent = stdout.split("\n").find((l) =>
+      l.includes(` --output ${join(ROOT, "dist/cgroup-agent-linux-amd64")} `)
+    );
+    assert.ok(agent, stdout);
+    assert.ok(
+      agent.includes(" compile --no-config --cached-only --allow-all "),
+    );
+    assert.ok(agent.endsWith(join(ROOT, "src/cgroup_agent/main.ts")), agent);
     assert.match(stdout, /skipping linux\/arm64: .*DENORT_BIN_ARM64/);
   } finally {
     await Deno.remove(dir, { recursive: true });
