@@ -87,6 +87,10 @@ function placeOf(scope: AgentScope, cgroup: readonly string[]): Place {
 const SETTING_FILE =
   /^(cpu|cpuset|memory|pids|hugetlb|io|blkio)\.[A-Za-z0-9_.]+$/;
 const ENABLE_ONLY = /^(\s*\+[a-z_]+)+\s*$/;
+/** v1 cpuset files a new cgroup fills from its parent, read and written above kubepods too. */
+const CPUSET_FILES = new Set(["cpuset.cpus", "cpuset.mems"]);
+const CPUSET_VALUE = /^[0-9,\-\s]*$/;
+const READ_ABOVE = new Set(["cgroup.controllers", ...CPUSET_FILES]);
 
 /** The refusal, or undefined when the component list is clean. */
 function badComponents(parts: readonly string[]): string | undefined {
@@ -189,9 +193,10 @@ export function checkRequest(
     case "readTextFile":
       if (dir.length === 0) return refuse(req, where);
       if (parent === "ancestor") {
-        return file === "cgroup.controllers"
-          ? undefined
-          : refuse(req, `only cgroup.controllers is read above kubepods`);
+        return READ_ABOVE.has(file) ? undefined : refuse(
+          req,
+          `above kubepods only ${[...READ_ABOVE].join(", ")} are read`,
+        );
       }
       return parent === "none" ? refuse(req, where) : undefined;
     case "writeTextFile": {
@@ -209,10 +214,14 @@ export function checkRequest(
         );
       }
       if (parent === "ancestor") {
-        return refuse(
-          req,
-          "only cgroup.subtree_control is written above kubepods",
-        );
+        // v1 cpuset: the cgroup root's directories take their parent's CPUs and nodes
+        return CPUSET_FILES.has(file) && dir.length > 1 &&
+            CPUSET_VALUE.test(req.text)
+          ? undefined
+          : refuse(
+            req,
+            "above kubepods only cgroup.subtree_control (enabling) and, below the top, cpuset.cpus/cpuset.mems are written",
+          );
       }
       return SETTING_FILE.test(file)
         ? undefined

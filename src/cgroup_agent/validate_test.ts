@@ -56,6 +56,15 @@ const allowed: [string, typeof v2, AgentRequest][] = [
     path: `${M}/kube/memory.max`,
     text: "5",
   }],
+  ["v1 cpuset inherited", v1, {
+    op: "writeTextFile",
+    path: `${M}/cpuset/h9/cpuset.cpus`,
+    text: "0-3",
+  }],
+  ["v1 cpuset of the parent", v1, {
+    op: "readTextFile",
+    path: `${M}/cpuset/cpuset.mems`,
+  }],
   ["pid_max", v2, { op: "readTextFile", path: "/proc/sys/kernel/pid_max" }],
   ["hugepages", v2, {
     op: "readTextFile",
@@ -137,6 +146,21 @@ const refused: [string, typeof v2, AgentRequest][] = [
     op: "kill",
     pid: 42,
     cgroup: "/h9/kubepods/../x",
+  }],
+  ["cpuset of the hierarchy root", v1, {
+    op: "writeTextFile",
+    path: `${M}/cpuset/cpuset.cpus`,
+    text: "0",
+  }],
+  ["cpuset with junk", v1, {
+    op: "writeTextFile",
+    path: `${M}/cpuset/h9/cpuset.cpus`,
+    text: "0\n1 > x",
+  }],
+  ["other files above kubepods", v1, {
+    op: "writeTextFile",
+    path: `${M}/cpuset/h9/cpuset.cpu_exclusive`,
+    text: "1",
   }],
   ["huge text", v2, {
     op: "writeTextFile",
