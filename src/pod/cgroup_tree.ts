@@ -127,11 +127,12 @@ export async function applyCgroup(
     if (create) await enableSubtreeControllers(tree, path);
     else if (!await tree.fs.exists(tree.mount + path)) return [];
   } else if (create) {
-    const controllers = new Set([
-      ...["cpu", "memory"].filter((c) => tree.controllers.has(c)),
-      ...writes.map((w) => w.controller),
-    ]);
-    for (const c of controllers) await tree.fs.mkdirs(dirOf(tree, c, path));
+    // in every hierarchy but devices (the runtime's), as upstream's cgroup manager does
+    for (const c of [...tree.controllers].sort()) {
+      if (c === "devices") continue;
+      await tree.fs.mkdirs(dirOf(tree, c, path));
+      if (c === "cpuset") await inheritCpuset(tree, path);
+    }
   }
   const done: CgroupFileWrite[] = [];
   for (const w of writes) {
@@ -141,6 +142,32 @@ export async function applyCgroup(
     done.push(w);
   }
   return done;
+}
+
+/**
+ * v1 cpuset: a new cgroup starts with no CPUs and no memory nodes, where no task can run, so
+ * each directory on the path with an empty `cpuset.cpus` or `cpuset.mems` takes its parent's,
+ * as upstream does. Best effort: the runtime fills them the same way when it places a
+ * container, and the cgroup agent does not let the kubelet read above kubepods.
+ */
+async function inheritCpuset(tree: CgroupTree, path: string): Promise<void> {
+  let dir = `${tree.mount}/cpuset`;
+  for (const part of path.split("/").filter((p) => p !== "")) {
+    const parent = dir;
+    dir += `/${part}`;
+    for (const file of ["cpuset.cpus", "cpuset.mems"]) {
+      try {
+        if ((await tree.fs.readTextFile(`${dir}/${file}`)).trim() !== "") {
+          continue;
+        }
+        const value = (await tree.fs.readTextFile(`${parent}/${file}`))
+          .trim();
+        if (value !== "") await tree.fs.writeTextFile(`${dir}/${file}`, value);
+      } catch {
+        // left empty: see above
+      }
+    }
+  }
 }
 
 /**

@@ -417,3 +417,48 @@ Deno.test("applyCgroup() skips controllers the host has no hierarchy for", async
     await Deno.remove(mount, { recursive: true });
   }
 });
+
+Deno.test("applyCgroup() on v1 creates the cgroup in every hierarchy but devices, cpuset filled from the parent", async () => {
+  const mount = await Deno.makeTempDir({ prefix: "kts-cgv1-" });
+  try {
+    for (const h of ["cpu", "cpuset", "devices", "freezer", "memory"]) {
+      await Deno.mkdir(`${mount}/${h}`);
+    }
+    // the kernel gives a new cpuset cgroup empty files; the host's root has the CPUs
+    await Deno.writeTextFile(`${mount}/cpuset/cpuset.cpus`, "0-3\n");
+    await Deno.writeTextFile(`${mount}/cpuset/cpuset.mems`, "0\n");
+    const kernelCpuset: CgroupTreeFs = {
+      ...denoCgroupTreeFs,
+      async mkdirs(path) {
+        const parts = path.split("/");
+        for (let i = 2; i <= parts.length; i++) {
+          const dir = parts.slice(0, i).join("/");
+          if (await denoCgroupTreeFs.exists(dir)) continue;
+          await Deno.mkdir(dir);
+          if (dir.startsWith(`${mount}/cpuset/`)) {
+            await Deno.writeTextFile(`${dir}/cpuset.cpus`, "\n");
+            await Deno.writeTextFile(`${dir}/cpuset.mems`, "\n");
+          }
+        }
+      },
+    };
+    const tree = await openCgroupTree(kernelCpuset, mount, []);
+    await applyCgroup(tree, "/r/kubepods/besteffort", { cpuShares: 2 });
+    for (const h of ["cpu", "cpuset", "freezer", "memory"]) {
+      assert.ok(
+        await denoCgroupTreeFs.exists(`${mount}/${h}/r/kubepods/besteffort`),
+        h,
+      );
+    }
+    assert.equal(
+      await denoCgroupTreeFs.exists(`${mount}/devices/r`),
+      false,
+    );
+    for (const dir of ["r", "r/kubepods", "r/kubepods/besteffort"]) {
+      assert.equal(await read(`${mount}/cpuset/${dir}/cpuset.cpus`), "0-3");
+      assert.equal(await read(`${mount}/cpuset/${dir}/cpuset.mems`), "0");
+    }
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});

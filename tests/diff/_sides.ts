@@ -46,8 +46,14 @@ export interface Side extends AsyncDisposable {
   /** Directories that belong to this run, for masking: name → path. */
   paths: Record<string, string>;
   trace(): Promise<TraceEntry[]>;
-  /** Stops the kubelet with `signal` (its containers keep running) and starts it again. */
-  restartKubelet(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /**
+   * Stops the kubelet with `signal` (its containers keep running), runs `whileStopped`, and
+   * starts it again.
+   */
+  restartKubelet(
+    signal: "SIGTERM" | "SIGKILL",
+    whileStopped?: () => Promise<void>,
+  ): Promise<void>;
   /** The kubelet's log so far. */
   log(): Promise<string>;
   /** The kubelet's process id and when (epoch ms) its current process was started. */
@@ -291,15 +297,17 @@ export async function startSide(options: SideOptions): Promise<Side> {
         throw e;
       }
     },
-    async restartKubelet(signal) {
+    async restartKubelet(signal, whileStopped) {
       if (options.kind === "ours") {
         if (kubelet) await stopChild(kubelet, signal);
+        await whileStopped?.();
         startOurs();
       } else {
         await sh(["scripts/upstream_kubelet.sh", "stop-kubelet"], {
           ...upstreamEnv,
           KTS_UPSTREAM_SIGNAL: signal.replace(/^SIG/, ""),
         });
+        await whileStopped?.();
         await sh(["scripts/upstream_kubelet.sh", "up"], upstreamEnv);
       }
     },

@@ -60,7 +60,7 @@ function matches(pattern: string, file: string): boolean {
     : file.startsWith(head!) && file.endsWith(tail);
 }
 
-/** Reads `kubepods` and everything below it under `root` in each hierarchy that exists. */
+/** Reads `kubepods` and everything below it under `root` in each hierarchy. */
 export async function snapshotCgroups(
   root: string,
   names: Map<string, string>,
@@ -85,7 +85,7 @@ export async function snapshotCgroups(
     for (const entry of entries) {
       if (entry.isDirectory) {
         await walk(h, `${relative}/${entry.name}`);
-      } else if (CGROUP_FILES[h]!.some((p) => matches(p, entry.name))) {
+      } else if (CGROUP_FILES[h]?.some((p) => matches(p, entry.name))) {
         const text = await Deno.readTextFile(`${abs}/${entry.name}`).catch(
           () => undefined,
         );
@@ -95,12 +95,10 @@ export async function snapshotCgroups(
       }
     }
   };
-  for (const h of Object.keys(CGROUP_FILES)) {
-    const exists = await Deno.stat(`${mount}/${h}`).then(
-      () => true,
-      () => false,
-    );
-    if (exists) await walk(h, "/kubepods");
+  // directories in every hierarchy (upstream creates its cgroups in each), files in those above
+  const hierarchies = await Array.fromAsync(Deno.readDir(mount));
+  for (const h of hierarchies.map((e) => e.name).sort()) {
+    await walk(h, "/kubepods");
   }
   return { dirs: [...dirs].sort(), files };
 }

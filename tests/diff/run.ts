@@ -74,7 +74,8 @@ function context(
         typeof manifest === "string" ? manifest : JSON.stringify(manifest),
       ),
     remove: (file) => Deno.remove(`${side.manifestDir}/${file}`),
-    restartKubelet: (signal) => side.restartKubelet(signal),
+    restartKubelet: (signal, whileStopped) =>
+      side.restartKubelet(signal, whileStopped),
     async waitFor(what, done, timeoutMs = 90_000) {
       const deadline = Date.now() + timeoutMs;
       while (!done(await pods())) {

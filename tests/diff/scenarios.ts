@@ -12,7 +12,11 @@ export interface ScenarioContext {
   node: string;
   write(file: string, manifest: unknown): Promise<void>;
   remove(file: string): Promise<void>;
-  restartKubelet(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** Stops the kubelet, runs `whileStopped`, starts it again (containers keep running). */
+  restartKubelet(
+    signal: "SIGTERM" | "SIGKILL",
+    whileStopped?: () => Promise<void>,
+  ): Promise<void>;
   /** Polls this side's pods (by `namespace/name`) until `done` holds. */
   waitFor(
     what: string,
@@ -188,6 +192,47 @@ const cgroupScenario: Scenario = {
     await ctx.waitFor(
       "the sandboxes stopped",
       (p) => names.every((n) => reached(p, key(ctx, n), ["StopPodSandbox"])),
+    );
+    await ctx.sleep(2000);
+  },
+};
+
+/**
+ * A pod whose manifest goes while the kubelet is down: after the restart its containers and
+ * cgroup are orphans to clean up, and the tiers follow the pod that stays.
+ */
+const orphanScenario: Scenario = {
+  name: "an orphaned pod's cgroup goes after a kubelet restart",
+  short: false,
+  config: CGROUP_CONFIG,
+  async run(ctx) {
+    await ctx.write(
+      "stays.yaml",
+      pod("stays", [requesting("app", { cpu: "80m" }, { cpu: "160m" })]),
+    );
+    await ctx.write(
+      "orphan.yaml",
+      pod("orphan", [requesting("app", { cpu: "40m", memory: "16Mi" })]),
+    );
+    await ctx.waitFor(
+      "both apps started",
+      (p) =>
+        ["stays", "orphan"].every((n) =>
+          reached(p, key(ctx, n), ["StartContainer app"])
+        ),
+    );
+    await ctx.sleep(2000);
+    await ctx.restartKubelet("SIGKILL", () => ctx.remove("orphan.yaml"));
+    await ctx.waitFor(
+      "the orphan's sandbox stopped",
+      (p) => reached(p, key(ctx, "orphan"), ["StopPodSandbox"]),
+    );
+    await ctx.sleep(8000);
+    await ctx.cgroups("after restart");
+    await ctx.remove("stays.yaml");
+    await ctx.waitFor(
+      "the sandbox stopped",
+      (p) => reached(p, key(ctx, "stays"), ["StopPodSandbox"]),
     );
     await ctx.sleep(2000);
   },
@@ -511,4 +556,5 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   cgroupScenario,
+  orphanScenario,
 ];
