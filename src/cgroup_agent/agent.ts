@@ -12,8 +12,8 @@ import {
   type CgroupTreeFs,
   denoCgroupTreeFs,
   readProcsBelow,
-} from "../pod/cgroup_fs.ts";
-import { detectSwapController } from "../pod/swap_controller.ts";
+} from "./cgroup_fs.ts";
+import { detectSwapController } from "./swap_controller.ts";
 import {
   type AgentConfig,
   type AgentRequest,

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { CgroupTreeFs } from "../pod/cgroup_fs.ts";
+import type { CgroupTreeFs } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";

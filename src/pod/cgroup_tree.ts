@@ -15,9 +15,9 @@ import {
   type CgroupVersion,
   podUidFromCgroupName,
 } from "./cgroup_settings.ts";
-import { type CgroupTreeFs, readProcsBelow } from "./cgroup_fs.ts";
+import { type CgroupTreeFs, readProcsBelow } from "../cgroup_agent/mod.ts";
 
-export { type CgroupTreeFs, denoCgroupTreeFs } from "./cgroup_fs.ts";
+export { type CgroupTreeFs, denoCgroupTreeFs } from "../cgroup_agent/mod.ts";
 
 /** A mounted cgroup file system: where, which generation, and its hugetlb page sizes. */
 export interface CgroupTree {

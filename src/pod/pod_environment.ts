@@ -27,10 +27,10 @@ import type { Clock } from "../clock/mod.ts";
 import {
   type CgroupAgentClient,
   cgroupAgentSocket,
+  denoCgroupTreeFs,
+  detectSwapController,
   openCgroupAgentClient,
-} from "../cgroup_agent/client.ts";
-import { denoCgroupTreeFs } from "./cgroup_tree.ts";
-import { detectSwapController } from "./swap_controller.ts";
+} from "../cgroup_agent/mod.ts";
 import {
   openPodCgroupManager,
   type PodCgroupManager,

@@ -1,0 +1,21 @@
+/**
+ * Access to the host's cgroup files: directly (a process with every Deno permission) or
+ * through the cgroup agent (the kubelet under its planned lists). The agent's own entry point
+ * is `main.ts`; see docs/permissions.md, "The cgroup agent".
+ *
+ * @module
+ */
+
+export {
+  type CgroupTreeFs,
+  denoCgroupTreeFs,
+  readProcsBelow,
+} from "./cgroup_fs.ts";
+export { detectSwapController } from "./swap_controller.ts";
+export {
+  CGROUP_AGENT_SOCKET,
+  type CgroupAgentClient,
+  cgroupAgentClient,
+  cgroupAgentSocket,
+  openCgroupAgentClient,
+} from "./client.ts";
