@@ -1,5 +1,6 @@
 import * as assert from "node:assert/strict";
 import { cgroupAgentClient, openCgroupAgentClient } from "./client.ts";
+import { serveCgroupAgent } from "./agent.ts";
 import { withAgent } from "./testing.ts";
 
 Deno.test("the agent refuses escapes over the socket with PermissionDenied", async () => {
@@ -81,6 +82,44 @@ Deno.test("openCgroupAgentClient() names a missing socket", async () => {
       opened.reason,
       /no cgroup agent socket at .*cgroup-agent\.sock/,
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the client drops a connection the agent does not answer and reconnects to a restarted agent", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-h9-client-" });
+  const socket = `${dir}/cgroup-agent.sock`;
+  try {
+    // a listener that accepts and never answers
+    const silent = Deno.listen({ transport: "unix", path: socket });
+    const accepted: Deno.Conn[] = [];
+    const accepting = (async () => {
+      for await (const conn of silent) accepted.push(conn);
+    })().catch(() => {});
+    const client = cgroupAgentClient(socket, { timeoutMs: 200 });
+    await assert.rejects(
+      () => client.fs.exists("/sys/fs/cgroup/cgroup.controllers"),
+      /no answer to exists/,
+    );
+    silent.close();
+    accepted.forEach((c) => c.close());
+    await accepting;
+    await Deno.mkdir(`${dir}/sys/fs/cgroup/memory`, { recursive: true });
+    const agent = await serveCgroupAgent({
+      socket,
+      cgroupRoot: "/",
+      root: dir,
+    });
+    try {
+      assert.deepEqual(await client.fs.readDirNames("/sys/fs/cgroup"), [
+        "memory",
+      ]);
+    } finally {
+      client.close();
+      agent.close();
+      await agent.finished;
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

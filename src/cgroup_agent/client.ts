@@ -35,8 +35,15 @@ function rebuildError(error: { name?: unknown; message?: unknown }): Error {
   return e;
 }
 
+/** How long one answer may take; then the connection is dropped (a hung agent must not stall pods). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
 /** A client on `socket`; nothing is connected until the first request. */
-export function cgroupAgentClient(socket: string): CgroupAgentClient {
+export function cgroupAgentClient(
+  socket: string,
+  options: { timeoutMs?: number } = {},
+): CgroupAgentClient {
+  const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   let conn: Deno.UnixConn | undefined;
@@ -64,7 +71,24 @@ export function cgroupAgentClient(socket: string): CgroupAgentClient {
       for (let off = 0; off < bytes.length;) {
         off += await c.write(bytes.subarray(off));
       }
-      const line = await readLine(c);
+      const open = c;
+      const timer = setTimeout(() => {
+        try {
+          open.close(); // the pending read rejects
+        } catch { /* already closed */ }
+      }, timeoutMs);
+      let line: string;
+      try {
+        line = await readLine(c);
+      } catch (error) {
+        throw new Error(
+          `no answer to ${req.op}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      } finally {
+        clearTimeout(timer);
+      }
       const res = JSON.parse(line) as {
         ok: boolean;
         value?: unknown;
