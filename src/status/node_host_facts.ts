@@ -6,6 +6,12 @@
  * @module
  */
 import { statfs } from "node:fs/promises";
+import {
+  cgroupAgentSocket,
+  type CgroupTreeFs,
+  denoCgroupTreeFs,
+  openCgroupAgentClient,
+} from "../cgroup_agent/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { parseQuantity } from "../util/quantity.ts";
@@ -47,18 +53,46 @@ export interface HugepagePool {
 
 const HUGEPAGES_DIR = "/sys/kernel/mm/hugepages";
 
-/** Every /sys/kernel/mm/hugepages/hugepages-<kB>kB with its nr_hugepages. */
-async function readHugepages(): Promise<HugepagePool[]> {
+/** Every /sys/kernel/mm/hugepages/hugepages-<kB>kB with its nr_hugepages, read through `fs`. */
+export async function readHugepagesFrom(
+  fs: Pick<CgroupTreeFs, "readDirNames" | "readTextFile">,
+): Promise<HugepagePool[]> {
   const pools: HugepagePool[] = [];
-  for await (const entry of Deno.readDir(HUGEPAGES_DIR)) {
-    const m = /^hugepages-(\d+)kB$/.exec(entry.name);
+  for (const name of await fs.readDirNames(HUGEPAGES_DIR)) {
+    const m = /^hugepages-(\d+)kB$/.exec(name);
     if (!m) continue;
-    const pages = await Deno.readTextFile(
-      `${HUGEPAGES_DIR}/${entry.name}/nr_hugepages`,
+    const pages = await fs.readTextFile(
+      `${HUGEPAGES_DIR}/${name}/nr_hugepages`,
     );
     pools.push({ pageBytes: Number(m[1]) * 1024, pages: Number(pages.trim()) });
   }
   return pools.sort((a, b) => a.pageBytes - b.pageBytes);
+}
+
+const readHugepages = () => readHugepagesFrom(denoCgroupTreeFs);
+
+/**
+ * The real host for a kubelet that may lack every permission: when /sys cannot be read
+ * directly, the hugepage pools come through the cgroup agent at `<rootDir>/cgroup-agent.sock`
+ * (docs/permissions.md, "The cgroup agent"); without it the direct read's error stands.
+ */
+export function hostProbeFor(rootDir: string): HostProbe {
+  return {
+    ...denoHost,
+    async hugepages() {
+      try {
+        return await readHugepages();
+      } catch (error) {
+        const opened = await openCgroupAgentClient(cgroupAgentSocket(rootDir));
+        if (!("client" in opened)) throw error;
+        try {
+          return await readHugepagesFrom(opened.client.fs);
+        } finally {
+          opened.client.close();
+        }
+      }
+    },
+  };
 }
 
 /** The real host. */
@@ -312,10 +346,10 @@ export function createNodeFacts(
   },
   options: NodeFactsOptions,
 ): (signal: AbortSignal) => Promise<NodeFacts> {
-  const host = deps.host ?? denoHost;
+  const host = deps.host ?? hostProbeFor(options.rootDir);
   let identity: ReturnType<typeof readHostIdentity> | undefined;
-  // Read once, as upstream reads the machine info once. /sys opens need every permission
-  // (docs/permissions.md): without it no hugepages-* resources are reported.
+  // Read once, as upstream reads the machine info once. /sys opens need every permission or
+  // the cgroup agent (docs/permissions.md): without both no hugepages-* resources are reported.
   let hugepages: Promise<HugepagePool[]> | undefined;
   const runtime = new RuntimeReadiness(
     deps,

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { cgroupAgentClient } from "../cgroup_agent/mod.ts";
+import { withAgent } from "../cgroup_agent/testing.ts";
 import { FakeClock } from "../clock/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import {
@@ -6,6 +8,7 @@ import {
   type HostProbe,
   normalizeRuntimeVersion,
   osImage,
+  readHugepagesFrom,
   resolveNodeIPs,
   thresholdBytes,
 } from "./node_host_facts.ts";
@@ -129,4 +132,23 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
   assert.equal(later.runtimeDown, true);
   // the machine's huge page sizes are read once
   assert.equal(hugepageReads, 1);
+});
+
+Deno.test("readHugepagesFrom() reads the pools through the cgroup agent", async () => {
+  await withAgent(async (root, socket) => {
+    await Deno.mkdir(`${root}/sys/kernel/mm/hugepages/hugepages-1048576kB`);
+    await Deno.writeTextFile(
+      `${root}/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages`,
+      "2\n",
+    );
+    const client = cgroupAgentClient(socket);
+    try {
+      assert.deepEqual(await readHugepagesFrom(client.fs), [
+        { pageBytes: 2 * 2 ** 20, pages: 0 },
+        { pageBytes: 2 ** 30, pages: 2 },
+      ]);
+    } finally {
+      client.close();
+    }
+  });
 });
