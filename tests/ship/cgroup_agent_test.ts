@@ -2,8 +2,8 @@
  * The bundled kubelet under exactly its planned permission lists (no /sys, no /proc) manages
  * its cgroups through the cgroup agent (`deno run -A src/cgroup_agent/main.ts`) on a private
  * runtime-only containerd (10.80-85) with a cgroup root of its own: kubepods gets the node
- * allocatable memory limit, a Burstable static pod's cgroup its memory limit, and the pod
- * cgroup goes once the pod is removed. Skipped without `KUBELET_TS_CRI_ENDPOINT` /
+ * allocatable memory limit, a Burstable static pod's cgroup its memory limit, an orphaned
+ * pod cgroup goes in housekeeping and the pod's cgroup goes once the pod is removed. Skipped without `KUBELET_TS_CRI_ENDPOINT` /
  * `KUBELET_TS_CRI_ROOT` (scripts/cri_env.sh up) or root.
  */
 import assert from "node:assert/strict";
@@ -157,6 +157,20 @@ Deno.test({
         await readCgroupFile(`${podDir}/memory.limit_in_bytes`) ??
           await readCgroupFile(`${podDir}/memory.max`);
       assert.equal(podLimit, String(64 * 1024 * 1024));
+      // an orphan (a pod cgroup no pod owns) goes in housekeeping, through the agent too
+      const orphan = `pod${crypto.randomUUID()}`;
+      const orphanPath = `${cgroupRoot}/kubepods/besteffort/${orphan}`;
+      const orphanDirs = kubepods.startsWith(`${MOUNT}/memory/`)
+        ? ["cpu", "memory"].map((h) => `${MOUNT}/${h}${orphanPath}`)
+        : [`${MOUNT}${orphanPath}`];
+      for (const d of orphanDirs) await Deno.mkdir(d, { recursive: true });
+      await waitFor(
+        "housekeeping to remove the orphaned pod cgroup",
+        async () =>
+          !(await podDirs(`${kubepods}/besteffort`)).includes(orphan) ||
+          undefined,
+        30_000,
+      );
       await Deno.remove(manifest);
       await waitFor(
         "the pod cgroup to be removed",
