@@ -134,6 +134,25 @@ const requesting = (
   resources: { requests, ...(limits ? { limits } : {}) },
 });
 
+/** Waits until each named pod's `app` container has started. */
+const appsStarted = (ctx: ScenarioContext, names: string[]) =>
+  ctx.waitFor(
+    "every app started",
+    (p) => names.every((n) => reached(p, key(ctx, n), ["StartContainer app"])),
+  );
+
+/** Removes the named pods' manifests and waits until their sandboxes stopped. */
+async function removeStopped(
+  ctx: ScenarioContext,
+  names: string[],
+): Promise<void> {
+  for (const n of names) await ctx.remove(`${n}.yaml`);
+  await ctx.waitFor(
+    "the sandboxes stopped",
+    (p) => names.every((n) => reached(p, key(ctx, n), ["StopPodSandbox"])),
+  );
+}
+
 /**
  * One pod per QoS class (a Burstable one with overhead and every limit, one with neither),
  * the cgroup tree compared while they run and again after the limited Burstable pod left.
@@ -170,29 +189,19 @@ const cgroupScenario: Scenario = {
       ]),
     );
     await ctx.write("besteffort.yaml", pod("besteffort", [sleeper("app")]));
-    const names = ["guaranteed", "burstable", "partial", "besteffort"];
-    await ctx.waitFor(
-      "every app started",
-      (p) =>
-        names.every((n) => reached(p, key(ctx, n), ["StartContainer app"])),
-    );
+    await appsStarted(ctx, [
+      "guaranteed",
+      "burstable",
+      "partial",
+      "besteffort",
+    ]);
     await ctx.sleep(3000);
     await ctx.cgroups("running");
-    await ctx.remove("burstable.yaml");
-    await ctx.waitFor(
-      "the sandbox stopped",
-      (p) => reached(p, key(ctx, "burstable"), ["StopPodSandbox"]),
-    );
+    await removeStopped(ctx, ["burstable"]);
     // housekeeping (every 2 s on both) removes the pod's cgroup once it is cleaned up
     await ctx.sleep(8000);
     await ctx.cgroups("after removal");
-    for (const n of names.filter((n) => n !== "burstable")) {
-      await ctx.remove(`${n}.yaml`);
-    }
-    await ctx.waitFor(
-      "the sandboxes stopped",
-      (p) => names.every((n) => reached(p, key(ctx, n), ["StopPodSandbox"])),
-    );
+    await removeStopped(ctx, ["guaranteed", "partial", "besteffort"]);
     await ctx.sleep(2000);
   },
 };
@@ -214,13 +223,7 @@ const orphanScenario: Scenario = {
       "orphan.yaml",
       pod("orphan", [requesting("app", { cpu: "40m", memory: "16Mi" })]),
     );
-    await ctx.waitFor(
-      "both apps started",
-      (p) =>
-        ["stays", "orphan"].every((n) =>
-          reached(p, key(ctx, n), ["StartContainer app"])
-        ),
-    );
+    await appsStarted(ctx, ["stays", "orphan"]);
     await ctx.sleep(2000);
     await ctx.restartKubelet("SIGKILL", () => ctx.remove("orphan.yaml"));
     await ctx.waitFor(
@@ -229,11 +232,7 @@ const orphanScenario: Scenario = {
     );
     await ctx.sleep(8000);
     await ctx.cgroups("after restart");
-    await ctx.remove("stays.yaml");
-    await ctx.waitFor(
-      "the sandbox stopped",
-      (p) => reached(p, key(ctx, "stays"), ["StopPodSandbox"]),
-    );
+    await removeStopped(ctx, ["stays"]);
     await ctx.sleep(2000);
   },
 };
