@@ -227,28 +227,45 @@ function sendAndReadHead(
   );
   const chunks: Uint8Array[] = [];
   let size = 0;
-  let settled = false;
+  // Stops reading at once, before anything else: a flowing socket may emit several buffered
+  // chunks in one go, and what follows the head (the first frames) must stay in the socket
+  // for the pipe to the client.
+  const stop = () => {
+    clearTimeout(timer);
+    backend.off("data", onData);
+    backend.off("error", onError);
+    backend.off("end", onEnd);
+    backend.pause();
+  };
   const onData = (chunk: Uint8Array) => {
-    if (settled) return;
     chunks.push(chunk);
     size += chunk.length;
     const raw = concat(chunks, size);
     const text = new TextDecoder("latin1").decode(raw);
     const end = text.indexOf(HEAD_END);
     if (end === -1) {
-      if (size > MAX_RESPONSE_HEAD) reject(new Error("response head too big"));
+      if (size > MAX_RESPONSE_HEAD) {
+        stop();
+        reject(new Error("response head too big"));
+      }
       return;
     }
     const parsed = parseResponseHead(text.slice(0, end + 2));
+    stop();
     if (!parsed) {
       reject(new Error("malformed response"));
       return;
     }
-    settled = true;
     resolve({ raw, ...parsed });
   };
-  const onError = (error: Error) => reject(error);
-  const onEnd = () => reject(new Error("connection closed before an answer"));
+  const onError = (error: Error) => {
+    stop();
+    reject(error);
+  };
+  const onEnd = () => {
+    stop();
+    reject(new Error("connection closed before an answer"));
+  };
   backend.on("data", onData);
   backend.once("error", onError);
   backend.once("end", onEnd);
@@ -256,13 +273,7 @@ function sendAndReadHead(
     backend.write(upstreamRequestHead(request, target));
     if (head.length > 0) backend.write(head);
   });
-  return promise.finally(() => {
-    clearTimeout(timer);
-    backend.off("data", onData);
-    backend.off("error", onError);
-    backend.off("end", onEnd);
-    backend.pause();
-  });
+  return promise.finally(stop);
 }
 
 /** Relays a non-101 answer (head and `Content-Length` body, or until the end) and closes. */
