@@ -110,9 +110,13 @@ Deno.test({
         ]);
         return a.ino === b.ino || undefined;
       }, 10_000);
-      assert.match(
-        await Deno.readTextFile(`${links}/${link}`),
-        /stdout F line-/,
+      // a file just reopened after a rotation is empty until the container's next line
+      await waitFor(
+        "a line through the link",
+        async () =>
+          /stdout F line-/.test(await Deno.readTextFile(`${links}/${link}`)) ||
+          undefined,
+        10_000,
       );
     } finally {
       try {
