@@ -73,6 +73,21 @@ function ms(value: string | undefined, fallback: number): number {
   return value ? parseGoDuration(value) : fallback;
 }
 
+/** What joining gives the rest of the kubelet. */
+export interface JoinedCluster {
+  agent: NodeAgent;
+  pods: PodApi;
+  objects: ObjectApi;
+  services: ServiceApi;
+  /** The kubelet's event recorder, writing to the API server. */
+  events: EventRecorder;
+  /** The mirror pod manager when `deps.pods` was given. */
+  mirrors?: MirrorPodManager;
+  /** Certificate signing requests with the node's identity (the serving certificate). */
+  csr: CsrApi;
+  stop(): Promise<void>;
+}
+
 /**
  * Connects to the API server and starts the node agent. Returns a stop function that
  * stops the agent and releases the connection. Rejects when the connection or bootstrap
@@ -90,19 +105,7 @@ export async function joinCluster(
     pods?: { all(): readonly Pod[]; sourcesReady(): boolean };
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
-): Promise<{
-  agent: NodeAgent;
-  pods: PodApi;
-  objects: ObjectApi;
-  services: ServiceApi;
-  /** The kubelet's event recorder, writing to the API server. */
-  events: EventRecorder;
-  /** The mirror pod manager when `deps.pods` was given. */
-  mirrors?: MirrorPodManager;
-  /** Certificate signing requests with the node's identity (the serving certificate). */
-  csr: CsrApi;
-  stop(): Promise<void>;
-}> {
+): Promise<JoinedCluster> {
   const { config, flags } = ctx;
   const { clock, runtime } = deps;
   const logger = deps.logger.with({ component: "api-server" });

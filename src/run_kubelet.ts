@@ -6,19 +6,11 @@
  * @module
  */
 
-import type {
-  CsrApi,
-  Node,
-  ObjectApi,
-  Pod,
-  PodApi,
-  ServiceApi,
-} from "./api/mod.ts";
+import type { Node, Pod } from "./api/mod.ts";
 import { systemClock } from "./clock/mod.ts";
-import type { JoinClusterContext } from "./join_cluster.ts";
+import type { JoinClusterContext, JoinedCluster } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
 import { createKubelet, type Kubelet } from "./kubelet.ts";
-import type { EventRecorder } from "./events/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import {
   createContainerGc,
@@ -208,17 +200,7 @@ export async function runKubelet(
   }
   // API server mode: join before any pod starts, as upstream bootstraps first.
   let node: (() => Node | undefined) | undefined;
-  let cluster:
-    | {
-      pods: PodApi;
-      objects: ObjectApi;
-      services: ServiceApi;
-      events: EventRecorder;
-      mirrors?: MirrorPodManager;
-      csr: CsrApi;
-      stop(): Promise<void>;
-    }
-    | undefined;
+  let cluster: Omit<JoinedCluster, "agent"> | undefined;
   // The kubelet is created after joining: mirror pods read its pods through this.
   const late: { kubelet?: Pick<Kubelet, "podConfig"> } = {};
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
