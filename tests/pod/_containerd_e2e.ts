@@ -362,6 +362,14 @@ export interface PrivateCri extends AsyncDisposable {
 }
 
 /**
+ * Why {@linkcode privateCri} cannot run here: it needs the shared environment (its endpoint
+ * and root, from `scripts/cri_env.sh`) and root on Linux. False when it can.
+ */
+export const privateCriMissing = !endpoint ||
+  !Deno.env.get("KUBELET_TS_CRI_ROOT") ||
+  !(Deno.build.os === "linux" && Deno.uid() === 0);
+
+/**
  * Starts a private runtime-only containerd (`scripts/cri_env.sh` with its own root, bridge and
  * a /16 from `10.<subnetBase + 0..span-1>`, span 50 by default). A whole kubelet process needs
  * one: it stops every pod it does not know, so on the shared containerd it would kill other test

@@ -8,13 +8,12 @@ import assert from "node:assert/strict";
 import {
   endpoint,
   privateCri,
+  privateCriMissing,
   running,
   shContainer,
   startE2e,
   waitFor,
 } from "./_containerd_e2e.ts";
-
-const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
 
 /** A non-loopback IPv4 address of the host outside the test bridges (10.x). */
 function hostAddress(): string | undefined {
@@ -37,7 +36,7 @@ async function fetchText(url: string): Promise<string | undefined> {
 
 Deno.test({
   name: "containerd: a hostPort is reachable from the host (portmap)",
-  ignore: !endpoint || !Deno.env.get("KUBELET_TS_CRI_ROOT") || !isRoot,
+  ignore: privateCriMissing,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {

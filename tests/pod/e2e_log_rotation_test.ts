@@ -7,9 +7,13 @@
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { spawnBundled, writeKubeletConfig } from "../ship/_helpers.ts";
-import { endpoint, IMAGE, privateCri, waitFor } from "./_containerd_e2e.ts";
-
-const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
+import {
+  endpoint,
+  IMAGE,
+  privateCri,
+  privateCriMissing,
+  waitFor,
+} from "./_containerd_e2e.ts";
 
 async function findFile(
   dir: string,
@@ -27,7 +31,7 @@ Deno.test({
   name:
     "containerd, bundled with planned permissions: hard log links that follow log rotation",
   // a whole kubelet process stops pods it does not know: it gets a containerd of its own
-  ignore: !endpoint || !Deno.env.get("KUBELET_TS_CRI_ROOT") || !isRoot,
+  ignore: privateCriMissing,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {

@@ -23,12 +23,11 @@ import {
   endpoint,
   IMAGE,
   privateCri,
+  privateCriMissing,
   waitFor,
 } from "../pod/_containerd_e2e.ts";
 import { readCgroupFile, removeCgroupTree } from "../pod/_cgroups.ts";
 
-const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
-const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
 const MOUNT = "/sys/fs/cgroup";
 
 /** The directory of a cgroup in the memory controller (v1) or the v2 tree. */
@@ -50,7 +49,7 @@ async function podDirs(dir: string): Promise<string[]> {
 Deno.test({
   name:
     "containerd, bundled with planned permissions + the cgroup agent: kubepods and pod limits, pod cgroup removed",
-  ignore: !endpoint || !criRoot || !isRoot,
+  ignore: privateCriMissing,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {

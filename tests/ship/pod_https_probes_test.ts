@@ -26,11 +26,9 @@ import {
   endpoint,
   IMAGE,
   privateCri,
+  privateCriMissing,
   waitFor,
 } from "../pod/_containerd_e2e.ts";
-
-const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
-const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
 
 /** The bridge gateway of a /16 (the CNI bridge plugin takes the first address). */
 function gatewayOf(subnet: string): string {
@@ -41,7 +39,7 @@ function gatewayOf(subnet: string): string {
 Deno.test({
   name:
     "containerd, bundled with planned permissions: HTTPS postStart hook and liveness probe to a self-signed pod server",
-  ignore: !endpoint || !criRoot || !isRoot,
+  ignore: privateCriMissing,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
