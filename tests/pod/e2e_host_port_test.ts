@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import {
-  endpoint,
   privateCri,
   privateCriMissing,
   running,

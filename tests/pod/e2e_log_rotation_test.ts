@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { spawnBundled, writeKubeletConfig } from "../ship/_helpers.ts";
 import {
-  endpoint,
   IMAGE,
   privateCri,
   privateCriMissing,

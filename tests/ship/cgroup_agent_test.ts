@@ -20,7 +20,6 @@ import {
   writeKubeletConfig,
 } from "./_helpers.ts";
 import {
-  endpoint,
   IMAGE,
   privateCri,
   privateCriMissing,

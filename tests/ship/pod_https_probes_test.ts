@@ -23,7 +23,6 @@ import {
   writeKubeletConfig,
 } from "./_helpers.ts";
 import {
-  endpoint,
   IMAGE,
   privateCri,
   privateCriMissing,
