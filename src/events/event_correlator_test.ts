@@ -90,3 +90,25 @@ Deno.test("the spam filter allows 25 events per object, then one per 5 minutes",
   assert.equal(c.correlate(ev("later")).skip, false);
   assert.equal(c.correlate(ev("later2")).skip, true);
 });
+
+Deno.test("EventCorrelator.correlate() aggregates per reason: other reasons of one object are not combined", () => {
+  // upstream EventAggregatorByReasonFunc keys on the reason as well as the object and type
+  const c = new EventCorrelator({ clock: new FakeClock(0) });
+  for (let i = 0; i < 9; i++) c.correlate(ev(`back-off ${i}`));
+  const pulled = c.correlate(
+    ev("Successfully pulled image", { reason: "Pulled", type: "Normal" }),
+  );
+  assert.ok(!pulled.skip);
+  assert.equal(pulled.event.message, "Successfully pulled image");
+  const failed = c.correlate(ev("probe failed", { reason: "Unhealthy" }));
+  assert.ok(!failed.skip);
+  assert.equal(failed.event.message, "probe failed");
+  assert.equal(failed.event.reason, "Unhealthy");
+  // the tenth distinct message of the same reason is still combined
+  const tenth = c.correlate(ev("back-off 9"));
+  assert.ok(!tenth.skip);
+  assert.equal(
+    tenth.event.message,
+    "(combined from similar events): back-off 9",
+  );
+});

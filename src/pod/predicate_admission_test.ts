@@ -173,3 +173,61 @@ Deno.test("admitPod() refuses another OS, conflicting host ports and untolerated
   staticPod.metadata.annotations = { "kubernetes.io/config.source": "file" };
   assert.equal(verdict(staticPod, [], tainted), "admit");
 });
+
+Deno.test("admitPod() tolerates a NoExecute taint with Exists only when the toleration key is empty or the taint's", () => {
+  // upstream Toleration.ToleratesTaint: a non-empty key must equal the taint's, whatever the operator
+  const tainted: Node = {
+    ...node,
+    spec: { taints: [{ key: "dedicated", value: "db", effect: "NoExecute" }] },
+  };
+  const tolerating = (toleration: Record<string, string>) =>
+    verdict(pod("t", {}, { tolerations: [toleration] }), [], tainted);
+  assert.equal(
+    tolerating({ key: "other", operator: "Exists", effect: "NoExecute" }),
+    "TaintToleration: Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
+  );
+  assert.equal(
+    tolerating({ key: "dedicated", operator: "Exists", effect: "NoExecute" }),
+    "admit",
+  );
+  assert.equal(
+    tolerating({ operator: "Exists", effect: "NoExecute" }),
+    "admit",
+  );
+  assert.match(
+    tolerating({ key: "dedicated", operator: "Equal", value: "web" }),
+    /^TaintToleration/,
+  );
+  assert.equal(
+    tolerating({ key: "dedicated", operator: "Equal", value: "db" }),
+    "admit",
+  );
+});
+
+Deno.test("admitPod() lets a toleration without an effect match every effect, and one with an effect only its own", () => {
+  // upstream Toleration.ToleratesTaint: an empty effect matches all taint effects
+  const tainted: Node = {
+    ...node,
+    spec: {
+      taints: [
+        { key: "node.kubernetes.io/unreachable", effect: "NoExecute" },
+        { key: "node.kubernetes.io/not-ready", effect: "NoExecute" },
+        { key: "maintenance", value: "yes", effect: "NoExecute" },
+      ],
+    },
+  };
+  const everything = pod("ds", {}, { tolerations: [{ operator: "Exists" }] });
+  assert.equal(verdict(everything, [], tainted), "admit");
+  const keyOnly = pod("k", {}, {
+    tolerations: [
+      { key: "node.kubernetes.io/unreachable", operator: "Exists" },
+      { key: "node.kubernetes.io/not-ready", operator: "Exists" },
+      { key: "maintenance", operator: "Equal", value: "yes" },
+    ],
+  });
+  assert.equal(verdict(keyOnly, [], tainted), "admit");
+  const wrongEffect = pod("w", {}, {
+    tolerations: [{ operator: "Exists", effect: "NoSchedule" }],
+  });
+  assert.match(verdict(wrongEffect, [], tainted), /^TaintToleration/);
+});

@@ -155,3 +155,25 @@ Deno.test("PodSyncHandler with sysctlAdmission() fails a forbidden pod and never
   });
   assert.equal(handler.pods().length, 2);
 });
+
+Deno.test("safeSysctls() keeps a gated sysctl on a kernel exactly at its version", () => {
+  // upstream getSafeSysctlAllowlist: kernelVersion.AtLeast(the sysctl's minimum)
+  const at = (release: string) => safeSysctls(release);
+  for (const release of ["4.15.0-213-generic", "4.15", "5.0.0", "4.16.1"]) {
+    const why = `kernel ${release} is at least 4.15`;
+    assert.ok(at(release).includes("net.ipv4.tcp_rmem"), why);
+    assert.ok(at(release).includes("net.ipv4.tcp_wmem"), why);
+  }
+  assert.ok(!at("4.14.336").includes("net.ipv4.tcp_wmem"));
+  assert.ok(at("4.5.0").includes("net.ipv4.tcp_keepalive_time"));
+  assert.ok(!at("4.5.0").includes("net.ipv4.tcp_fin_timeout"));
+  assert.ok(at("4.6.0").includes("net.ipv4.tcp_fin_timeout"));
+  assert.ok(at("3.16.0").includes("net.ipv4.ip_local_reserved_ports"));
+  assert.ok(!at("3.15.0").includes("net.ipv4.ip_local_reserved_ports"));
+  assert.deepEqual(
+    createSysctlAllowlist([], { kernelRelease: "4.15.0" }).admit(
+      pod([{ name: "net.ipv4.tcp_rmem", value: "4096 87380 6291456" }]),
+    ),
+    { admit: true },
+  );
+});

@@ -222,3 +222,14 @@ Deno.test("nodeResources() lists every huge page size of the machine, 0 when non
     false,
   );
 });
+
+Deno.test("nodeResources() takes reserved CPU off allocatable, never below zero", () => {
+  // upstream MachineInfo setter: allocatable = capacity - (kube + system reserved + hard eviction), floored at 0
+  const reserved = (cpuMillis: number) =>
+    nodeResources(facts({ reserved: { cpuMillis } }));
+  assert.equal(reserved(500).capacity.cpu, "4");
+  assert.equal(reserved(500).allocatable.cpu, "3500m");
+  assert.equal(reserved(1000).allocatable.cpu, "3");
+  assert.equal(reserved(0).allocatable.cpu, "4");
+  assert.equal(reserved(6000).allocatable.cpu, "0");
+});

@@ -124,3 +124,34 @@ Deno.test("writeAtomically() writes bytes as given (binaryData, Secret values) i
     }
   }
 });
+
+Deno.test("writeAtomically() rewrites when a key leaves the payload and the others are unchanged, in both layouts", async () => {
+  // upstream AtomicWriter.Write: no write only when no file changed and no path is to be removed
+  for (const layout of ["symlinks", "files"] as const) {
+    const dir = await Deno.makeTempDir();
+    try {
+      const kept = { data: "keep", mode: 0o644 };
+      const both = new Map([["kept", kept], ["revoked", {
+        data: "secret",
+        mode: 0o644,
+      }]]);
+      assert.equal(await writeAtomically(dir, both, { layout }), true);
+      assert.equal(await Deno.readTextFile(`${dir}/revoked`), "secret");
+      const fewer = new Map([["kept", kept]]);
+      assert.equal(
+        await writeAtomically(dir, fewer, { layout }),
+        true,
+        `${layout}: a removed key must cause a write`,
+      );
+      await assert.rejects(
+        Deno.lstat(`${dir}/revoked`),
+        Deno.errors.NotFound,
+        `${layout}: the removed key must be gone`,
+      );
+      assert.equal(await Deno.readTextFile(`${dir}/kept`), "keep");
+      assert.equal(await writeAtomically(dir, fewer, { layout }), false);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
