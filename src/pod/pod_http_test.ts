@@ -43,6 +43,12 @@ function selfSignedServer(seen: Seen[]) {
         headers: { location: "/loop" },
       });
     }
+    if (path === "/away-with-body") {
+      return new Response("x".repeat(3 * BODY_LIMIT), {
+        status: 302,
+        headers: { location: "https://elsewhere.invalid/x" },
+      });
+    }
     if (path === "/away") {
       return new Response(null, {
         status: 301,
@@ -184,9 +190,19 @@ Deno.test({
     assert.equal(ok.result, "success", ok.output);
     const failed = await runProbe(httpGet("/fail"), probeTarget(), deps);
     assert.equal(failed.result, "failure");
-    assert.match(failed.output, /status 503: x+$/);
-    assert.ok(failed.output.endsWith("x".repeat(BODY_LIMIT)));
-    assert.ok(!failed.output.includes("x".repeat(BODY_LIMIT + 1)));
+    assert.equal(failed.output, "HTTP probe failed with statuscode: 503");
+    // the body of a redirect not followed is kept, up to the limit
+    const away = await runProbe(
+      httpGet("/away-with-body"),
+      probeTarget(),
+      deps,
+    );
+    assert.equal(away.result, "success");
+    assert.equal(away.probeWarning, true);
+    assert.equal(
+      away.output,
+      `Probe terminated redirects, Response body: ${"x".repeat(BODY_LIMIT)}`,
+    );
     const hook = await httpsHook(port, "/hooked", new CaptureLogger(), 1);
     // the server never answers /hooked: the hook times out, after its request arrived
     assert.match(hook ?? "", /hooked/);

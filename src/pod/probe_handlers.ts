@@ -71,6 +71,11 @@ export interface ProbeOutcome {
   output: string;
   /** Set with `unknown` when an operator can fix the cause (e.g. a permission grant). */
   warning?: string;
+  /**
+   * Set with `success` where upstream's probe answers `probe.Warning` (an HTTP redirect
+   * not followed): the worker records `output` in a `ProbeWarning` event.
+   */
+  probeWarning?: true;
 }
 
 /** Version in the probe User-Agent (`kube-probe/<major>.<minor>`), as the kubelet we mirror. */
@@ -229,24 +234,35 @@ async function httpProbe(
   for (const h of action.httpHeaders ?? []) headers.set(h.name, h.value);
   const doFetch = deps.fetch ?? podFetch;
   return await withTimeout(deps, timeoutMs, async (signal) => {
-    const { response, url: current, offHostLocation } =
-      await getFollowingRedirects(doFetch, url, headers, signal);
-    if (offHostLocation) {
-      await response.body?.cancel();
-      // upstream does not follow redirects to other hosts: success, with a warning output
+    const { response, url: current } = await getFollowingRedirects(
+      doFetch,
+      url,
+      headers,
+      signal,
+    );
+    const status = response.status;
+    if (status >= 300 && status < 400) {
+      // upstream DoHTTPProbe: a redirect the client did not follow (another host, no
+      // Location) is probe.Warning, which counts as success and carries the body
+      const body = await readPrefix(response, BODY_LIMIT).catch(() => "");
       return {
         result: "success",
-        output: `Probe terminated redirects, location: ${offHostLocation}`,
+        output: `Probe terminated redirects, Response body: ${body}`,
+        probeWarning: true,
       };
     }
-    const ok = response.status >= 200 && response.status < 400;
-    let output = `HTTP probe ${current}: status ${response.status}`;
-    if (ok) await response.body?.cancel();
-    else {
-      const body = await readPrefix(response, BODY_LIMIT).catch(() => "");
-      if (body) output += `: ${body}`;
+    await response.body?.cancel();
+    if (status >= 200 && status < 300) {
+      return {
+        result: "success",
+        output: `HTTP probe ${current}: status ${status}`,
+      };
     }
-    return { result: ok ? "success" : "failure", output };
+    // upstream DoHTTPProbe: the user-facing text never holds the response body
+    return {
+      result: "failure",
+      output: `HTTP probe failed with statuscode: ${status}`,
+    };
   });
 }
 

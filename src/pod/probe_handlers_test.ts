@@ -142,9 +142,10 @@ Deno.test("runProbe() httpGet: GETs the pod IP and named port with headers; 2xx/
   status = 300;
   assert.equal((await runProbe(probe, target(), deps)).result, "success");
   status = 500;
-  const failed = await runProbe(probe, target(), deps);
-  assert.equal(failed.result, "failure");
-  assert.match(failed.output, /status 500: body text/);
+  assert.deepEqual(await runProbe(probe, target(), deps), {
+    result: "failure",
+    output: "HTTP probe failed with statuscode: 500",
+  }, "upstream DoHTTPProbe keeps the response body out of the failure text");
 });
 
 Deno.test("runProbe() httpGet: follows same-host redirects, stops with success at another host", async () => {
@@ -180,6 +181,53 @@ Deno.test("runProbe() httpGet: follows same-host redirects, stops with success a
   assert.equal(away.result, "success");
   assert.match(away.output, /Probe terminated redirects/);
   assert.equal(urls.length, 3, "another host is not contacted");
+});
+
+Deno.test("runProbe() httpGet: a redirect not followed is success with upstream's ProbeWarning text, a followed one is not", async () => {
+  // upstream DoHTTPProbe: a 3xx the client returns (another host, no Location) is
+  // probe.Warning with "Probe terminated redirects, Response body: <body>"
+  const found = '<a href="http://0.0.0.0/">Found</a>.\n\n';
+  const routes: Record<string, () => Response> = {
+    "/redirect": () =>
+      new Response(found, {
+        status: 302,
+        headers: { location: "http://0.0.0.0/" },
+      }),
+    "/local": () =>
+      new Response("", { status: 302, headers: { location: "/healthz" } }),
+    "/healthz": () => new Response("ok", { status: 200 }),
+    "/choices": () => new Response("cached", { status: 300 }),
+  };
+  const urls: string[] = [];
+  const deps = netDeps({
+    fetch: (input) => {
+      urls.push(String(input));
+      return Promise.resolve(routes[new URL(String(input)).pathname]!());
+    },
+  });
+  const probe = (path: string) =>
+    runProbe({ httpGet: { port: 8080, path } }, target(), deps);
+  assert.deepEqual(await probe("/redirect?loc=http%3A%2F%2F0.0.0.0%2F"), {
+    result: "success",
+    output: `Probe terminated redirects, Response body: ${found}`,
+    probeWarning: true,
+  });
+  assert.deepEqual(urls, [
+    "http://10.0.0.5:8080/redirect?loc=http%3A%2F%2F0.0.0.0%2F",
+  ]);
+  const local = await probe("/local");
+  assert.equal(local.result, "success");
+  assert.equal(
+    local.probeWarning,
+    undefined,
+    "a followed redirect is no warning",
+  );
+  assert.equal(urls.at(-1), "http://10.0.0.5:8080/healthz");
+  assert.deepEqual(await probe("/choices"), {
+    result: "success",
+    output: "Probe terminated redirects, Response body: cached",
+    probeWarning: true,
+  });
 });
 
 Deno.test("runProbe() httpGet: explicit host, https scheme and the node address for host-network pods", async () => {
@@ -340,11 +388,20 @@ Deno.test("resolveProbePort() takes numbers and numeric strings, resolves names"
 
 Deno.test("runProbe() httpGet and tcpSocket reach a real server on the loopback", async () => {
   let status = 200;
-  await using server = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    onListen: () => {},
-  }, () => new Response("ok", { status }));
+  await using server = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      onListen: () => {},
+    },
+    (request) =>
+      new URL(request.url).pathname === "/redirect"
+        ? new Response('<a href="http://0.0.0.0/">Found</a>.\n\n', {
+          status: 302,
+          headers: { location: "http://0.0.0.0/" },
+        })
+        : new Response("ok", { status }),
+  );
   const loopback = target({ status: { podIP: "127.0.0.1" } });
   const port = server.addr.port;
   const deps = netDeps({});
@@ -352,6 +409,16 @@ Deno.test("runProbe() httpGet and tcpSocket reach a real server on the loopback"
     (await runProbe({ httpGet: { port, path: "/healthz" } }, loopback, deps))
       .result,
     "success",
+  );
+  const away = await runProbe(
+    { httpGet: { port, path: "/redirect" } },
+    loopback,
+    deps,
+  );
+  assert.equal(away.probeWarning, true, "the 3xx itself reaches the prober");
+  assert.equal(
+    away.output,
+    'Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.\n\n',
   );
   status = 503;
   assert.equal(
@@ -396,6 +463,6 @@ Deno.test("runProbe() httpGet: 400 and above fail, 399 still succeeds", async ()
   status = 400;
   assert.deepEqual(await runProbe(probe, target(), deps), {
     result: "failure",
-    output: "HTTP probe http://10.0.0.5:8080/healthz: status 400: bad",
+    output: "HTTP probe failed with statuscode: 400",
   });
 });

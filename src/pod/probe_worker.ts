@@ -57,7 +57,7 @@ export interface ProbeWorkerDeps extends ProbeHandlerDeps {
   statuses: Pick<PodStatusManager, "getPodStatus">;
   results: ProbeResults;
   logger: Logger;
-  /** `Unhealthy` events; omitted → none. */
+  /** `Unhealthy` and `ProbeWarning` events; omitted → none. */
   events?: PodEventRecorder;
   /** Called after a published result changed (not for the initial result of a new id). */
   onChange?: (change: ProbeResultChange) => void;
@@ -358,6 +358,16 @@ export class ProbeWorker {
     if (result === "failure") {
       this.#logger.v(1).info("Probe failed", { probeResult: result, output });
       unhealthy(`${kind} probe failed: ${output}`);
+    } else if (outcome.probeWarning) {
+      // upstream prober.probe: probe.Warning records ProbeWarning on every attempt (the
+      // event correlator then counts repeats) and counts as success
+      this.#deps.events?.event(
+        containerReference(pod, container.name),
+        "Warning",
+        "ProbeWarning",
+        `${kind} probe warning: ${output}`,
+      );
+      this.#logger.v(3).info("Probe succeeded with a warning", { output });
     } else {
       this.#logger.v(3).info("Probe succeeded", { probeResult: result });
     }

@@ -332,3 +332,64 @@ Deno.test("ProbeWorker.doProbe() keeps probing after a readiness failure so read
     "readiness success",
   ]);
 });
+
+Deno.test("ProbeWorker.doProbe() records a ProbeWarning on every non-local redirect and keeps the container healthy", async () => {
+  // upstream prober.probe: probe.Warning records "<Type> probe warning: <output>" on each
+  // attempt and counts as success; repeats are folded by the event correlator
+  const body = '<a href="http://0.0.0.0/">Found</a>.\n\n';
+  const urls: string[] = [];
+  const clock = new FakeClock(START);
+  const results = createProbeResults();
+  const changes: ProbeResultChange[] = [];
+  const events = new RecordedEvents();
+  const container: Container = {
+    name: "app",
+    image: "img",
+    livenessProbe: {
+      httpGet: { path: "/redirect?loc=http%3A%2F%2F0.0.0.0%2F", port: 8080 },
+      failureThreshold: 1,
+    },
+  };
+  const worker = new ProbeWorker({
+    runtime: { execSync: () => Promise.reject(new Error("unused")) },
+    clock,
+    logger: new CaptureLogger(),
+    events,
+    results,
+    statuses: { getPodStatus: () => statusWith("c1", "running") },
+    onChange: (c) => void changes.push(c),
+    fetch: (input) => {
+      urls.push(String(input));
+      return Promise.resolve(
+        new Response(body, {
+          status: 302,
+          headers: { location: "http://0.0.0.0/" },
+        }),
+      );
+    },
+  }, {
+    pod: {
+      metadata: { name: "web", namespace: "default", uid: "u1" },
+      spec: { containers: [container] },
+    },
+    container,
+    probeType: "liveness",
+  });
+  const signal = new AbortController().signal;
+  for (let i = 0; i < 3; i++) assert.equal(await worker.doProbe(signal), true);
+  assert.equal(results.liveness.get("c1"), "success");
+  assert.deepEqual(changes, [], "never published a failure");
+  assert.deepEqual(
+    events.events.map((e) => [e.type, e.reason, e.message]),
+    Array(3).fill([
+      "Warning",
+      "ProbeWarning",
+      `Liveness probe warning: Probe terminated redirects, Response body: ${body}`,
+    ]),
+  );
+  assert.equal(events.events[0]!.object.fieldPath, "spec.containers{app}");
+  assert.ok(
+    urls.every((u) => u.startsWith("http://10.0.0.5:8080/")),
+    "the other host is never contacted",
+  );
+});

@@ -35,7 +35,7 @@ export interface ProberDeps extends ProbeHandlerDeps {
   /** Maps the prober writes; the pod syncer reads the same object. */
   results: ProbeResults;
   logger: Logger;
-  /** `Unhealthy` events; omitted → none. */
+  /** `Unhealthy` and `ProbeWarning` events; omitted → none. */
   events?: PodEventRecorder;
 }
 
