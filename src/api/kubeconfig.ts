@@ -14,7 +14,6 @@ import {
   newUsers,
   type User,
 } from "@kubernetes/client-node/dist/config_types.js";
-import { parse } from "yaml";
 import { type Clock, systemClock } from "../clock/mod.ts";
 import {
   type CredentialSource,
@@ -22,6 +21,7 @@ import {
   type ExecRunner,
   parseExecConfig,
 } from "./exec_credential.ts";
+import { readYaml } from "../util/yaml.ts";
 
 /** A resolved API server connection. */
 export interface Connection {
@@ -63,17 +63,17 @@ function resolvePath(dir: string, path: string): string {
 }
 
 /**
- * Parses kubeconfig text and picks the current context (or the only/first cluster and user
+ * Parses kubeconfig text (through the one YAML reader, `util/yaml.ts`) and picks the current context (or the only/first cluster and user
  * when no context is current). Throws SyntaxError for unparsable text and TypeError when no
  * cluster is defined.
  */
-export function parseKubeconfig(
+export async function parseKubeconfig(
   text: string,
   path: string,
-): KubeconfigEntries {
+): Promise<KubeconfigEntries> {
   let doc: Record<string, unknown>;
   try {
-    doc = (parse(text) ?? {}) as Record<string, unknown>;
+    doc = ((await readYaml(text)).value ?? {}) as Record<string, unknown>;
   } catch (cause) {
     throw new SyntaxError(`Cannot parse kubeconfig "${path}"`, { cause });
   }
@@ -191,7 +191,7 @@ export async function loadKubeconfig(
 ): Promise<Connection> {
   const readTextFile = deps.readTextFile ?? Deno.readTextFile;
   return await connectionFromEntries(
-    parseKubeconfig(await readTextFile(path), path),
+    await parseKubeconfig(await readTextFile(path), path),
     deps,
   );
 }

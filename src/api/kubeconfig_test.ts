@@ -41,16 +41,29 @@ contexts:
 current-context: cb
 `;
 
-Deno.test("parseKubeconfig() picks the current context's cluster and user", () => {
-  const e = parseKubeconfig(TWO_CONTEXTS, "/etc/k/kubelet.conf");
+Deno.test("parseKubeconfig() picks the current context's cluster and user", async () => {
+  const e = await parseKubeconfig(TWO_CONTEXTS, "/etc/k/kubelet.conf");
   assert.equal(e.cluster.name, "b");
   assert.equal(e.user?.name, "ub");
   assert.equal(e.dir, "/etc/k");
 });
 
+Deno.test("parseKubeconfig() reads scalars with go-yaml v2 rules, like every other YAML input", async () => {
+  const text = [
+    "clusters:",
+    "- name: c",
+    "  cluster: {server: https://c.example, insecure-skip-tls-verify: yes}",
+    "users: [{name: u, user: {token: t}}]",
+    "",
+  ].join("\n");
+  const e = await parseKubeconfig(text, "/etc/k/kubelet.conf");
+  // go-yaml v2 (client-go's reader) reads `yes` as true; YAML 1.2 as text.
+  assert.equal(e.cluster.skipTLSVerify, true);
+});
+
 Deno.test("connectionFromEntries() decodes data fields and reads files relative to the kubeconfig", async () => {
   const b = await connectionFromEntries(
-    parseKubeconfig(TWO_CONTEXTS, "/etc/k/kubelet.conf"),
+    await parseKubeconfig(TWO_CONTEXTS, "/etc/k/kubelet.conf"),
     { readTextFile: read },
   );
   assert.deepEqual(b, {
@@ -59,7 +72,7 @@ Deno.test("connectionFromEntries() decodes data fields and reads files relative 
     token: "secret-token",
   });
   const a = await connectionFromEntries(
-    parseKubeconfig(
+    await parseKubeconfig(
       TWO_CONTEXTS.replace("current-context: cb", "current-context: ca"),
       "/etc/k/kubelet.conf",
     ),

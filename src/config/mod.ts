@@ -28,7 +28,7 @@ export { defaultEvictionHard } from "./eviction_defaults.ts";
 export { toKubeletConfigurationYaml } from "./yaml_output.ts";
 /** The envelope. */
 export { KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from "./envelope.ts";
-/** The configuration type (the zod schema stays internal: start-up does not load zod). */
+/** The configuration type (the zod schema stays internal to this area). */
 export type { KubeletConfiguration } from "./schema.ts";
 /** `--config-dir` drop-ins. */
 export {

@@ -3,8 +3,7 @@
  * source of truth for the config type. The schema describes a defaulted
  * document: fields that always get a default are required, fields that
  * upstream's `SetDefaults_KubeletConfiguration` leaves unset are optional.
- * At run time types are checked against its plain-data twin
- * `config_shape.ts` (generated; `check_types.ts`), so zod is not loaded.
+ * It is also the type checker of decoded documents (`check_types.ts`).
  * @module
  */
 import { z } from "zod";

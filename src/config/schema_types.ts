@@ -7,7 +7,25 @@
 import { z } from "zod";
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import { parseQuantity } from "../util/quantity.ts";
-import { EXPECTED } from "./shape_types.ts";
+
+/**
+ * What each leaf kind expects, as the type error says it (`expected …`).
+ * One text per Go type, used by every field of that type.
+ */
+export const EXPECTED = {
+  int32: "an int32 (a whole number)",
+  int64: "an int64 (a whole number)",
+  uint32: "a uint32 (a whole number >= 0)",
+  float64: "a float64 (a number)",
+  bool: "a boolean (true or false)",
+  string: "a string",
+  duration: 'a duration string such as "1m0s"',
+  quantity: 'a quantity such as "100Mi"',
+  stringMap: "a map of string to string",
+  resourceList: "a map of resource name to quantity",
+  stringList: "a list of strings",
+  boolMap: "a map of feature name to boolean",
+} as const;
 
 // The schemas are used a few times per process: compiling them to fast
 // validators (zod's JIT) costs more at start-up than it ever saves.

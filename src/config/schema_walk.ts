@@ -1,15 +1,26 @@
 /**
- * The decoding schema derived from the config schema: every field
- * optional and nullable, unknown keys optionally rejected. Not used at run
- * time: `check_types_test.ts` holds the run-time checker to it.
+ * Walks over the config schema: the decoding schema derived from it (every
+ * field optional and nullable, unknown keys optionally rejected) and the
+ * fields of an object schema.
  * @module
  */
 import { z } from "zod";
 
-function unwrap(schema: z.ZodType): z.ZodType {
+/** The schema inside any `.optional()` wrappers. */
+export function unwrap(schema: z.ZodType): z.ZodType {
   return schema instanceof z.ZodOptional
     ? unwrap(schema.unwrap() as z.ZodType)
     : schema;
+}
+
+/** The fields of an object schema (through `.optional()`), else undefined. */
+export function objectFields(
+  schema: z.ZodType,
+): Record<string, z.ZodType> | undefined {
+  const inner = unwrap(schema);
+  return inner instanceof z.ZodObject
+    ? inner.shape as Record<string, z.ZodType>
+    : undefined;
 }
 
 /**

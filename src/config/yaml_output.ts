@@ -1,10 +1,10 @@
 /**
  * v1beta1 YAML rendering of a configuration (for `--dry-run`), with keys
- * sorted like Go's JSON-to-YAML round trip. The fast block writer covers
- * ordinary configurations; the yaml package writes the rest.
+ * sorted like Go's JSON-to-YAML round trip, written by the `yaml` package
+ * (the same one `util/yaml.ts` reads with).
  * @module
  */
-import { emitBlockYaml } from "../util/yaml_emit.ts";
+import { stringify } from "yaml";
 import type { KubeletConfiguration } from "./schema.ts";
 
 function sortKeys(value: unknown): unknown {
@@ -21,12 +21,10 @@ function sortKeys(value: unknown): unknown {
 }
 
 /** Renders every field of `config` as a v1beta1 YAML document. */
+// deno-lint-ignore require-await
 export async function toKubeletConfigurationYaml(
   config: KubeletConfiguration,
 ): Promise<string> {
   const sorted = sortKeys(config) as Record<string, unknown>;
-  const fast = emitBlockYaml(sorted);
-  if (fast !== undefined) return fast;
-  const { stringify } = await import("yaml");
   return stringify(sorted, { indentSeq: false, version: "1.1", lineWidth: 0 });
 }

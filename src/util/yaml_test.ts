@@ -130,3 +130,83 @@ Deno.test("readYaml() reports syntax errors with line and column", async () => {
     /^yaml: line \d+, column \d+: /,
   );
 });
+
+Deno.test("readYaml() reads the block style of config files", async () => {
+  const text = [
+    "# leading comment",
+    "---",
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration   # trailing comment",
+    "authentication:",
+    "  x509:",
+    "    clientCAFile: /etc/kubernetes/pki/ca.crt",
+    "  webhook: {enabled: true, cacheTTL: 0s}",
+    "clusterDNS:",
+    "- 10.96.0.10",
+    "-   '10.96.0.11'",
+    "evictionHard:",
+    '  "memory.available": 100Mi',
+    "  nodefs.available: 10%",
+    "featureGates: {}",
+    "registerWithTaints:",
+    "  - key: a",
+    "    effect: NoSchedule",
+    "  -",
+    "    key: b",
+    '    value: "x\\ty\\u00e9"',
+    "maxPods: 110",
+    "memoryThrottlingFactor: 0.9",
+    "podPidsLimit: -1",
+    "staticPodURL:",
+    "address: 0.0.0.0",
+    "tlsCipherSuites: [TLS_A, 'TLS_B']",
+    "",
+  ].join("\n");
+  assert.deepStrictEqual(await value(text), {
+    apiVersion: "kubelet.config.k8s.io/v1beta1",
+    kind: "KubeletConfiguration",
+    authentication: {
+      x509: { clientCAFile: "/etc/kubernetes/pki/ca.crt" },
+      webhook: { enabled: true, cacheTTL: "0s" },
+    },
+    clusterDNS: ["10.96.0.10", "10.96.0.11"],
+    evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" },
+    featureGates: {},
+    registerWithTaints: [
+      { key: "a", effect: "NoSchedule" },
+      { key: "b", value: "x\ty\u00e9" },
+    ],
+    maxPods: 110,
+    memoryThrottlingFactor: 0.9,
+    podPidsLimit: -1,
+    staticPodURL: null,
+    address: "0.0.0.0",
+    tlsCipherSuites: ["TLS_A", "TLS_B"],
+  });
+});
+
+Deno.test("readYaml() reads JSON documents over several lines", async () => {
+  const doc = {
+    kind: "KubeletConfiguration",
+    maxPods: 20,
+    nested: { list: [1, -2.5, true, null, 'x "q" \\ /'], empty: [] },
+  };
+  assert.deepStrictEqual(await value(JSON.stringify(doc, null, 2)), doc);
+  assert.deepStrictEqual(await value(JSON.stringify(doc)), doc);
+});
+
+Deno.test("readYaml() reads kubeadm-style manifests, kubeconfigs and configs", async () => {
+  const files: Array<[string, string]> = [
+    ["./testdata/kube-apiserver.yaml", "Pod"],
+    ["./testdata/kubelet.conf", "Config"],
+    ["../../tests/fixtures/kubeadm_config.yaml", "KubeletConfiguration"],
+    ["../../examples/kubelet-config.yaml", "KubeletConfiguration"],
+    ["../../examples/manifests/httpd.yaml", "Pod"],
+    ["../../examples/manifests/init.yaml", "Pod"],
+  ];
+  for (const [file, kind] of files) {
+    const text = await Deno.readTextFile(new URL(file, import.meta.url));
+    const doc = await value(text) as Record<string, unknown>;
+    assert.equal(doc.kind, kind, file);
+  }
+});
