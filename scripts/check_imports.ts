@@ -2,7 +2,8 @@
  * Enforces the import layout between areas:
  * - code in one `src/<area>` imports another area only through a `mod.ts`
  *   (or `testing.ts`, and that only from tests);
- * - no import cycles between areas.
+ * - no import cycles between areas, nor between files (type-only imports
+ *   included: a circle of types is a circle of meaning too).
  * `src/util` is a folder of independent leaf helpers (Go-compatible parsers)
  * with no public face of its own, so its files are imported directly.
  * Usage: deno run --allow-read scripts/check_imports.ts
@@ -49,6 +50,8 @@ function normalize(path: string): string {
 
 const problems: string[] = [];
 const edges = new Map<string, Set<string>>();
+/** File → the files it imports (product code only, tests left out). */
+const fileEdges = new Map<string, Set<string>>();
 const files = [...walk(`${ROOT}src`, []), `${ROOT}main.ts`];
 for (const file of files) {
   const text = Deno.readTextFileSync(file);
@@ -57,6 +60,10 @@ for (const file of files) {
     const spec = m[1] ?? m[2] ?? "";
     if (!spec.startsWith(".")) continue;
     const target = normalize(file.slice(0, file.lastIndexOf("/")) + "/" + spec);
+    if (!isTest(file) && !isTest(target)) {
+      if (!fileEdges.has(file)) fileEdges.set(file, new Set());
+      fileEdges.get(file)!.add(target);
+    }
     const to = areaOf(target);
     if (!to || to === from) continue;
     if (to === "util") continue;
@@ -91,6 +98,52 @@ function visit(area: string, stack: string[]): void {
   state.set(area, "done");
 }
 for (const area of edges.keys()) if (!state.has(area)) visit(area, [area]);
+
+/**
+ * The strongly connected components of a graph with more than one node
+ * (Tarjan's algorithm): each is one import circle, however many paths run
+ * through it.
+ */
+function circles(graph: Map<string, Set<string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  function connect(node: string): void {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        connect(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node)!, index.get(to)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  }
+  for (const node of graph.keys()) if (!index.has(node)) connect(node);
+  return found;
+}
+
+for (const circle of circles(fileEdges)) {
+  const names = circle.map((f) => f.slice(ROOT.length));
+  problems.push(`import cycle between files: ${names.join(", ")}`);
+}
 
 if (problems.length > 0) {
   // deno-lint-ignore no-console

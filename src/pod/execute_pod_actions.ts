@@ -29,7 +29,7 @@ import {
 import { nodeReference } from "../events/mod.ts";
 import { startedPods } from "../metrics/mod.ts";
 import type { InitContainerCleaner } from "./init_container_cleanup.ts";
-import type { PodActions } from "./pod_actions.ts";
+import type { PodActions } from "./pod_plan.ts";
 import {
   type PodEnvironment,
   sandboxConfigFailure,

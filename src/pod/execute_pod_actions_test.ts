@@ -6,7 +6,8 @@ import { createContainerBackoff } from "./backoff.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createImagePuller } from "./image_puller.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
-import { computePodActions, type PodActions } from "./pod_actions.ts";
+import { computePodActions } from "./pod_actions.ts";
+import type { PodActions } from "./pod_plan.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import type { Pod, PodRuntimeStatus } from "./types.ts";
 

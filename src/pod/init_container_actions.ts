@@ -24,7 +24,7 @@ import type {
   ComputePodActionsOptions,
   KillReason,
   PodActions,
-} from "./pod_actions.ts";
+} from "./pod_plan.ts";
 
 function initContainerFailed(view: ContainerView): boolean {
   if (view.reason === "OOMKilled") return true;

@@ -43,11 +43,8 @@ export {
   computePodActions,
   shouldContainerBeRestarted,
 } from "./pod_actions.ts";
-export type {
-  ComputePodActionsOptions,
-  PodActions,
-  ProbeResult,
-} from "./pod_actions.ts";
+export type { ComputePodActionsOptions, PodActions } from "./pod_plan.ts";
+export type { ProbeResult } from "./probe_results.ts";
 /** CRI-backed PodSyncer: `createPodSyncer(deps, options)`. */
 export { createPodSyncer } from "./pod_syncer.ts";
 export type {

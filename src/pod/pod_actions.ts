@@ -15,52 +15,14 @@ import {
   specChanged,
 } from "./container_lookup.ts";
 import { planInitContainers } from "./init_container_actions.ts";
+import type {
+  ComputePodActionsOptions,
+  KillReason,
+  PodActions,
+} from "./pod_plan.ts";
 import type { Container, Pod, PodRuntimeStatus, SandboxView } from "./types.ts";
 
 export { findContainerView, isSidecar } from "./container_lookup.ts";
-
-/** Result of a probe as reported by a prober. */
-export type ProbeResult = "success" | "failure" | "unknown";
-
-/** Why a container is being killed (kubelet's `containerKillReason`). */
-export type KillReason = "" | "StartupProbe" | "LivenessProbe" | "Unknown";
-
-/** A running (or unknown-state) container instance that must be stopped. */
-export interface ContainerToKill {
-  containerId: string;
-  name: string;
-  container: Container;
-  message: string;
-  reason: KillReason;
-}
-
-/** The plan for one sync of one pod. */
-export interface PodActions {
-  /** Stop every container and sandbox of the pod first (sandbox change or pod finished). */
-  killPod: boolean;
-  /** Create a new sandbox (after killing the old one). */
-  createSandbox: boolean;
-  /** The sandbox to use when not creating one; the old sandbox's id when recreating (or ""). */
-  sandboxId: string;
-  /** Attempt number for the new sandbox (or the current sandbox's attempt). */
-  attempt: number;
-  /** Indices into `spec.initContainers` to start, in spec order. */
-  initContainersToStart: number[];
-  /** Indices into `spec.containers` to start, in spec order. */
-  containersToStart: number[];
-  /** Indices into `spec.ephemeralContainers` to start (those never started), in spec order. */
-  ephemeralContainersToStart: number[];
-  /** Container instances to stop before starting anything, keyed by container id. */
-  containersToKill: Map<string, ContainerToKill>;
-}
-
-/** Options of {@linkcode computePodActions}. */
-export interface ComputePodActionsOptions {
-  /** Liveness results by container id (missing = not probed yet). */
-  livenessResults?: ReadonlyMap<string, ProbeResult>;
-  /** Startup results by container id (missing = not probed yet). */
-  startupResults?: ReadonlyMap<string, ProbeResult>;
-}
 
 function wantsHostNetwork(pod: Pod): "node" | "pod" {
   return pod.spec.hostNetwork ? "node" : "pod";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {
   computePodActions,
-  type PodActions,
   shouldContainerBeRestarted,
 } from "./pod_actions.ts";
+import type { PodActions } from "./pod_plan.ts";
 import type { Container, Pod, PodRuntimeStatus, SandboxView } from "./types.ts";
 import { makeContainerView, makePodRuntimeStatus } from "./testing.ts";
 

@@ -11,7 +11,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { isNotFound, type RuntimeService } from "../runtime/mod.ts";
 import { runLifecycleHook } from "./lifecycle_hooks.ts";
-import type { KillReason } from "./pod_actions.ts";
+import type { KillReason } from "./pod_plan.ts";
 import type {
   Container,
   ContainerView,

@@ -42,7 +42,8 @@ import {
   type PodEnvironment,
   type PodEnvironmentOptions,
 } from "./pod_environment.ts";
-import { computePodActions, type ProbeResult } from "./pod_actions.ts";
+import { computePodActions } from "./pod_actions.ts";
+import type { ProbeResult } from "./probe_results.ts";
 import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "./runtime_pod_status.ts";
 import { terminatePodStatus } from "./terminate_pod_status.ts";

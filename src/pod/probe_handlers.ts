@@ -23,7 +23,7 @@ import {
   type RuntimeService,
 } from "../runtime/mod.ts";
 import type { Container, Pod, PodStatus, Probe } from "./types.ts";
-import type { ProbeResult } from "./pod_actions.ts";
+import type { ProbeResult } from "./probe_results.ts";
 import {
   encodeHealthCheckRequest,
   HEALTH_CHECK_PATH,

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { ProbeResult } from "./pod_actions.ts";
+/** Result of a probe as reported by a prober. */
+export type ProbeResult = "success" | "failure" | "unknown";
 
 /** The three kinds of container probe. */
 export type ProbeType = "liveness" | "readiness" | "startup";

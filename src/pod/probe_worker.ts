@@ -29,7 +29,7 @@ import type { CounterChild, HistogramChild } from "../metrics/mod.ts";
 import { containerReference, type PodEventRecorder } from "./pod_events.ts";
 import type { Logger } from "../log/mod.ts";
 import type { PodStatusManager } from "../status/mod.ts";
-import type { ProbeResult } from "./pod_actions.ts";
+import type { ProbeResult } from "./probe_results.ts";
 import {
   type ProbeHandlerDeps,
   type ProbeOutcome,
