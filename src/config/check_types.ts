@@ -1,13 +1,14 @@
 /**
  * The config type checker: decodes a KubeletConfiguration document with
  * the zod schema of `schema.ts` (every field optional and nullable, see
- * `schema_walk.ts`). It returns the checked copy and the unknown fields, or
+ * `schema_walk.ts`). It returns the checked copy and the unknown fields
+ * (the keys the schema does not name), or
  * throws a ConfigError naming the first bad field in schema order and what
  * it expected (`field maxPods: expected an int32 (a whole number), got
  * "abc"`).
  * @module
  */
-import type { z } from "zod";
+import { z } from "zod";
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import { fieldPath } from "./envelope.ts";
 import { ConfigError } from "./errors.ts";
@@ -25,15 +26,44 @@ export interface CheckedDocument {
 
 type Json = Record<string, unknown>;
 
-/** The decoding schemas, built on first use. */
-let decoding: { lenient: z.ZodType; strict: z.ZodType } | undefined;
+/** The decoding schema, built on first use. */
+let decoding: z.ZodType | undefined;
 
-function decodingSchemas(): { lenient: z.ZodType; strict: z.ZodType } {
-  decoding ??= {
-    lenient: deepPartial(KubeletConfigurationSchema, false),
-    strict: deepPartial(KubeletConfigurationSchema, true),
-  };
-  return decoding;
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * Lists the keys of `value` the schema does not know, as zod's strict
+ * objects would report them: the known fields' own unknown keys first (in
+ * schema order), then the object's, in input order.
+ */
+function listUnknownFields(
+  value: Json,
+  schema: z.ZodType,
+  path: PropertyKey[],
+  out: string[],
+): void {
+  const fields = objectFields(schema) ?? {};
+  for (const [name, field] of Object.entries(fields)) {
+    if (!Object.hasOwn(value, name)) continue;
+    const item = value[name];
+    const inner = unwrap(field);
+    if (isObject(item) && objectFields(inner) !== undefined) {
+      listUnknownFields(item, inner, [...path, name], out);
+    } else if (Array.isArray(item) && inner instanceof z.ZodArray) {
+      const element = inner.element as z.ZodType;
+      if (objectFields(element) === undefined) continue;
+      item.forEach((entry, i) => {
+        if (isObject(entry)) {
+          listUnknownFields(entry, element, [...path, name, i], out);
+        }
+      });
+    }
+  }
+  for (const name of Object.keys(value)) {
+    if (!Object.hasOwn(fields, name)) out.push(fieldPath([...path, name]));
+  }
 }
 
 /** Go `%v`-ish rendering of a value for error texts. */
@@ -65,8 +95,8 @@ export function typeProblemText(
  * each unknown field.
  */
 export function checkConfigTypes(value: Json): CheckedDocument {
-  const { lenient, strict } = decodingSchemas();
-  const result = lenient.safeParse(value, { reportInput: true });
+  decoding ??= deepPartial(KubeletConfigurationSchema, false);
+  const result = decoding.safeParse(value, { reportInput: true });
   if (!result.success) {
     const issue = result.error.issues[0] as z.core.$ZodIssue;
     const field = fieldPath(issue.path);
@@ -77,12 +107,7 @@ export function checkConfigTypes(value: Json): CheckedDocument {
     });
   }
   const unknownFields: string[] = [];
-  for (const issue of strict.safeParse(value).error?.issues ?? []) {
-    if (issue.code !== "unrecognized_keys") continue;
-    for (const key of issue.keys) {
-      unknownFields.push(fieldPath([...issue.path, key]));
-    }
-  }
+  listUnknownFields(value, KubeletConfigurationSchema, [], unknownFields);
   return { doc: result.data as Json, unknownFields };
 }
 
@@ -112,11 +137,8 @@ export function canonicalizeDurations(
     const current = value[name];
     if (typeof current === "string" && isDurationSchema(field)) {
       value[name] = formatGoDuration(parseGoDuration(current));
-    } else if (
-      current !== null && typeof current === "object" &&
-      !Array.isArray(current)
-    ) {
-      canonicalizeDurations(current as Json, field);
+    } else if (isObject(current)) {
+      canonicalizeDurations(current, field);
     }
   }
 }

@@ -2,6 +2,7 @@
  * Reading config files with Go-like error texts and a size bound.
  * @module
  */
+import { errorMessage } from "../util/error_message.ts";
 
 /** Config files larger than this are rejected before reading. */
 export const MAX_CONFIG_FILE_BYTES = 10 * 1024 * 1024;
@@ -23,7 +24,7 @@ export function goPathError(op: string, path: string, err: unknown): string {
   if (err instanceof Deno.errors.IsADirectory) {
     return `read ${path}: is a directory`;
   }
-  return `${op} ${path}: ${err instanceof Error ? err.message : String(err)}`;
+  return `${op} ${path}: ${errorMessage(err)}`;
 }
 
 /**

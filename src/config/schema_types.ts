@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import { parseQuantity } from "../util/quantity.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /**
  * What each leaf kind expects, as the type error says it (`expected …`).
@@ -43,7 +44,7 @@ function checkWith(parse: (text: string) => unknown) {
     } catch (err) {
       ctx.addIssue({
         code: "custom",
-        message: err instanceof Error ? err.message : String(err),
+        message: errorMessage(err),
       });
     }
   };
