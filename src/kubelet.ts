@@ -43,6 +43,7 @@ import {
   PodStatusSync,
   type StatusTarget,
 } from "./status/mod.ts";
+import { errorMessage } from "./util/error_message.ts";
 
 /** What the prober needs; omitted → no probes run. */
 export interface KubeletProbeDeps {
@@ -385,7 +386,7 @@ async function runContainerGc(
     } catch (cause) {
       if (signal.aborted) break;
       deps.logger.error("Container garbage collection failed", {
-        err: cause instanceof Error ? cause.message : String(cause),
+        err: errorMessage(cause),
       });
     }
   }

@@ -40,6 +40,7 @@ import { statsSummary } from "./kubelet_stats.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 import type { CsrApi, NodeAddress } from "./api/mod.ts";
 import { startServingCertificates } from "./kubelet_serving_cert.ts";
+import { errorMessage } from "./util/error_message.ts";
 
 /** The configuration and flags the kubelet API reads. */
 export interface KubeletApiContext {
@@ -369,7 +370,7 @@ export async function runKubeletApi(
     ]);
   } catch (cause) {
     logger.error("Cannot serve the kubelet API", {
-      err: cause instanceof Error ? cause.message : String(cause),
+      err: errorMessage(cause),
     });
   } finally {
     pods.close();

@@ -35,6 +35,7 @@ import { runHealthzServer } from "./server/mod.ts";
 import { createPodStatusManager, resolveNodeIPs } from "./status/mod.ts";
 import { parseGoDuration } from "./util/go_duration.ts";
 import { DEFAULT_MEMORY_VOLUME_DIR } from "./volume/mod.ts";
+import { errorMessage } from "./util/error_message.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -187,7 +188,7 @@ export async function runKubelet(
   } catch (cause) {
     logger.error("Cannot set up the container runtime", {
       endpoint,
-      err: cause instanceof Error ? cause.message : String(cause),
+      err: errorMessage(cause),
     });
     return 1;
   }
@@ -224,7 +225,7 @@ export async function runKubelet(
       node = () => joined.agent.reporter.node;
     } catch (cause) {
       logger.error("Cannot join the cluster", {
-        err: cause instanceof Error ? cause.message : String(cause),
+        err: errorMessage(cause),
       });
       await runtime.close();
       return 1;
@@ -271,7 +272,7 @@ export async function runKubelet(
   // upstream sets up kubepods and the QoS tiers when its container manager starts
   await environment.podCgroups?.start().catch((cause) =>
     logger.warn("Failed to create the QoS cgroups", {
-      err: cause instanceof Error ? cause.message : String(cause),
+      err: errorMessage(cause),
     })
   );
   const syncer = createPodSyncer({

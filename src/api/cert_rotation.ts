@@ -18,6 +18,7 @@ import {
 } from "./bootstrap.ts";
 import type { SubjectAltNames } from "./csr.ts";
 import type { CsrApi } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The validity window of a certificate, in ms since the epoch. */
 export interface CertificateLifetime {
@@ -165,7 +166,7 @@ export class CertificateRotator {
           `Failed to rotate the ${this.#kind.kind} certificate, will retry`,
           {
             interval: `${backoff}ms`,
-            err: e instanceof Error ? e.message : String(e),
+            err: errorMessage(e),
           },
         );
         if (!(await sleep(backoff))) return;

@@ -10,6 +10,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { ApiStatusError } from "./errors.ts";
 import type { ListResult, WatchEvent } from "./service_api.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The two calls of one resource. */
 export interface ListWatch<T> {
@@ -46,7 +47,7 @@ export interface ReflectorOptions<T> {
   signal: AbortSignal;
 }
 
-const message = (e: unknown) => e instanceof Error ? e.message : String(e);
+const message = (e: unknown) => errorMessage(e);
 
 /** Lists and watches until `options.signal` aborts; never rejects. */
 export async function runReflector<

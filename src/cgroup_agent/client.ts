@@ -9,6 +9,7 @@
 
 import type { CgroupTreeFs } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
 
@@ -82,9 +83,7 @@ export function cgroupAgentClient(
         line = await readLine(c);
       } catch (error) {
         throw new Error(
-          `no answer to ${req.op}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `no answer to ${req.op}: ${errorMessage(error)}`,
         );
       } finally {
         clearTimeout(timer);
@@ -172,7 +171,7 @@ export async function openCgroupAgentClient(
   } catch (error) {
     client.close();
     return {
-      reason: error instanceof Error ? error.message : String(error),
+      reason: errorMessage(error),
     };
   }
 }

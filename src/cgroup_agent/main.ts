@@ -13,6 +13,7 @@
 
 import { serveCgroupAgent } from "./agent.ts";
 import { cgroupAgentSocket } from "./validate.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const USAGE =
   "usage: cgroup-agent [--socket=/var/lib/kubelet/cgroup-agent.sock] [--cgroup-root=/] [--reserved-cgroup=<name>]...";
@@ -49,7 +50,7 @@ if (import.meta.main) {
   try {
     config = parseAgentArgs(Deno.args);
   } catch (error) {
-    log(error instanceof Error ? error.message : String(error));
+    log(errorMessage(error));
     Deno.exit(2);
   }
   const agent = await serveCgroupAgent({ ...config, onError: log });

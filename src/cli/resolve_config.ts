@@ -26,6 +26,7 @@ import {
 } from "../flags/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { formatRawVersion, GIT_VERSION, versionInfo } from "./version.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** A failure reported as `"command failed" err="<message>"`, exit 1. */
 export class CommandError extends Error {
@@ -73,10 +74,6 @@ export interface ResolveOptions {
   stderr: (text: string) => void;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function setGates(gates: FeatureGates, map: unknown, logger: Logger): void {
   try {
     const warnings = gates.setFromMap((map ?? {}) as Record<string, boolean>);
@@ -84,7 +81,7 @@ function setGates(gates: FeatureGates, map: unknown, logger: Logger): void {
   } catch (error) {
     throw new CommandError(
       `failed to set feature gates from initial flags-based config: ${
-        messageOf(error)
+        errorMessage(error)
       }`,
       { cause: error },
     );
@@ -106,7 +103,7 @@ async function loadFiles(
         featureGates: options.gates,
       });
     } catch (error) {
-      const text = messageOf(error);
+      const text = errorMessage(error);
       throw new CommandError(
         error instanceof ConfigError &&
           text.startsWith("failed to load kubelet config file")
@@ -123,7 +120,7 @@ async function loadFiles(
         featureGates: options.gates,
       });
     } catch (error) {
-      const text = messageOf(error);
+      const text = errorMessage(error);
       throw new CommandError(
         text.startsWith("failed to merge kubelet configs")
           ? text
@@ -157,7 +154,7 @@ function applyFlagPrecedence(
   } catch (error) {
     // Upstream's re-parse set exits on error: help → 0, else the message on stdout and 2.
     if (error instanceof HelpRequestedError) return { kind: "exit", code: 0 };
-    return { kind: "exit", code: 2, stdout: `${messageOf(error)}\n` };
+    return { kind: "exit", code: 2, stdout: `${errorMessage(error)}\n` };
   }
   if (reparse.flagSet.changed("feature-gates") && original) {
     const fromFlags = (doc.featureGates ?? {}) as Record<string, boolean>;

@@ -14,6 +14,7 @@ import {
   type Resolution,
   resolveConfiguration,
 } from "./resolve_config.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What the kubelet gets when it starts. */
 export interface StartContext {
@@ -45,10 +46,6 @@ export interface CommandDeps {
 }
 
 const TYPE_META = "&TypeMeta{Kind:,APIVersion:,}";
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function aggregate(errors: string[]): string {
   return errors.length === 1 ? errors[0] ?? "" : `[${errors.join(", ")}]`;
@@ -160,7 +157,7 @@ async function dryRun(ctx: StartContext, deps: CommandDeps): Promise<number> {
       grants = await deps.permissions.flagsFor(ctx);
     } catch (error) {
       throw new CommandError(
-        `failed to plan Deno permissions: ${messageOf(error)}`,
+        `failed to plan Deno permissions: ${errorMessage(error)}`,
         {
           cause: error,
         },
@@ -189,7 +186,7 @@ async function start(ctx: StartContext, deps: CommandDeps): Promise<number> {
   try {
     return await deps.start(ctx);
   } catch (error) {
-    throw new CommandError(`failed to run Kubelet: ${messageOf(error)}`, {
+    throw new CommandError(`failed to run Kubelet: ${errorMessage(error)}`, {
       cause: error,
     });
   }
@@ -253,7 +250,7 @@ export async function runCommand(
       ? await dryRun(ctx, deps)
       : await start(ctx, deps);
   } catch (error) {
-    logger.error("command failed", { err: messageOf(error) });
+    logger.error("command failed", { err: errorMessage(error) });
     return 1;
   } finally {
     disposeSignal();

@@ -13,6 +13,7 @@ import type { KubeletFlags } from "../flags/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import { parseGoFloat } from "../util/go_strconv.ts";
 import { parseQuantity } from "../util/quantity.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Upstream's eviction signals (`signalToResource` keys). */
 const EVICTION_SIGNALS = new Set([
@@ -32,7 +33,7 @@ const RESERVABLE = new Set(["cpu", "memory", "ephemeral-storage", "pid"]);
 type StringMap = Readonly<Record<string, string>> | undefined;
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 function checkSignal(signal: string): void {

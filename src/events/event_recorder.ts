@@ -32,6 +32,7 @@ import type {
   EventType,
   ObjectReference,
 } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Dependencies of {@linkcode createEventRecorder}. */
 export interface EventRecorderDeps {
@@ -79,7 +80,7 @@ export function nodeReference(nodeName: string): ObjectReference {
 }
 
 function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }
 
 /** Builds the recorder; call `run` to start writing. */

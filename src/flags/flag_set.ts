@@ -7,6 +7,7 @@
  * @module
  */
 import { goQuote, goQuoteChar } from "../util/go_strconv.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** How `--help` decides whether a default is the type's zero value. */
 export type ZeroKind =
@@ -261,7 +262,7 @@ export class FlagSet {
       const flagName = flag.shorthand !== undefined
         ? `-${flag.shorthand}, --${flag.name}`
         : `--${flag.name}`;
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       throw new FlagParseError(
         `invalid argument ${goQuote(value)} for ${
           goQuote(flagName)

@@ -1,4 +1,5 @@
 import type { LogFields, LogRecord } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const SEVERITY_LETTER = { info: "I", warn: "W", error: "E" } as const;
 
@@ -16,11 +17,6 @@ export function klogHeader(record: LogRecord, pid: number): string {
   return `${SEVERITY_LETTER[record.severity]}${stamp} ${
     String(pid).padStart(7, " ")
   } ${record.caller}] `;
-}
-
-function errorText(value: unknown): string {
-  if (value instanceof Error) return value.message;
-  return String(value);
 }
 
 function textValue(value: unknown): string {
@@ -65,7 +61,7 @@ export function formatJson(record: LogRecord): string {
   };
   if (record.severity !== "error") out.v = record.verbosity;
   for (const [key, value] of Object.entries(record.fields as LogFields)) {
-    out[key] = key === "err" ? errorText(value) : jsonValue(value);
+    out[key] = key === "err" ? errorMessage(value) : jsonValue(value);
   }
   try {
     return JSON.stringify(out);

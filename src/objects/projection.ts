@@ -19,6 +19,7 @@ import {
 } from "../api/mod.ts";
 import type { ObjectGetter } from "./object_manager.ts";
 import type { TokenSource } from "./token_manager.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** core/v1 KeyToPath. */
 export interface KeyToPath {
@@ -195,7 +196,7 @@ export function projectedPayload(
         );
       }
     } catch (e) {
-      errors.push(e instanceof Error ? e.message : String(e));
+      errors.push(errorMessage(e));
     }
   });
   return { payload, errors };
@@ -252,7 +253,7 @@ export async function collectVolumePayload(
     try {
       return { payload: build() };
     } catch (e) {
-      return { error: e instanceof Error ? e.message : String(e) };
+      return { error: errorMessage(e) };
     }
   };
   if (volume.configMap) {

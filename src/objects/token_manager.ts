@@ -8,6 +8,7 @@
 import type { ObjectApi, TokenRequest } from "../api/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What projected volumes need. */
 export interface TokenSource {
@@ -127,5 +128,5 @@ export function createTokenManager(deps: {
 }
 
 function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }

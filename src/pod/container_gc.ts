@@ -18,7 +18,6 @@ import {
   POD_UID_LABEL,
 } from "./container_config.ts";
 import type { ContainerLogLinks } from "./container_log_links.ts";
-import { errorText } from "./pod_kill.ts";
 
 export {
   CONTAINER_GC_PERIOD_MS,
@@ -44,6 +43,7 @@ import {
   type PodStateProvider,
   podUidFromLogDirectory,
 } from "./container_gc_plan.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** File system effects of container GC. */
 export interface GcFileSystem {
@@ -165,7 +165,7 @@ class GcPass {
     } catch (error) {
       this.#signal?.throwIfAborted();
       if (isNotFound(error)) return true;
-      const text = `${what}: ${errorText(error)}`;
+      const text = `${what}: ${errorMessage(error)}`;
       this.result.errors.push(text);
       this.#logger.warn("Garbage collection failed", { err: text });
       return false;

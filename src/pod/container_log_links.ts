@@ -14,6 +14,7 @@
  */
 
 import type { Logger } from "../log/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Upstream's legacy container log directory. */
 export const CONTAINER_LOGS_DIR = "/var/log/containers";
@@ -185,7 +186,7 @@ export class ContainerLogLinks {
         path,
         containerID: ref.containerId,
         containerLogPath: logFile,
-        err: error instanceof Error ? error.message : String(error),
+        err: errorMessage(error),
       });
     }
   }
@@ -216,7 +217,7 @@ export class ContainerLogLinks {
       } catch (error) {
         this.#logger.warn("Failed to remove a dead container log link", {
           path,
-          err: error instanceof Error ? error.message : String(error),
+          err: errorMessage(error),
         });
       }
     }

@@ -12,6 +12,7 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { RuntimeService } from "../runtime/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const CONTAINER_RUNNING = 1;
 const COMPRESS_SUFFIX = ".gz";
@@ -143,7 +144,7 @@ export class ContainerLogManager {
       await this.rotateLogs(signal).catch((error) => {
         if (signal.aborted) return;
         this.#deps.logger.warn("Failed to rotate container logs", {
-          err: error instanceof Error ? error.message : String(error),
+          err: errorMessage(error),
         });
       });
       await this.#deps.clock.sleep(this.#policy.monitorIntervalMs, signal)
@@ -163,7 +164,7 @@ export class ContainerLogManager {
         await this.#processContainer(id, signal).catch((error) => {
           this.#deps.logger.warn("Failed to rotate log for container", {
             containerID: id,
-            err: error instanceof Error ? error.message : String(error),
+            err: errorMessage(error),
           });
         });
       }
@@ -230,9 +231,7 @@ export class ContainerLogManager {
       // put the file back so the next pass can try again
       await this.#fs.rename(target, path).catch(() => {});
       throw new Error(
-        `failed to reopen container log "${id}": ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `failed to reopen container log "${id}": ${errorMessage(error)}`,
         { cause: error },
       );
     }

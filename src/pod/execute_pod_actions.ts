@@ -34,12 +34,7 @@ import {
   type PodEnvironment,
   sandboxConfigFailure,
 } from "./pod_environment.ts";
-import {
-  errorText,
-  killContainer,
-  type KillDeps,
-  killPod,
-} from "./pod_kill.ts";
+import { killContainer, type KillDeps, killPod } from "./pod_kill.ts";
 import { runtimeErrorText } from "./runtime_messages.ts";
 import {
   startContainer,
@@ -47,6 +42,7 @@ import {
   type StartContext,
 } from "./start_container.ts";
 import type { Pod, PodRuntimeStatus, SyncResult } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const startedPodsTotal = startedPods.labels();
 
@@ -235,7 +231,7 @@ async function createSandbox(
       signal.throwIfAborted();
       deps.logger.warn("Failed to read the new pod sandbox status", {
         pod: name,
-        err: errorText(error),
+        err: errorMessage(error),
       });
     }
     return {
@@ -249,7 +245,7 @@ async function createSandbox(
     const message = `Failed to create pod sandbox: ${runtimeErrorText(error)}`;
     deps.logger.error("Failed to create pod sandbox", {
       pod: name,
-      err: errorText(error),
+      err: errorMessage(error),
     });
     deps.events?.event(
       podReference(pod),

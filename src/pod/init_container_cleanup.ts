@@ -8,12 +8,12 @@
 import type { Logger } from "../log/mod.ts";
 import type { RuntimeService } from "../runtime/mod.ts";
 import { isNotFound } from "../runtime/mod.ts";
-import { errorText } from "./pod_kill.ts";
 import {
   containerDirectory,
   type TerminationMessageWriter,
 } from "./termination_message.ts";
 import type { ContainerView, Pod, PodRuntimeStatus } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Dependencies of {@linkcode createInitContainerCleaner}. */
 export interface InitContainerCleanerDeps {
@@ -42,7 +42,7 @@ export function createInitContainerCleaner(
     } catch (error) {
       deps.logger.warn("Failed to remove termination message files", {
         path,
-        err: errorText(error),
+        err: errorMessage(error),
       });
     }
   };
@@ -62,7 +62,7 @@ export function createInitContainerCleaner(
       if (!isNotFound(error)) {
         deps.logger.warn("Failed to remove container", {
           containerID: view.id,
-          err: errorText(error),
+          err: errorMessage(error),
         });
         return;
       }

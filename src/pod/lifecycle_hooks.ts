@@ -14,6 +14,7 @@ import type { RuntimeService } from "../runtime/mod.ts";
 import { resolveProbePort } from "./probe_handlers.ts";
 import { getFollowingRedirects, podFetch } from "./pod_http.ts";
 import type { Container, LifecycleHandler, Pod } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Dependencies of {@linkcode runLifecycleHook}. */
 export interface HookDeps {
@@ -50,10 +51,6 @@ function podRef(pod: Pod): string {
   return `${m.name}_${m.namespace}(${m.uid})`;
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * Runs one hook handler against a running container. Resolves to upstream's failure message
  * when the hook failed, or undefined on success. Rejects only when `options.signal` aborts.
@@ -74,7 +71,7 @@ export async function runLifecycleHook(
       options.signal?.throwIfAborted();
       return `HTTP lifecycle hook (${
         handler.httpGet.path ?? ""
-      }) ${who} failed - error: ${errorText(error)}`;
+      }) ${who} failed - error: ${errorMessage(error)}`;
     }
   }
   if (handler.sleep) {
@@ -131,7 +128,7 @@ async function execHook(
   } catch (error) {
     options.signal?.throwIfAborted();
     return `Exec lifecycle hook (${shown}) ${who} failed - error: ${
-      errorText(error)
+      errorMessage(error)
     }, message: ""`;
   }
 }

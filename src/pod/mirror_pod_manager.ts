@@ -23,6 +23,7 @@ import {
   CONFIG_MIRROR_ANNOTATION,
 } from "./static_pod.ts";
 import type { Pod } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The pod calls mirror pods need (the API client implements them). */
 export interface MirrorPodApi {
@@ -74,7 +75,7 @@ function fullName(pod: Pod): string {
 }
 
 function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }
 
 /** The mirror pod loop. */

@@ -28,6 +28,7 @@ import {
   writeAtomically,
   writerLayoutForPermissions,
 } from "../volume/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const PLUGIN: Record<string, string> = {
   configMap: "kubernetes.io/configmap",
@@ -114,7 +115,7 @@ export function withObjectVolumes(
             ok: false,
             reason: "FailedMount",
             message: `MountVolume.SetUp failed for volume "${volume.name}" : ${
-              e instanceof Error ? e.message : String(e)
+              errorMessage(e)
             }`,
           };
         }

@@ -16,6 +16,7 @@ import {
   PodSandboxState,
   type RuntimeService,
 } from "../runtime/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What changed for one container (or sandbox) of a pod. */
 export type PodLifecycleEventType =
@@ -169,7 +170,7 @@ export class Pleg {
       if (signal?.aborted) return [];
       if (!this.#failing) {
         logger.error("PLEG relist failed", {
-          err: cause instanceof Error ? cause.message : String(cause),
+          err: errorMessage(cause),
         });
       }
       this.#failing = true;

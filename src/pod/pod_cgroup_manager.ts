@@ -42,6 +42,7 @@ import {
   qosCgroupNames,
 } from "./pod_cgroups.ts";
 import type { Pod } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Upstream `periodicQOSCgroupUpdateInterval`. */
 export const QOS_UPDATE_PERIOD_MS = 60_000;
@@ -129,7 +130,7 @@ export function createPodCgroupManager(
         "Updated Node Allocatable limit across pods",
       );
     } catch (error) {
-      const err = error instanceof Error ? error.message : String(error);
+      const err = errorMessage(error);
       // retried every minute, as upstream does until pods' usage fits
       deps.events?.event(
         node,
@@ -173,7 +174,7 @@ export function createPodCgroupManager(
           );
           continue;
         } catch (error) {
-          err = error instanceof Error ? error.message : String(error);
+          err = errorMessage(error);
         }
       }
       const cgroup = "cgroup" in plan ? plan.cgroup : "";
@@ -286,7 +287,7 @@ export function createPodCgroupManager(
         await start();
       } catch (error) {
         logger.warn("Failed to create the QoS cgroups", {
-          err: error instanceof Error ? error.message : String(error),
+          err: errorMessage(error),
         });
         return;
       }
@@ -299,7 +300,7 @@ export function createPodCgroupManager(
         await updateTiers();
       } catch (error) {
         logger.info("Failed to reserve QoS requests", {
-          err: error instanceof Error ? error.message : String(error),
+          err: errorMessage(error),
         });
       }
       const found = await listPodCgroups(tree, [
@@ -319,7 +320,7 @@ export function createPodCgroupManager(
         } catch (error) {
           logger.v(3).info("Orphaned pod cgroup not removed yet", {
             cgroup: path,
-            err: error instanceof Error ? error.message : String(error),
+            err: errorMessage(error),
           });
         }
       }

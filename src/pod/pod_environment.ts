@@ -42,6 +42,7 @@ import {
   type NodeResources,
 } from "./pod_resources.ts";
 import type { Pod, SyncResult } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Kubelet settings the environment follows (from the KubeletConfiguration). */
 export interface PodEnvironmentOptions {
@@ -126,7 +127,7 @@ export function createPodEnvironment(
         } catch (error) {
           deps.logger.warn("Failed to create the pod cgroup", {
             pod: pod.metadata.name,
-            err: error instanceof Error ? error.message : String(error),
+            err: errorMessage(error),
           });
         }
       }
@@ -174,7 +175,7 @@ export function createPodEnvironment(
         const kind = error instanceof Error ? error.name : "Error";
         const fields = {
           pod: pod.metadata.name,
-          err: error instanceof Error ? error.message : String(error),
+          err: errorMessage(error),
         };
         if (!warned.has(kind)) {
           warned.add(kind);
@@ -253,7 +254,7 @@ export async function readNodeResources(
   } catch (error) {
     logger.warn(
       "Cannot list the node's hugepage sizes: containers get no hugepage limits",
-      { err: error instanceof Error ? error.message : String(error) },
+      { err: errorMessage(error) },
     );
   }
   const swapController = agent
@@ -277,7 +278,7 @@ export function sandboxConfigFailure(
   creating: boolean,
 ): SyncResult {
   const m = pod.metadata;
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   const who = `"${m.name}_${m.namespace}(${m.uid})"`;
   return creating
     ? {

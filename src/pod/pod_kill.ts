@@ -20,6 +20,7 @@ import type {
   PodRuntimeStatus,
   SyncResult,
 } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Kubelet never asks the runtime for less than this many seconds of grace. */
 export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
@@ -145,7 +146,9 @@ export async function killContainer(
       action: "KillContainer",
       target: view.name,
       reason: "KillContainerError",
-      message: `failed to stop container "${view.name}": ${errorText(error)}`,
+      message: `failed to stop container "${view.name}": ${
+        errorMessage(error)
+      }`,
     };
   }
 }
@@ -245,14 +248,11 @@ export async function killPod(
         action: "KillPodSandbox",
         target: sandbox.id,
         reason: "KillPodSandboxError",
-        message: `failed to stop sandbox "${sandbox.id}": ${errorText(error)}`,
+        message: `failed to stop sandbox "${sandbox.id}": ${
+          errorMessage(error)
+        }`,
       });
     }
   }
   return results;
-}
-
-/** Message text of an unknown thrown value. */
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

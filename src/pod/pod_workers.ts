@@ -53,6 +53,7 @@ import type {
 } from "./types.ts";
 import { podWorkerDuration } from "../metrics/mod.ts";
 import type { HistogramChild } from "../metrics/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** `kubelet_pod_worker_duration_seconds` by operation type, bound once. */
 const WORKER_DURATION: Readonly<Record<PodUpdateType, HistogramChild>> = {
@@ -413,7 +414,7 @@ export class PodWorkers implements AsyncDisposable {
       }
       log.error("Error syncing pod, skipping", {
         phase,
-        err: cause instanceof Error ? cause.message : String(cause),
+        err: errorMessage(cause),
       });
       w.requeueAt = clock.now() + this.#jitter(this.#backOff);
     } finally {

@@ -35,6 +35,7 @@ import {
   podFetch,
   readPrefix,
 } from "./pod_http.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Opens a TCP connection (default `Deno.connect`); the probe closes it right away. */
 export type ProbeConnect = (
@@ -109,7 +110,7 @@ export async function runProbe(
 }
 
 function classifyError(error: unknown): ProbeOutcome {
-  const output = error instanceof Error ? error.message : String(error);
+  const output = errorMessage(error);
   if (error instanceof Deno.errors.NotCapable) {
     return {
       result: "unknown",

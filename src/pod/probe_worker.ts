@@ -51,6 +51,7 @@ import {
   type PodStatus,
   type Probe,
 } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Dependencies of {@linkcode ProbeWorker}. */
 export interface ProbeWorkerDeps extends ProbeHandlerDeps {
@@ -245,7 +246,7 @@ export class ProbeWorker {
     } catch (error) {
       if (!signal.aborted) {
         this.#logger.error("Probe worker failed", {
-          err: error instanceof Error ? error.message : String(error),
+          err: errorMessage(error),
         });
       }
     } finally {

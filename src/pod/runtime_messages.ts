@@ -8,11 +8,12 @@
  */
 
 import { grpcCodeName, RuntimeError } from "../runtime/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The runtime's message (upstream `grpcstatus.FromError(err).Message()`). */
 export function runtimeStatusMessage(error: unknown): string {
   if (error instanceof RuntimeError) return error.grpcMessage;
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** grpc-go's `Error()` of a status error (upstream `%v` of a CRI error). */
@@ -22,5 +23,5 @@ export function runtimeErrorText(error: unknown): string {
       grpcCodeName(error.code)
     } desc = ${error.grpcMessage}`;
   }
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }

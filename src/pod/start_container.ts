@@ -43,7 +43,7 @@ import {
   createTerminationMessageFile,
   type TerminationMessageWriter,
 } from "./termination_message.ts";
-import { errorText, killContainer, type KillDeps } from "./pod_kill.ts";
+import { killContainer, type KillDeps } from "./pod_kill.ts";
 import { runtimeStatusMessage } from "./runtime_messages.ts";
 import type {
   Container,
@@ -52,6 +52,7 @@ import type {
   PodRuntimeStatus,
   SyncResult,
 } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What {@linkcode startContainer} needs from the syncer. */
 export interface StartContainerDeps {
@@ -327,7 +328,7 @@ export async function startContainer(
     const detail = error instanceof ContainerConfigError ||
         error instanceof RangeError
       ? error.message
-      : errorText(error);
+      : errorMessage(error);
     return failWithEvent("CreateContainerConfigError", detail);
   }
   let containerId: string;

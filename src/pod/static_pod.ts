@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import { readYaml } from "../util/yaml.ts";
 import type { Container, Pod } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Which kind of static source a pod came from (`kubernetes.io/config.source`). */
 export type StaticSourceKind = "file" | "http";
@@ -89,7 +90,7 @@ export async function parseManifest(
   try {
     read = await readYaml(text);
   } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause);
+    const message = errorMessage(cause);
     const line = Number(/^yaml: line (\d+)/.exec(message)?.[1]) || undefined;
     errors.push(
       new ManifestError(`Cannot parse manifest "${origin}": ${message}`, {

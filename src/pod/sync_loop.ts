@@ -19,6 +19,7 @@ import { podFullName } from "./types.ts";
 import type { Pod } from "./types.ts";
 import { CONFIG_SEEN_ANNOTATION } from "./static_pod.ts";
 import type { SyncLoopRecorder } from "./sync_loop_monitor.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Everything the sync loop reacts to. */
 export type LoopEvent =
@@ -165,7 +166,7 @@ export async function runSyncLoop(
     } catch (cause) {
       logger.error("Sync loop handler failed", {
         event: event.kind,
-        err: cause instanceof Error ? cause.message : String(cause),
+        err: errorMessage(cause),
       });
     }
   }
@@ -375,7 +376,7 @@ export class PodSyncHandler implements SyncHandler {
       );
     } catch (error) {
       logger.error("Failed to clean up pod cgroups", {
-        err: error instanceof Error ? error.message : String(error),
+        err: errorMessage(error),
       });
     }
   }

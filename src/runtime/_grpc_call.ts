@@ -14,6 +14,7 @@ import {
   RuntimeError,
   RuntimeUnavailableError,
 } from "./errors.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /**
  * Host used in request URLs (and so the HTTP/2 `:authority`). The bytes go to
@@ -133,11 +134,7 @@ export function permissionError(
 
 export function describeFetchError(error: unknown): string {
   const cause = (error as { cause?: unknown })?.cause;
-  const text = cause instanceof Error
-    ? cause.message
-    : error instanceof Error
-    ? error.message
-    : String(error);
+  const text = cause instanceof Error ? cause.message : errorMessage(error);
   return text.replace(/^error sending request for url \([^)]*\): /, "");
 }
 

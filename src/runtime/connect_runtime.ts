@@ -19,6 +19,7 @@ import {
 } from "./errors.ts";
 import type { StatusResponse, VersionResponse } from "./gen/api_pb.ts";
 import type { CriRuntime, RuntimeService } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Version string the kubelet sends and expects back in `VersionResponse.version`. */
 export const KUBE_RUNTIME_API_VERSION = "0.1.0";
@@ -163,7 +164,7 @@ export async function handshake(
       options.logger?.v(2).info("Waiting for the container runtime", {
         endpoint,
         attempt,
-        err: error instanceof Error ? error.message : String(error),
+        err: errorMessage(error),
       });
       await clock.sleep(interval, options.signal);
     }
@@ -229,7 +230,7 @@ export async function validateRuntimeConnection(
       { timeoutMs },
     );
   } catch (cause) {
-    const err = cause instanceof Error ? cause.message : String(cause);
+    const err = errorMessage(cause);
     if (isUnimplemented(cause)) {
       logger.error("failed to run Kubelet: validate service connection", {
         endpoint,
@@ -248,7 +249,7 @@ export async function validateRuntimeConnection(
   } catch (cause) {
     logger.error("failed to run Kubelet: validate service connection", {
       endpoint,
-      err: cause instanceof Error ? cause.message : String(cause),
+      err: errorMessage(cause),
     });
     return false;
   }

@@ -46,6 +46,7 @@ import {
   permissionError,
   sleep,
 } from "./_grpc_call.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 export { CRI_URL_HOST, isConnectError };
 
@@ -377,9 +378,7 @@ function decodeMessage<O extends DescMessage>(
   } catch (error) {
     throw new RuntimeError(
       GrpcCode.Internal,
-      `cannot decode ${schema.typeName}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `cannot decode ${schema.typeName}: ${errorMessage(error)}`,
       { method, cause: error },
     );
   }

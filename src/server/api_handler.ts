@@ -58,6 +58,7 @@ import {
   type NodeLogsHost,
   nodeLogsRoute,
 } from "./routes/node_logs.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What the kubelet API reads from the kubelet. */
 export interface ApiServerHost extends ServerHost, PodsHost {
@@ -301,7 +302,7 @@ async function admit(
     });
   } catch (cause) {
     logger.error("Unable to authenticate the request", {
-      err: cause instanceof Error ? cause.message : String(cause),
+      err: errorMessage(cause),
     });
     throw new HttpError(401, "Unauthorized", { cause });
   }
@@ -324,7 +325,7 @@ async function admit(
       user: user.name,
       verb: attributes.verb,
       subresource: attributes.subresource,
-      err: cause instanceof Error ? cause.message : String(cause),
+      err: errorMessage(cause),
     });
     throw new HttpError(500, `Authorization error (${what})`, { cause });
   }
@@ -343,7 +344,7 @@ async function admit(
 function errorResponse(error: unknown, logger: Logger): Response {
   if (error instanceof HttpError) return error.toResponse();
   logger.error("HTTP handler failed", {
-    err: error instanceof Error ? error.message : String(error),
+    err: errorMessage(error),
   });
   return textResponse(500, "Internal Server Error\n");
 }

@@ -21,6 +21,7 @@ import {
   type SyncLoopActivity,
   syncLoopCheck,
 } from "./routes/healthz.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What the healthz handler reads from the kubelet (a narrow subset of upstream's `HostInterface`). */
 export interface ServerHost {
@@ -70,7 +71,7 @@ export function createHandler(
 function errorResponse(error: unknown, logger: Logger): Response {
   if (error instanceof HttpError) return error.toResponse();
   logger.error("HTTP handler failed", {
-    err: error instanceof Error ? error.message : String(error),
+    err: errorMessage(error),
   });
   return textResponse(500, "Internal Server Error\n");
 }

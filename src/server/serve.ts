@@ -15,6 +15,7 @@ import type { Socket } from "node:net";
 import type { Logger } from "../log/mod.ts";
 import { textResponse } from "./http_error.ts";
 import { listenUntilAborted, toRequest, writeResponse } from "./node_bridge.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The configuration fields (and their flags) that set a listener's address and port. */
 export interface ListenerFields {
@@ -98,7 +99,7 @@ function listenError(
   } else if (cause instanceof Deno.errors.NotCapable) {
     detail = `the process lacks --allow-net=${address}`;
   } else {
-    detail = cause instanceof Error ? cause.message : String(cause);
+    detail = errorMessage(cause);
   }
   return new ListenError(address, `${where}: ${detail}`, { cause });
 }
@@ -139,7 +140,7 @@ export async function serve(
   const origin = `http://${joinHostPort(options.hostname, options.port)}`;
   const failed = (error: unknown) => {
     logger.error("HTTP handler failed", {
-      err: error instanceof Error ? error.message : String(error),
+      err: errorMessage(error),
     });
     return textResponse(500, "Internal Server Error\n");
   };

@@ -28,6 +28,7 @@ import {
 import { proxyUpgrade, upgradeTarget, writeRawResponse } from "./upgrade.ts";
 import { textResponse } from "./http_error.ts";
 import { listenUntilAborted, toRequest, writeResponse } from "./node_bridge.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Request limits of the HTTPS listener. */
 export interface TlsLimits {
@@ -240,7 +241,7 @@ export async function serveTls(
   };
   const failed = (error: unknown) =>
     logger.error("HTTP handler failed", {
-      err: error instanceof Error ? error.message : String(error),
+      err: errorMessage(error),
     });
   // Exec, attach and port-forward: the route answers with the runtime's streaming URL and
   // the socket is proxied there; any other answer is written raw and the socket closed.

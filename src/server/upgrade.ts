@@ -18,6 +18,7 @@ import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import type { Logger } from "../log/mod.ts";
 import { textResponse } from "./http_error.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const TARGETS = new WeakMap<Response, URL>();
 
@@ -185,7 +186,7 @@ export async function proxyUpgrade(
     });
     answer = await sendAndReadHead(backend, request, target, head, options);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     logger.error("Cannot reach the container runtime's streaming server", {
       url: target.origin,
       err: message,

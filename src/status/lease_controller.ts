@@ -18,6 +18,7 @@ import {
 } from "../api/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Namespace of node leases. */
 export const NODE_LEASE_NAMESPACE = "kube-node-lease";
@@ -50,7 +51,7 @@ export function microTime(ms: number): string {
 }
 
 function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }
 
 /** Creates and renews the node's lease. */

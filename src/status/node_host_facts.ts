@@ -21,6 +21,7 @@ import type {
   RuntimeConditionFact,
 } from "./node_status_setters.ts";
 import { goArch } from "./node_registration.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The CRI calls node status needs, shaped by their consumer. */
 export interface NodeRuntime {
@@ -286,7 +287,7 @@ class RuntimeReadiness {
         }`;
       } catch (e) {
         logger.v(2).info("Container runtime version not known yet", {
-          err: e instanceof Error ? e.message : String(e),
+          err: errorMessage(e),
         });
       }
     }
@@ -295,7 +296,7 @@ class RuntimeReadiness {
       this.#lastOk = clock.now();
     } catch (e) {
       logger.error("Container runtime status check failed", {
-        err: e instanceof Error ? e.message : String(e),
+        err: errorMessage(e),
       });
     }
     if (!runtime.images) return;
@@ -304,7 +305,7 @@ class RuntimeReadiness {
     } catch (e) {
       // Upstream keeps the last list when the image list fails.
       logger.error("Cannot list the runtime's images for node status", {
-        err: e instanceof Error ? e.message : String(e),
+        err: errorMessage(e),
       });
     }
   }

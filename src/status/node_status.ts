@@ -27,6 +27,7 @@ import {
 } from "./node_status_events.ts";
 import type { NodeStatus } from "../api/mod.ts";
 import { ApiAlreadyExistsError } from "../api/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Dependencies of {@linkcode NodeStatusReporter}. */
 export interface NodeStatusDeps {
@@ -58,7 +59,7 @@ const UPDATE_RETRIES = 5;
 const MAX_REGISTER_BACKOFF_MS = 7000;
 
 function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }
 
 /** Registration and the node status loop. */

@@ -30,6 +30,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { podStatusPatch } from "./pod_status_patch.ts";
 import type { PodStatusManager } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 const CONFIG_SOURCE = "kubernetes.io/config.source";
 
@@ -167,7 +168,7 @@ export class PodStatusSync {
         if (signal?.aborted) return;
         this.#deps.logger.error("Failed to update the pod status", {
           pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
-          err: cause instanceof Error ? cause.message : String(cause),
+          err: errorMessage(cause),
         });
       }
     }

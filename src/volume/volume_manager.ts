@@ -47,6 +47,7 @@ import {
   unsupportedSourceMessage,
   type VolumeSource,
 } from "./volume_sources.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** Plain-object shape of a CRI `Mount`. */
 export interface CriMount {
@@ -140,7 +141,7 @@ const TMPFS_MAGIC = 0x01021994;
 const RAMFS_MAGIC = 0x858458f6;
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 async function exists(path: string): Promise<boolean> {

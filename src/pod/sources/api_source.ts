@@ -19,6 +19,7 @@ import type { Logger } from "../../log/mod.ts";
 import { CONFIG_MIRROR_ANNOTATION } from "../static_pod.ts";
 import type { Pod } from "../types.ts";
 import type { PodSource } from "./file_source.ts";
+import { errorMessage } from "../../util/error_message.ts";
 
 /** Dependencies of {@linkcode createApiSource}. */
 export interface ApiSourceDeps {
@@ -72,7 +73,7 @@ export function createApiSource(
     report();
   };
 
-  const message = (e: unknown) => e instanceof Error ? e.message : String(e);
+  const message = (e: unknown) => errorMessage(e);
 
   return {
     name: "api",

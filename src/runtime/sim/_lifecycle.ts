@@ -31,6 +31,7 @@ import { appendLog, find, lookup, newId, type SimContainer } from "./_state.ts";
 import { KILLED } from "./_store.ts";
 import { callWait } from "./_wait.ts";
 import type { SimContainerBehavior } from "./scenario.ts";
+import { errorMessage } from "../../util/error_message.ts";
 
 const UNKNOWN = 2;
 
@@ -46,7 +47,7 @@ async function writeLogFile(c: SimContainer): Promise<void> {
     throw new RuntimeError(
       UNKNOWN,
       `failed to start container loggers: failed to create and open log file "${c.logPath}": ${
-        error instanceof Error ? error.message : String(error)
+        errorMessage(error)
       }`,
       { cause: error },
     );

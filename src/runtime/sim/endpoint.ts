@@ -10,6 +10,7 @@ import {
   type SimRuntimeOptions,
 } from "./sim_runtime.ts";
 import type { SimScenario } from "./scenario.ts";
+import { errorMessage } from "../../util/error_message.ts";
 
 const SIM_SCHEME = "sim://";
 
@@ -41,7 +42,7 @@ export async function loadSimScenario(endpoint: string): Promise<SimScenario> {
   } catch (error) {
     throw new TypeError(
       `Cannot read simulated runtime scenario file "${rest}" from endpoint "${endpoint}": ${
-        error instanceof Error ? error.message : String(error)
+        errorMessage(error)
       }`,
       { cause: error },
     );
@@ -53,7 +54,7 @@ export async function loadSimScenario(endpoint: string): Promise<SimScenario> {
   } catch (error) {
     throw new TypeError(
       `Cannot parse simulated runtime scenario file "${rest}": ${
-        error instanceof Error ? error.message : String(error)
+        errorMessage(error)
       }`,
       { cause: error },
     );
