@@ -32,7 +32,7 @@ const code = await runCommand(Deno.args, {
   stderr: writer(Deno.stderr),
   permissions,
   start: async (ctx) => {
-    const { runKubelet } = await import("./src/run_kubelet.ts");
+    const { runKubelet } = await import("./src/kubelet/run_kubelet.ts");
     return await runKubelet(ctx);
   },
 });

@@ -15,7 +15,7 @@
 // deno-lint-ignore-file no-console
 
 import { systemClock } from "../src/clock/mod.ts";
-import { createKubelet } from "../src/kubelet.ts";
+import { createKubelet } from "../src/kubelet/create_kubelet.ts";
 import { createLogger } from "../src/log/mod.ts";
 import {
   createPodSyncer,

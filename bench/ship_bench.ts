@@ -129,7 +129,7 @@ async function main(): Promise<void> {
         cwd: layout.dir,
       };
     } else {
-      say("bundle: skipped (src/cli or src/kubelet.ts missing)");
+      say("bundle: skipped (src/cli or src/kubelet/create_kubelet.ts missing)");
     }
 
     if (Deno.env.get("DENORT_BIN")) {
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
         }x hello (upstream e2e limit: 200 MiB)`,
       );
     } else {
-      say("kubelet start/RSS: skipped (src/kubelet.ts missing)");
+      say("kubelet start/RSS: skipped (src/kubelet/create_kubelet.ts missing)");
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

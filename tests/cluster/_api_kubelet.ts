@@ -1,7 +1,7 @@
 /**
  * The one in-process kubelet.ts the API-mode e2e tests join to a control plane (the shared one
  * of scripts/cluster_env.sh unless told otherwise) on the shared containerd. It is wired as
- * src/run_kubelet.ts wires it: pods from the API server, the status manager, sysctl and
+ * src/kubelet/run_kubelet.ts wires it: pods from the API server, the status manager, sysctl and
  * resource admission against the reported Node, ConfigMaps/Secrets/tokens, Services (env vars), events, mirror pods
  * for static pods, and its kubelet API on a free port (the API server dials the node's
  * address: `kubectl exec/logs/port-forward` reach it). Node and namespace share one unique
@@ -11,9 +11,12 @@ import { systemClock } from "../../src/clock/mod.ts";
 import {
   joinCluster,
   type JoinClusterContext,
-} from "../../src/join_cluster.ts";
-import { runKubeletApi } from "../../src/kubelet_api.ts";
-import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
+} from "../../src/kubelet/join_cluster.ts";
+import { runKubeletApi } from "../../src/kubelet/serve_kubelet_api.ts";
+import {
+  createKubelet,
+  type Kubelet,
+} from "../../src/kubelet/create_kubelet.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import {
   createPodObjectManager,

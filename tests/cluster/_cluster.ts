@@ -4,7 +4,7 @@
  * environment is not there; CI brings it up.
  */
 
-import type { JoinClusterContext } from "../../src/join_cluster.ts";
+import type { JoinClusterContext } from "../../src/kubelet/join_cluster.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 

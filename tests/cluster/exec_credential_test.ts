@@ -10,7 +10,7 @@ import {
   writeExecPlugin,
 } from "../../src/api/testing.ts";
 import { systemClock } from "../../src/clock/mod.ts";
-import { joinCluster } from "../../src/join_cluster.ts";
+import { joinCluster } from "../../src/kubelet/join_cluster.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
 import {

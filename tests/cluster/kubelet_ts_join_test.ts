@@ -13,7 +13,7 @@ import {
   openApiClient,
 } from "../../src/api/mod.ts";
 import { systemClock } from "../../src/clock/mod.ts";
-import { joinCluster } from "../../src/join_cluster.ts";
+import { joinCluster } from "../../src/kubelet/join_cluster.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
 import { spawnBundled } from "../ship/_helpers.ts";

@@ -7,7 +7,10 @@
  */
 import { systemClock } from "../../src/clock/mod.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
+import {
+  createKubelet,
+  type Kubelet,
+} from "../../src/kubelet/create_kubelet.ts";
 import {
   type ContainerGcPolicy,
   createContainerGc,

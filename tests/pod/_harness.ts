@@ -2,7 +2,10 @@
 
 import { FakeClock } from "../../src/clock/testing.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { createKubelet, type Kubelet } from "../../src/kubelet.ts";
+import {
+  createKubelet,
+  type Kubelet,
+} from "../../src/kubelet/create_kubelet.ts";
 import {
   type ContainerGcPolicy,
   createContainerGc,

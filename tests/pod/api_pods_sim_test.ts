@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Node, Pod } from "../../src/api/mod.ts";
 import { FakePodApi } from "../../src/api/testing.ts";
 import { FakeClock } from "../../src/clock/testing.ts";
-import { createKubelet } from "../../src/kubelet.ts";
+import { createKubelet } from "../../src/kubelet/create_kubelet.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import {
   createPodSyncer,

@@ -5,7 +5,7 @@ import {
   healthzListenAddress,
   resolveNodeName,
   runKubelet,
-} from "../../src/run_kubelet.ts";
+} from "../../src/kubelet/run_kubelet.ts";
 
 Deno.test("resolveNodeName() lower-cases the hostname override and falls back to the host name", () => {
   assert.equal(resolveNodeName("  Node-A.Example "), "node-a.example");

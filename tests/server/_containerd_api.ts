@@ -4,7 +4,7 @@
  * from the e2e's record. Dispose to stop it and remove its files.
  */
 import { systemClock } from "../../src/clock/mod.ts";
-import { runKubeletApi } from "../../src/kubelet_api.ts";
+import { runKubeletApi } from "../../src/kubelet/serve_kubelet_api.ts";
 import { makeCertificate, type TestPair } from "../../src/server/testing.ts";
 import { type E2e, waitFor } from "../pod/_containerd_e2e.ts";
 import { freePort } from "./_helpers.ts";

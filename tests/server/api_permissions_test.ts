@@ -1,7 +1,7 @@
 /** The permission plan already holds every grant the kubelet API takes (no plan change needed). */
 import assert from "node:assert/strict";
 import { planPermissions } from "../../src/permissions/mod.ts";
-import { kubeletApiConfig } from "../../src/kubelet_api.ts";
+import { kubeletApiConfig } from "../../src/kubelet/serve_kubelet_api.ts";
 
 Deno.test("planPermissions() grants the kubelet API's listener, cert dir and certificate files", async () => {
   const flags = { certDir: "/srv/pki", rootDir: "/srv/kubelet" };

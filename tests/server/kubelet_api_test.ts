@@ -1,7 +1,10 @@
 /** The kubelet API as `runKubelet` wires it: configuration defaults and the pods it serves. */
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/clock/mod.ts";
-import { kubeletApiConfig, runKubeletApi } from "../../src/kubelet_api.ts";
+import {
+  kubeletApiConfig,
+  runKubeletApi,
+} from "../../src/kubelet/serve_kubelet_api.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import type { Pod } from "../../src/pod/mod.ts";
 import { makeCertificate } from "../../src/server/testing.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
-import { runKubelet } from "../../src/run_kubelet.ts";
+import { runKubelet } from "../../src/kubelet/run_kubelet.ts";
 import { makeCertificate } from "../../src/server/testing.ts";
 import { freePort, get } from "./_helpers.ts";
 

@@ -27,7 +27,8 @@ export function exists(path: string): boolean {
 }
 
 export const CLI_READY = exists("src/cli/mod.ts") && exists("main.ts");
-export const KUBELET_READY = CLI_READY && exists("src/kubelet.ts");
+export const KUBELET_READY = CLI_READY &&
+  exists("src/kubelet/create_kubelet.ts");
 
 /** Whether this machine can create a network namespace (root + unshare). */
 export function canUnshareNet(): boolean {

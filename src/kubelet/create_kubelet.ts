@@ -9,9 +9,9 @@
  * @module
  */
 
-import type { Clock } from "./clock/mod.ts";
-import type { Logger } from "./log/mod.ts";
-import type { Node, Pod, PodApi } from "./api/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { Node, Pod, PodApi } from "../api/mod.ts";
 import {
   CONTAINER_GC_PERIOD_MS,
   type ContainerGc,
@@ -36,14 +36,14 @@ import {
   runSyncLoop,
   type SyncLoopActivity,
   SyncLoopMonitor,
-} from "./pod/mod.ts";
-import type { RuntimeService } from "./runtime/mod.ts";
+} from "../pod/mod.ts";
+import type { RuntimeService } from "../runtime/mod.ts";
 import {
   type PodStatusManager,
   PodStatusSync,
   type StatusTarget,
-} from "./status/mod.ts";
-import { errorMessage } from "./util/error_message.ts";
+} from "../status/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** What the prober needs; omitted → no probes run. */
 export interface KubeletProbeDeps {

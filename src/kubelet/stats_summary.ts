@@ -9,25 +9,25 @@
  */
 
 import { statfs } from "node:fs/promises";
-import type { Clock } from "./clock/mod.ts";
+import type { Clock } from "../clock/mod.ts";
 import {
   type ImageService,
   RuntimeError,
   type RuntimeService,
-} from "./runtime/mod.ts";
+} from "../runtime/mod.ts";
 import {
   CONTAINER_NAME_LABEL,
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
   podLogDirectory,
-} from "./pod/mod.ts";
-import { directoryUsage } from "./util/directory_size.ts";
+} from "../pod/mod.ts";
+import { directoryUsage } from "../util/directory_size.ts";
 import {
   buildSummary,
   type CriPodSandboxStats,
   type FsFigures,
-} from "./server/mod.ts";
+} from "../server/mod.ts";
 
 /** What the summary reads. */
 export interface StatsDeps {

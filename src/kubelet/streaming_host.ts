@@ -7,25 +7,25 @@
  * @module
  */
 
-import type { Kubelet } from "./kubelet.ts";
+import type { Kubelet } from "./create_kubelet.ts";
 import {
   CONTAINER_NAME_LABEL,
   type Pod,
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
-} from "./pod/mod.ts";
+} from "../pod/mod.ts";
 import {
   isNotFound,
   RuntimeError,
   type RuntimeService,
-} from "./runtime/mod.ts";
+} from "../runtime/mod.ts";
 import {
   type ContainerTarget,
   HttpError,
   type PodTarget,
   type StreamingHost,
-} from "./server/mod.ts";
+} from "../server/mod.ts";
 
 /** What the streaming endpoints read and call. */
 export interface StreamingDeps {

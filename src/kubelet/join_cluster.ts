@@ -10,24 +10,24 @@ import {
   ClientCertificateRotator,
   connectApiServer,
   type CsrApi,
-} from "./api/mod.ts";
-import type { Clock } from "./clock/mod.ts";
-import type { Logger } from "./log/mod.ts";
-import type { CriRuntime } from "./runtime/mod.ts";
+} from "../api/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { CriRuntime } from "../runtime/mod.ts";
 import {
   createNodeAgent,
   createNodeFacts,
   goArch,
   type NodeAgent,
-} from "./status/mod.ts";
-import { parseGoDuration } from "./util/go_duration.ts";
-import type { ObjectApi, Pod, PodApi, ServiceApi, Taint } from "./api/mod.ts";
+} from "../status/mod.ts";
+import { parseGoDuration } from "../util/go_duration.ts";
+import type { ObjectApi, Pod, PodApi, ServiceApi, Taint } from "../api/mod.ts";
 import {
   createEventRecorder,
   type EventRecorder,
   nodeReference,
-} from "./events/mod.ts";
-import { MirrorPodManager } from "./pod/mod.ts";
+} from "../events/mod.ts";
+import { MirrorPodManager } from "../pod/mod.ts";
 
 /** The configuration and flags API server mode reads. */
 export interface JoinClusterContext {

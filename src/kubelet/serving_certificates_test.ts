@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import type { NodeAddress } from "./api/mod.ts";
-import { FakeApiServer } from "./api/testing.ts";
-import { FakeClock } from "./clock/testing.ts";
-import { CaptureLogger } from "./log/testing.ts";
-import { EKU, makeCertificate } from "./server/testing.ts";
+import type { NodeAddress } from "../api/mod.ts";
+import { FakeApiServer } from "../api/testing.ts";
+import { FakeClock } from "../clock/testing.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { EKU, makeCertificate } from "../server/testing.ts";
 import {
   servingAltNames,
   splitPair,
   startServingCertificates,
-} from "./kubelet_serving_cert.ts";
+} from "./serving_certificates.ts";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) {

@@ -6,12 +6,12 @@
  * @module
  */
 
-import type { Node, Pod } from "./api/mod.ts";
-import { systemClock } from "./clock/mod.ts";
+import type { Node, Pod } from "../api/mod.ts";
+import { systemClock } from "../clock/mod.ts";
 import type { JoinClusterContext, JoinedCluster } from "./join_cluster.ts";
-import { type KubeletApiContext, runKubeletApi } from "./kubelet_api.ts";
-import { createKubelet, type Kubelet } from "./kubelet.ts";
-import type { Logger } from "./log/mod.ts";
+import { type KubeletApiContext, runKubeletApi } from "./serve_kubelet_api.ts";
+import { createKubelet, type Kubelet } from "./create_kubelet.ts";
+import type { Logger } from "../log/mod.ts";
 import {
   createContainerGc,
   createContainerLogs,
@@ -21,21 +21,21 @@ import {
   listRunningPods,
   readPodEnvironmentOptions,
   sysctlAdmission,
-} from "./pod/mod.ts";
+} from "../pod/mod.ts";
 import {
   type ChangeDetectionStrategy,
   createPodObjectManager,
   createServiceCache,
   createTokenManager,
   podUpdateRegistrar,
-} from "./objects/mod.ts";
-import type { MirrorPodManager } from "./pod/mod.ts";
-import type { CriRuntime } from "./runtime/mod.ts";
-import { runHealthzServer } from "./server/mod.ts";
-import { createPodStatusManager, resolveNodeIPs } from "./status/mod.ts";
-import { parseGoDuration } from "./util/go_duration.ts";
-import { DEFAULT_MEMORY_VOLUME_DIR } from "./volume/mod.ts";
-import { errorMessage } from "./util/error_message.ts";
+} from "../objects/mod.ts";
+import type { MirrorPodManager } from "../pod/mod.ts";
+import type { CriRuntime } from "../runtime/mod.ts";
+import { runHealthzServer } from "../server/mod.ts";
+import { createPodStatusManager, resolveNodeIPs } from "../status/mod.ts";
+import { parseGoDuration } from "../util/go_duration.ts";
+import { DEFAULT_MEMORY_VOLUME_DIR } from "../volume/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -169,13 +169,13 @@ export async function runKubelet(
   let runtime: CriRuntime;
   try {
     if (endpoint.trim().toLowerCase().startsWith("sim://")) {
-      const sim = await import("./runtime/sim/mod.ts");
+      const sim = await import("../runtime/sim/mod.ts");
       runtime = await sim.createSimRuntimeForEndpoint(endpoint, {
         clock,
         logger: logger.with({ component: "sim-runtime" }),
       });
     } else {
-      const { createCriRuntime } = await import("./runtime/mod.ts");
+      const { createCriRuntime } = await import("../runtime/mod.ts");
       runtime = createCriRuntime({
         endpoint,
         ...(config.imageServiceEndpoint
@@ -192,7 +192,7 @@ export async function runKubelet(
     });
     return 1;
   }
-  const { validateRuntimeConnection } = await import("./runtime/mod.ts");
+  const { validateRuntimeConnection } = await import("../runtime/mod.ts");
   if (
     !(await validateRuntimeConnection(runtime, { endpoint, logger, timeoutMs }))
   ) {

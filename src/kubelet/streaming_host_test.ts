@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { createStreamingHost } from "./kubelet_streaming.ts";
-import type { Pod } from "./pod/mod.ts";
-import { NotFoundError } from "./runtime/mod.ts";
-import { FakeRuntime } from "./runtime/testing.ts";
-import { HttpError } from "./server/mod.ts";
+import { createStreamingHost } from "./streaming_host.ts";
+import type { Pod } from "../pod/mod.ts";
+import { NotFoundError } from "../runtime/mod.ts";
+import { FakeRuntime } from "../runtime/testing.ts";
+import { HttpError } from "../server/mod.ts";
 
 const POD: Pod = {
   metadata: { name: "web", namespace: "ns", uid: "uid-1" },

@@ -19,10 +19,10 @@ import {
   readFileIfExists,
   SERVING_PROFILE,
   type SubjectAltNames,
-} from "./api/mod.ts";
-import type { Clock } from "./clock/mod.ts";
-import type { Logger } from "./log/mod.ts";
-import type { CertificateSource, TlsPair } from "./server/mod.ts";
+} from "../api/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { CertificateSource, TlsPair } from "../server/mod.ts";
 
 /** Whether `text` is an IPv4 or IPv6 address. */
 function isIp(text: string): boolean {

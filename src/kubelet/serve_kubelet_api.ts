@@ -11,15 +11,15 @@
  * @module
  */
 
-import type { Clock } from "./clock/mod.ts";
-import type { Kubelet } from "./kubelet.ts";
-import type { Logger } from "./log/mod.ts";
-import { listRunningPods } from "./pod/mod.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Kubelet } from "./create_kubelet.ts";
+import type { Logger } from "../log/mod.ts";
+import { listRunningPods } from "../pod/mod.ts";
 import {
   type ImageService,
   isNotFound,
   type RuntimeService,
-} from "./runtime/mod.ts";
+} from "../runtime/mod.ts";
 import {
   type ApiServerConfig,
   type ApiServerHost,
@@ -29,18 +29,18 @@ import {
   type ResourceStats,
   runApiServer,
   selfSignedFiles,
-} from "./server/mod.ts";
+} from "../server/mod.ts";
 import {
   logContainer,
   podsWithStatus,
   type StatusSource,
-} from "./status/mod.ts";
-import { createStreamingHost } from "./kubelet_streaming.ts";
-import { statsSummary } from "./kubelet_stats.ts";
-import { parseGoDuration } from "./util/go_duration.ts";
-import type { CsrApi, NodeAddress } from "./api/mod.ts";
-import { startServingCertificates } from "./kubelet_serving_cert.ts";
-import { errorMessage } from "./util/error_message.ts";
+} from "../status/mod.ts";
+import { createStreamingHost } from "./streaming_host.ts";
+import { statsSummary } from "./stats_summary.ts";
+import { parseGoDuration } from "../util/go_duration.ts";
+import type { CsrApi, NodeAddress } from "../api/mod.ts";
+import { startServingCertificates } from "./serving_certificates.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /** The configuration and flags the kubelet API reads. */
 export interface KubeletApiContext {
