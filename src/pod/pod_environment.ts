@@ -226,6 +226,11 @@ export async function readNodeResources(
     hostAccess?: boolean;
     agent?: CgroupAgentClient;
     noAgent?: string;
+    /**
+     * False: say nothing about a missing /sys (a simulated runtime runs no
+     * containers, so nothing is lost).
+     */
+    warnWithoutHost?: boolean;
   } = {},
 ): Promise<NodeResources> {
   let memoryCapacity = 0;
@@ -238,6 +243,9 @@ export async function readNodeResources(
   }
   const agent = options.agent;
   if (!(options.hostAccess ?? hasEveryPermission()) && !agent) {
+    if (options.warnWithoutHost === false) {
+      return { memoryCapacity, hugepageSizes: [] };
+    }
     logger.warn(
       "Without every permission the kubelet cannot use /sys: containers get no hugepage limits and no swap settings, pod cgroups get no pod-level limits and stay after their pods; run the cgroup agent (src/cgroup_agent/main.ts, docs/permissions.md) to give the kubelet these",
       options.noAgent ? { agent: options.noAgent } : {},
@@ -351,6 +359,7 @@ export async function readPodEnvironmentOptions(
   }
   const node = await readNodeResources(options.logger, {
     hostAccess,
+    warnWithoutHost: manage,
     ...(agent ? { agent } : {}),
     ...(noAgent ? { noAgent } : {}),
   });

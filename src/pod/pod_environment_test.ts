@@ -183,4 +183,8 @@ Deno.test("readNodeResources() looks at /sys only with every permission", async 
     logger.records.map((r) => r.msg).join("\n"),
     /NotCapable|Requires \w+ access/,
   );
+  // A simulated runtime loses nothing without /sys: no warning.
+  const quiet = new CaptureLogger();
+  await readNodeResources(quiet, { hostAccess: false, warnWithoutHost: false });
+  assert.deepEqual(quiet.records.filter((r) => r.severity === "warn"), []);
 });

@@ -11,7 +11,8 @@
  *     by noise only; the per-step p50s printed below show where it goes.
  *
  * Needs `KUBELET_TS_CRI_ENDPOINT` (and the images from `scripts/cri_env.sh`);
- * otherwise prints "skipped". Run: `deno run -A bench/cri_bench.ts [--quick]`.
+ * otherwise prints "skipped". Run: `deno task bench:cri [--quick]`. Its own
+ * `deno.json` and lock hold the reference client, so the kubelet never installs it.
  *
  * @module
  */
@@ -26,7 +27,7 @@ import {
   NamespaceMode,
   type PodSandboxConfig,
   PodSandboxConfigSchema,
-} from "../src/runtime/mod.ts";
+} from "../../src/runtime/mod.ts";
 
 const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT");
 if (!endpoint) {
