@@ -28,10 +28,7 @@ function walk(dir: string, out: string[]): string[] {
 function areaOf(path: string): string | undefined {
   const rel = path.slice(ROOT.length);
   const m = /^src\/([^/]+)\//.exec(rel);
-  if (m) return m[1];
-  // The composition files directly under src/ form one area.
-  if (rel.startsWith("src/")) return "(composition)";
-  return undefined;
+  return m?.[1];
 }
 
 function isTest(path: string): boolean {
