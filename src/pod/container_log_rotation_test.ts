@@ -99,6 +99,22 @@ Deno.test("ContainerLogManager rotates a big log, compresses the kept rotation a
   }
 });
 
+Deno.test("ContainerLogManager rotates a log of exactly maxSizeBytes, not one byte less (upstream's size < MaxSize check)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/0.log`, "x".repeat(1023));
+    const { runtime, manager, rotated } = setup(dir);
+    await manager.rotateLogs();
+    assert.deepEqual(rotated, []);
+    await Deno.writeTextFile(`${dir}/0.log`, "x".repeat(1024));
+    await manager.rotateLogs();
+    assert.deepEqual(rotated, ["c1"]);
+    assert.equal(runtime.requestsOf("reopenContainerLog").length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("ContainerLogManager leaves small logs alone and renames back when the reopen fails", async () => {
   const dir = await Deno.makeTempDir();
   try {
