@@ -3,12 +3,65 @@
  * - code in one `src/<area>` imports another area only through a `mod.ts`
  *   (or `testing.ts`, and that only from tests);
  * - no import cycles between areas, nor between files (type-only imports
- *   included: a circle of types is a circle of meaning too).
+ *   included: a circle of types is a circle of meaning too);
+ * - inside an area split into sub-areas (folders), a sub-area imports only
+ *   the sub-areas declared before it in {@linkcode SUB_AREA_ORDER}, and the
+ *   area's own top-level files (shared types) import no sub-area; its
+ *   `mod.ts` and `testing.ts` may import any.
  * `src/util` is a folder of independent leaf helpers (Go-compatible parsers)
  * with no public face of its own, so its files are imported directly.
  * Usage: deno run --allow-read scripts/check_imports.ts
  */
 const ROOT = new URL("..", import.meta.url).pathname;
+
+/**
+ * The direction between the sub-areas of an area: each may import the ones
+ * listed before it, never one after it.
+ */
+const SUB_AREA_ORDER: Readonly<Record<string, readonly string[]>> = {
+  pod: [
+    "probes", // probe handlers, workers and results
+    "cgroups", // resources, QoS and the pod cgroups
+    "logs", // container log files: links, rotation, reading
+    "static", // static pod manifests and their mirror pods
+    "sources", // file, HTTP and API sources merged into PodUpdates
+    "containers", // what a container is made of: config, env, hooks, images
+    "status", // phase, conditions and the pod status
+    "gc", // container garbage collection and local storage eviction
+    "lifecycle", // decide and act: actions, syncer, workers, PLEG, sync loop
+    "admission", // which pods may run on the node
+  ],
+};
+
+/** `[area, sub-area]` of a file under `src/`; sub-area "" is the area's top. */
+function subAreaOf(path: string): [string, string] | undefined {
+  const m = /^src\/([^/]+)\/(?:([^/]+)\/)?[^/]+$/.exec(path.slice(ROOT.length));
+  if (!m || !(m[1]! in SUB_AREA_ORDER)) return undefined;
+  return [m[1]!, m[2] ?? ""];
+}
+
+/** The problem with `file` importing `target` inside one split area, if any. */
+function subAreaProblem(file: string, target: string): string | undefined {
+  const from = subAreaOf(file);
+  const to = subAreaOf(target);
+  if (!from || !to || from[0] !== to[0] || from[1] === to[1]) return undefined;
+  if (to[1] === "") return undefined;
+  const order = SUB_AREA_ORDER[from[0]]!;
+  const base = file.slice(file.lastIndexOf("/") + 1);
+  if (from[1] === "") {
+    if (base === "mod.ts" || base === "testing.ts") return undefined;
+    return `imports sub-area "${to[1]}" from the top of src/${from[0]}`;
+  }
+  if (!order.includes(to[1]) || !order.includes(from[1])) {
+    return `sub-area "${
+      order.includes(to[1]) ? from[1] : to[1]
+    }" is not in SUB_AREA_ORDER`;
+  }
+  if (order.indexOf(to[1]) > order.indexOf(from[1])) {
+    return `sub-area "${from[1]}" imports "${to[1]}", which comes after it`;
+  }
+  return undefined;
+}
 const IMPORT_REGEXP =
   /(?:^|\n)\s*(?:import|export)\s(?:type\s)?[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
@@ -60,6 +113,8 @@ for (const file of files) {
     if (!isTest(file) && !isTest(target)) {
       if (!fileEdges.has(file)) fileEdges.set(file, new Set());
       fileEdges.get(file)!.add(target);
+      const problem = subAreaProblem(file, target);
+      if (problem) problems.push(`${file.slice(ROOT.length)}: ${problem}`);
     }
     const to = areaOf(target);
     if (!to || to === from) continue;

@@ -21,6 +21,20 @@ import { containerHashString } from "./container_hash.ts";
 import type { Container, Pod } from "./types.ts";
 import { dnsConfigForPod, type DnsOptions } from "./dns_config.ts";
 import {
+  CONTAINER_HASH_ANNOTATION,
+  CONTAINER_NAME_LABEL,
+  CONTAINER_PORTS_ANNOTATION,
+  CONTAINER_RESTART_COUNT_ANNOTATION,
+  POD_DELETION_GRACE_ANNOTATION,
+  POD_NAME_LABEL,
+  POD_NAMESPACE_LABEL,
+  POD_TERMINATION_GRACE_ANNOTATION,
+  POD_UID_LABEL,
+  PRESTOP_HANDLER_ANNOTATION,
+  TERMINATION_MESSAGE_PATH_ANNOTATION,
+  TERMINATION_MESSAGE_POLICY_ANNOTATION,
+} from "./runtime_labels.ts";
+import {
   type EnvContext,
   expandVars,
   makeEnvironment,
@@ -43,32 +57,6 @@ export type ContainerConfigInit = MessageInitShape<
 >;
 
 export { ContainerConfigError } from "./container_env.ts";
-
-/** CRI label keys the kubelet puts on sandboxes and containers. */
-export const POD_NAME_LABEL = "io.kubernetes.pod.name";
-export const POD_NAMESPACE_LABEL = "io.kubernetes.pod.namespace";
-export const POD_UID_LABEL = "io.kubernetes.pod.uid";
-export const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
-/** CRI annotation keys the kubelet puts on containers. */
-export const CONTAINER_HASH_ANNOTATION = "io.kubernetes.container.hash";
-export const CONTAINER_RESTART_COUNT_ANNOTATION =
-  "io.kubernetes.container.restartCount";
-export const TERMINATION_MESSAGE_PATH_ANNOTATION =
-  "io.kubernetes.container.terminationMessagePath";
-export const TERMINATION_MESSAGE_POLICY_ANNOTATION =
-  "io.kubernetes.container.terminationMessagePolicy";
-export const POD_DELETION_GRACE_ANNOTATION =
-  "io.kubernetes.pod.deletionGracePeriod";
-export const POD_TERMINATION_GRACE_ANNOTATION =
-  "io.kubernetes.pod.terminationGracePeriod";
-export const PRESTOP_HANDLER_ANNOTATION =
-  "io.kubernetes.container.preStopHandler";
-export const CONTAINER_PORTS_ANNOTATION = "io.kubernetes.container.ports";
-/**
- * Written by kubelet.ts versions before the differential tests showed that the upstream v1.34
- * kubelet does not set it; still read from containers those versions created.
- */
-export const CONTAINER_TYPE_ANNOTATION = "io.kubernetes.container.type";
 
 const ETC_HOSTS = "/etc/hosts";
 

@@ -16,7 +16,7 @@ import {
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
-} from "./container_config.ts";
+} from "./runtime_labels.ts";
 import type { ContainerLogLinks } from "./container_log_links.ts";
 
 export {

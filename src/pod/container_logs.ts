@@ -14,7 +14,7 @@ import {
   CONTAINER_NAME_LABEL,
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
-} from "./container_config.ts";
+} from "./runtime_labels.ts";
 import {
   CONTAINER_LOGS_DIR,
   ContainerLogLinks,

@@ -75,15 +75,17 @@ export { listRunningPods, runningPodStandIn } from "./runtime_pods.ts";
 export type { ListRunningPodsOptions, RunningPod } from "./runtime_pods.ts";
 export { containerHashString, hashContainer } from "./container_hash.ts";
 export {
-  CONTAINER_NAME_LABEL,
   ContainerConfigError,
   generateContainerConfig,
   generatePodSandboxConfig,
+  podLogDirectory,
+} from "./container_config.ts";
+export {
+  CONTAINER_NAME_LABEL,
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
-  podLogDirectory,
-} from "./container_config.ts";
+} from "./runtime_labels.ts";
 export { parseResolvConf } from "./dns_config.ts";
 export type { DnsOptions } from "./dns_config.ts";
 export {

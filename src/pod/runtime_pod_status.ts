@@ -12,16 +12,16 @@ import {
   type PodSandboxStatus,
   type RuntimeService,
 } from "../runtime/mod.ts";
+import { DEFAULT_TERMINATION_MESSAGE_PATH } from "./container_config.ts";
 import {
   CONTAINER_HASH_ANNOTATION,
   CONTAINER_RESTART_COUNT_ANNOTATION,
   CONTAINER_TYPE_ANNOTATION,
-  DEFAULT_TERMINATION_MESSAGE_PATH,
   POD_TERMINATION_GRACE_ANNOTATION,
   POD_UID_LABEL,
   TERMINATION_MESSAGE_PATH_ANNOTATION,
   TERMINATION_MESSAGE_POLICY_ANNOTATION,
-} from "./container_config.ts";
+} from "./runtime_labels.ts";
 import {
   denoTerminationMessageReader,
   readTerminationMessage,

@@ -7,7 +7,7 @@
  */
 
 import type { RuntimeService } from "../runtime/mod.ts";
-import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "./container_config.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "./runtime_labels.ts";
 import type { Pod } from "./types.ts";
 
 /** A pod as the runtime knows it. */
