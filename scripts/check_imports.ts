@@ -63,7 +63,7 @@ function subAreaProblem(file: string, target: string): string | undefined {
   return undefined;
 }
 const IMPORT_REGEXP =
-  /(?:^|\n)\s*(?:import|export)\s(?:type\s)?[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  /(?:^|\n)\s*(?:import|export)\s(?:type\s)?[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s*["']([^"']+)["']/g;
 
 function walk(dir: string, out: string[]): string[] {
   for (const entry of Deno.readDirSync(dir)) {
@@ -107,7 +107,7 @@ for (const file of files) {
   const text = Deno.readTextFileSync(file);
   const from = areaOf(file);
   for (const m of text.matchAll(IMPORT_REGEXP)) {
-    const spec = m[1] ?? m[2] ?? "";
+    const spec = m[1] ?? m[2] ?? m[3] ?? "";
     if (!spec.startsWith(".")) continue;
     const target = normalize(file.slice(0, file.lastIndexOf("/")) + "/" + spec);
     if (!isTest(file) && !isTest(target)) {
