@@ -152,7 +152,7 @@ export function objectSourcePayload(
  * The projected volume's payload (pure). Sources are applied in order, a later path replacing
  * an earlier one; each failing source adds its error and is left out. Tokens get the default
  * mode (upstream writes them 0600 under `fsGroup`); the whole volume is then handed to
- * `fsGroup` after writing (src/pod/object_volumes.ts).
+ * `fsGroup` after writing (src/pod/containers/object_volumes.ts).
  */
 export function projectedPayload(
   sources: readonly VolumeProjection[],

@@ -318,7 +318,7 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   b.add("write", logs, "podLogsDir");
   if (logs === PLAN_DEFAULTS.podLogsDir) {
     // the legacy container log links (hard links under these scoped grants); with another
-    // podLogsDir they go under it (src/pod/container_logs.ts)
+    // podLogsDir they go under it (src/pod/logs/container_logs.ts)
     b.add("read", CONTAINER_LOG_LINKS_DIR, "container log links");
     b.add("write", CONTAINER_LOG_LINKS_DIR, "container log links");
   }

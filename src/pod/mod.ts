@@ -42,18 +42,21 @@ export { podFullName } from "./types.ts";
 export {
   computePodActions,
   shouldContainerBeRestarted,
-} from "./pod_actions.ts";
-export type { ComputePodActionsOptions, PodActions } from "./pod_plan.ts";
-export type { ProbeResult } from "./probe_results.ts";
+} from "./lifecycle/pod_actions.ts";
+export type {
+  ComputePodActionsOptions,
+  PodActions,
+} from "./lifecycle/pod_plan.ts";
+export type { ProbeResult } from "./probes/probe_results.ts";
 /** CRI-backed PodSyncer: `createPodSyncer(deps, options)`. */
-export { createPodSyncer } from "./pod_syncer.ts";
+export { createPodSyncer } from "./lifecycle/pod_syncer.ts";
 export type {
   PodSyncerDeps,
   PodSyncerOptions,
   RuntimePodSyncer,
-} from "./pod_syncer.ts";
+} from "./lifecycle/pod_syncer.ts";
 /** Reads one pod's sandboxes/containers from the runtime. */
-export { getPodRuntimeStatus } from "./runtime_pod_status.ts";
+export { getPodRuntimeStatus } from "./status/runtime_pod_status.ts";
 export {
   CONTAINER_GC_PERIOD_MS,
   createContainerGc,
@@ -61,7 +64,7 @@ export {
   planContainerGc,
   planSandboxGc,
   podUidFromLogDirectory,
-} from "./container_gc.ts";
+} from "./gc/container_gc.ts";
 export type {
   ContainerGc,
   ContainerGcDeps,
@@ -70,46 +73,58 @@ export type {
   ContainerGcResult,
   GcFileSystem,
   PodStateProvider,
-} from "./container_gc.ts";
-export { listRunningPods, runningPodStandIn } from "./runtime_pods.ts";
-export type { ListRunningPodsOptions, RunningPod } from "./runtime_pods.ts";
-export { containerHashString, hashContainer } from "./container_hash.ts";
+} from "./gc/container_gc.ts";
+export {
+  listRunningPods,
+  runningPodStandIn,
+} from "./lifecycle/runtime_pods.ts";
+export type {
+  ListRunningPodsOptions,
+  RunningPod,
+} from "./lifecycle/runtime_pods.ts";
+export {
+  containerHashString,
+  hashContainer,
+} from "./containers/container_hash.ts";
 export {
   ContainerConfigError,
   generateContainerConfig,
   generatePodSandboxConfig,
   podLogDirectory,
-} from "./container_config.ts";
+} from "./containers/container_config.ts";
 export {
   CONTAINER_NAME_LABEL,
   POD_NAME_LABEL,
   POD_NAMESPACE_LABEL,
   POD_UID_LABEL,
 } from "./runtime_labels.ts";
-export { parseResolvConf } from "./dns_config.ts";
-export type { DnsOptions } from "./dns_config.ts";
+export { parseResolvConf } from "./containers/dns_config.ts";
+export type { DnsOptions } from "./containers/dns_config.ts";
 export {
   readNodeResources,
   readPodEnvironmentOptions,
-} from "./pod_environment.ts";
+} from "./containers/pod_environment.ts";
 export type {
   PodEnvironmentConfig,
   PodEnvironmentOptions,
-} from "./pod_environment.ts";
-export { podQOSClass } from "./pod_resources.ts";
-export type { NodeResources, QOSClass } from "./pod_resources.ts";
+} from "./containers/pod_environment.ts";
+export { podQOSClass } from "./cgroups/pod_resources.ts";
+export type { NodeResources, QOSClass } from "./cgroups/pod_resources.ts";
 export {
   createBackoff,
   createContainerBackoff,
   createImageBackoff,
-} from "./backoff.ts";
-export type { Backoff, BackoffOptions } from "./backoff.ts";
-export { createImagePuller, defaultPullPolicy } from "./image_puller.ts";
+} from "./containers/backoff.ts";
+export type { Backoff, BackoffOptions } from "./containers/backoff.ts";
+export {
+  createImagePuller,
+  defaultPullPolicy,
+} from "./containers/image_puller.ts";
 export type {
   EnsureImageResult,
   ImagePuller,
   ImagePullerOptions,
-} from "./image_puller.ts";
+} from "./containers/image_puller.ts";
 
 // Driving it: static pods, sources, pod config, pod workers, PLEG and the sync loop.
 export {
@@ -121,75 +136,89 @@ export {
   ManifestError,
   parseManifest,
   readStaticPods,
-} from "./static_pod.ts";
+} from "./static/static_pod.ts";
 export {
   createApiSource,
   createFileSource,
   createHttpSource,
 } from "./sources/mod.ts";
 export type { PodSource } from "./sources/mod.ts";
-export { PodConfig } from "./pod_config.ts";
-export type { PodOperation, PodUpdate } from "./pod_config.ts";
-export { PodWorkers } from "./pod_workers.ts";
-export type { WorkerPhase } from "./pod_workers.ts";
-export { computePlegEvents, Pleg } from "./pleg.ts";
-export type { PodLifecycleEvent, PodLifecycleEventType } from "./pleg.ts";
+export { PodConfig } from "./sources/pod_config.ts";
+export type { PodOperation, PodUpdate } from "./sources/pod_config.ts";
+export { PodWorkers } from "./lifecycle/pod_workers.ts";
+export type { WorkerPhase } from "./lifecycle/pod_workers.ts";
+export { computePlegEvents, Pleg } from "./lifecycle/pleg.ts";
+export type {
+  PodLifecycleEvent,
+  PodLifecycleEventType,
+} from "./lifecycle/pleg.ts";
 export {
   dispatch,
   LoopEventQueue,
   PodSyncHandler,
   runSyncLoop,
-} from "./sync_loop.ts";
-export type { LoopEvent, PodAdmission, SyncHandler } from "./sync_loop.ts";
+} from "./lifecycle/sync_loop.ts";
+export type {
+  LoopEvent,
+  PodAdmission,
+  SyncHandler,
+} from "./lifecycle/sync_loop.ts";
 /** `/var/log/containers` links and log rotation (`containerLogMax*`). */
-export { createContainerLogs } from "./container_logs.ts";
-export type { ContainerLogs } from "./container_logs.ts";
+export { createContainerLogs } from "./logs/container_logs.ts";
+export type { ContainerLogs } from "./logs/container_logs.ts";
 /** Pod admission for sysctls: safe ones plus `allowedUnsafeSysctls` (`SysctlForbidden`). */
 export {
   createSysctlAllowlist,
   SYSCTL_FORBIDDEN_REASON,
   sysctlAdmission,
   SysctlAllowlist,
-} from "./sysctl_admission.ts";
+} from "./admission/sysctl_admission.ts";
 /** When the sync loop last iterated (read by the `syncloop` health check). */
-export { SyncLoopMonitor } from "./sync_loop_monitor.ts";
+export { SyncLoopMonitor } from "./lifecycle/sync_loop_monitor.ts";
 export type {
   SyncLoopActivity,
   SyncLoopRecorder,
-} from "./sync_loop_monitor.ts";
+} from "./lifecycle/sync_loop_monitor.ts";
 
 // Probes: one worker per (pod, container, probe type) filling the shared result maps.
 /** Probe manager fed by the pod status cache: `createProber(deps, options)`. */
-export { createProber } from "./prober.ts";
-export type { Prober, ProberDeps, ProberOptions } from "./prober.ts";
+export { createProber } from "./probes/prober.ts";
+export type { Prober, ProberDeps, ProberOptions } from "./probes/prober.ts";
 /** Result maps shared by the prober and the pod syncer. */
-export { createProbeResults } from "./probe_results.ts";
+export { createProbeResults } from "./probes/probe_results.ts";
 export type {
   ProbeResultChange,
   ProbeResults,
   ProbeType,
-} from "./probe_results.ts";
-export type { ProbeConnect } from "./probe_handlers.ts";
+} from "./probes/probe_results.ts";
+export type { ProbeConnect } from "./probes/probe_handlers.ts";
 /** Predicate admission (upstream `predicate.go`): resources, node affinity, OS, ports, taints. */
-export { admitPod, predicateAdmitter } from "./predicate_admission.ts";
+export {
+  admitPod,
+  predicateAdmitter,
+} from "./admission/predicate_admission.ts";
 export type {
   AdmitVerdict,
   PredicateAdmitterDeps,
-} from "./predicate_admission.ts";
+} from "./admission/predicate_admission.ts";
 /** Mirror pods: the API copies of static pods (`isMirrorPod` drops them from the API source). */
 export {
   isMirrorPod,
   isStaticPod,
   mirrorPodFor,
   planMirrorPods,
-} from "./mirror_pods.ts";
-export type { MirrorDeletion, MirrorOwner, MirrorPlan } from "./mirror_pods.ts";
-export { MirrorPodManager } from "./mirror_pod_manager.ts";
+} from "./static/mirror_pods.ts";
+export type {
+  MirrorDeletion,
+  MirrorOwner,
+  MirrorPlan,
+} from "./static/mirror_pods.ts";
+export { MirrorPodManager } from "./static/mirror_pod_manager.ts";
 export type {
   MirrorPodApi,
   MirrorPodDeps,
   MirrorPodOptions,
-} from "./mirror_pod_manager.ts";
+} from "./static/mirror_pod_manager.ts";
 /** Pod lifecycle events: the recorder seam and the involved-object references. */
 export { containerReference, noPodEvents, podReference } from "./pod_events.ts";
 export type { PodEventRecorder } from "./pod_events.ts";
@@ -199,4 +228,4 @@ export {
   type ServiceLister,
   SERVICES_NOT_SYNCED,
   serviceVariables,
-} from "./service_env.ts";
+} from "./containers/service_env.ts";

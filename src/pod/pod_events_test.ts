@@ -4,7 +4,10 @@ import { RecordedEvents } from "../events/testing.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createSimRuntime } from "../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../status/mod.ts";
-import { createPodSyncer, type PodSyncerOptions } from "./pod_syncer.ts";
+import {
+  createPodSyncer,
+  type PodSyncerOptions,
+} from "./lifecycle/pod_syncer.ts";
 import { containerReference } from "./pod_events.ts";
 import type { Pod } from "./types.ts";
 

@@ -3,7 +3,7 @@
  * container and of one pod. Import only from tests and benches.
  * @module
  */
-import { containerHashString } from "./container_hash.ts";
+import { containerHashString } from "./containers/container_hash.ts";
 import type {
   Container,
   ContainerView,

@@ -1,6 +1,6 @@
 /**
  * Status: the versioned pod status cache (the pod status itself is computed beside the pod code,
- * `src/pod/compute_pod_status.ts`, as upstream keeps it in kubelet_pods.go); node registration,
+ * `src/pod/status/compute_pod_status.ts`, as upstream keeps it in kubelet_pods.go); node registration,
  * node status and the node lease.
  * `PodStatusSync` publishes the cached pod statuses to the API server (hooked in through
  * `PodStatusManager.onChange`) and deletes gracefully deleted pods once they terminated.

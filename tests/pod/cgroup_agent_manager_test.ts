@@ -9,7 +9,7 @@ import {
   openCgroupAgentClient,
 } from "../../src/cgroup_agent/mod.ts";
 import { withAgent } from "../../src/cgroup_agent/testing.ts";
-import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
+import { openPodCgroupManager } from "../../src/pod/cgroups/pod_cgroup_manager.ts";
 import type { Pod } from "../../src/pod/types.ts";
 
 const MiB = 1024 ** 2;

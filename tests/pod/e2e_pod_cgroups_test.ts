@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { readNodeResources } from "../../src/pod/mod.ts";
-import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
+import { openPodCgroupManager } from "../../src/pod/cgroups/pod_cgroup_manager.ts";
 import { readCgroupFile as read, removeCgroupTree } from "./_cgroups.ts";
 import { endpoint, running, startE2e, waitFor } from "./_containerd_e2e.ts";
 

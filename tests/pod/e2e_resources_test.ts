@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import { readCgroupFile, removeCgroupTree } from "./_cgroups.ts";
 import { readNodeResources } from "../../src/pod/mod.ts";
-import { openPodCgroupManager } from "../../src/pod/pod_cgroup_manager.ts";
-import { hasEveryPermission } from "../../src/pod/pod_environment.ts";
+import { openPodCgroupManager } from "../../src/pod/cgroups/pod_cgroup_manager.ts";
+import { hasEveryPermission } from "../../src/pod/containers/pod_environment.ts";
 import {
   endpoint,
   IMAGE,

@@ -16,7 +16,7 @@ import type { PodApi } from "../../api/mod.ts";
 import { runReflector } from "../../api/mod.ts";
 import type { Clock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
-import { CONFIG_MIRROR_ANNOTATION } from "../static_pod.ts";
+import { CONFIG_MIRROR_ANNOTATION } from "../static/static_pod.ts";
 import type { Pod } from "../types.ts";
 import type { PodSource } from "./file_source.ts";
 import { errorMessage } from "../../util/error_message.ts";

@@ -12,7 +12,10 @@
 import type { Clock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import type { Pod } from "../types.ts";
-import { filterDuplicatePodNames, readStaticPods } from "../static_pod.ts";
+import {
+  filterDuplicatePodNames,
+  readStaticPods,
+} from "../static/static_pod.ts";
 
 /** Dependencies of {@linkcode createFileSource}. */
 export interface FileSourceDeps {

@@ -1,0 +1,201 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../../clock/testing.ts";
+import { CaptureLogger } from "../../log/testing.ts";
+import { createSimRuntime } from "../../runtime/testing.ts";
+import { createContainerBackoff } from "../containers/backoff.ts";
+import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
+import { createImagePuller } from "../containers/image_puller.ts";
+import { createInitContainerCleaner } from "./init_container_cleanup.ts";
+import { computePodActions } from "./pod_actions.ts";
+import type { PodActions } from "./pod_plan.ts";
+import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
+import type { Pod, PodRuntimeStatus } from "../types.ts";
+
+function setup() {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const runtime = createSimRuntime({ clock });
+  const logger = new CaptureLogger();
+  const kill = { runtime, logger, clock, runtimeRequestTimeoutMs: 120_000 };
+  const mkdir = () => Promise.resolve();
+  const messageWriter = {
+    createFile: () => Promise.resolve(),
+    remove: () => Promise.resolve(),
+    removeEmptyDir: () => Promise.resolve(),
+  };
+  const deps: ExecuteDeps = {
+    runtime,
+    logger,
+    kill,
+    start: {
+      kill,
+      runtime,
+      logger,
+      backoff: createContainerBackoff({ clock }),
+      puller: createImagePuller({ images: runtime, clock, logger }, {
+        serializeImagePulls: true,
+      }),
+      mkdir,
+      readDirNames: () => Promise.resolve([]),
+      podLogsDir: "/var/log/pods",
+      messageWriter,
+      nodeName: "node-a",
+      hostIPs: [],
+    },
+    initContainers: createInitContainerCleaner({
+      runtime,
+      logger,
+      messageWriter,
+    }),
+    mkdir,
+    podLogsDir: "/var/log/pods",
+    runtimeHandler: "",
+  };
+  return { runtime, logger, deps, signal: new AbortController().signal };
+}
+
+const pod: Pod = {
+  metadata: { name: "web", namespace: "default", uid: "u1" },
+  spec: {
+    initContainers: [{ name: "init", image: "busybox" }],
+    containers: [{ name: "app", image: "nginx" }],
+  },
+};
+
+const empty: PodRuntimeStatus = {
+  uid: "u1",
+  name: "web",
+  namespace: "default",
+  sandboxes: [],
+  containers: [],
+};
+
+function run(
+  s: ReturnType<typeof setup>,
+  actions: PodActions,
+  status = empty,
+) {
+  return executePodActions(s.deps, {
+    pod,
+    status,
+    actions,
+    signal: s.signal,
+    logger: s.logger,
+  });
+}
+
+Deno.test("executePodActions() creates the sandbox, then starts only the planned init container", async () => {
+  const s = setup();
+  const results = await run(s, computePodActions(pod, empty));
+  assert.deepEqual(results.map((r) => [r.action, r.reason]), [
+    ["CreatePodSandbox", undefined],
+    ["StartContainer", undefined],
+  ]);
+  assert.equal(results[1]!.target, "init");
+  assert.deepEqual(
+    [...s.runtime.containers.values()].map((c) => c.metadata.name),
+    ["init"],
+  );
+  const create = s.runtime.calls.indexOf("runPodSandbox");
+  assert.ok(create >= 0 && create < s.runtime.calls.indexOf("createContainer"));
+});
+
+Deno.test("executePodActions() stops at a failed sandbox: one CreatePodSandboxError, no container calls", async () => {
+  const s = setup();
+  s.runtime.injectError("runPodSandbox", new Error("no network"));
+  const results = await run(s, computePodActions(pod, empty));
+  assert.equal(results.length, 1);
+  assert.equal(results[0]!.reason, "CreatePodSandboxError");
+  assert.match(results[0]!.message ?? "", /^Failed to create pod sandbox: /);
+  assert.ok(!s.runtime.calls.includes("createContainer"));
+});
+
+Deno.test("executePodActions() kills a pod that needs no new sandbox and starts nothing", async () => {
+  const s = setup();
+  await run(s, computePodActions(pod, empty));
+  const actions: PodActions = {
+    killPod: true,
+    createSandbox: false,
+    sandboxId: "",
+    attempt: 0,
+    initContainersToStart: [0],
+    containersToStart: [0],
+    ephemeralContainersToStart: [],
+    containersToKill: new Map(),
+  };
+  const before = s.runtime.calls.length;
+  await run(s, actions);
+  const after = s.runtime.calls.slice(before);
+  assert.ok(!after.includes("createContainer"), after.join(","));
+  assert.ok(!after.includes("runPodSandbox"), after.join(","));
+});
+
+Deno.test("executePodActions() starts an ephemeral container in the running sandbox, in its target's process namespace", async () => {
+  const s = setup();
+  const plain: Pod = { ...pod, spec: { containers: pod.spec.containers } };
+  await executePodActions(s.deps, {
+    pod: plain,
+    status: empty,
+    actions: computePodActions(plain, empty),
+    signal: s.signal,
+    logger: s.logger,
+  });
+  const configs: unknown[] = [];
+  const create = s.runtime.createContainer.bind(s.runtime);
+  s.runtime.createContainer = (req, opts) => {
+    configs.push(req.config?.linux?.securityContext?.namespaceOptions);
+    return create(req, opts);
+  };
+  const debug: Pod = {
+    ...plain,
+    spec: {
+      ...plain.spec,
+      ephemeralContainers: [
+        { name: "debug", image: "busybox", targetContainerName: "app" },
+        { name: "lost", image: "busybox", targetContainerName: "nope" },
+      ],
+    },
+  };
+  const status = await getPodRuntimeStatus(s.runtime, {
+    uid: "u1",
+    name: "web",
+    namespace: "default",
+  });
+  const actions = computePodActions(debug, status);
+  assert.deepEqual(actions.ephemeralContainersToStart, [0, 1]);
+  const results = await executePodActions(s.deps, {
+    pod: debug,
+    status,
+    actions,
+    signal: s.signal,
+    logger: s.logger,
+  });
+  assert.deepEqual(results.map((r) => [r.target, r.reason, r.message]), [
+    ["debug", undefined, undefined],
+    [
+      "lost",
+      "CreateContainerConfigError",
+      "unable to find target container nope",
+    ],
+  ]);
+  const app = status.containers.find((c) => c.name === "app")!;
+  assert.deepEqual(configs, [{
+    usernsOptions: { mode: 2 },
+    network: 0,
+    pid: 3,
+    ipc: 0,
+    targetId: app.id,
+  }]);
+  const after = await getPodRuntimeStatus(s.runtime, {
+    uid: "u1",
+    name: "web",
+    namespace: "default",
+  });
+  assert.equal(
+    after.containers.find((c) => c.name === "debug")?.state,
+    "running",
+  );
+  assert.deepEqual(
+    computePodActions(debug, after).ephemeralContainersToStart,
+    [1],
+  );
+});
