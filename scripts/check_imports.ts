@@ -25,7 +25,9 @@ const SUB_AREA_ORDER: Readonly<Record<string, readonly string[]>> = {
     "logs", // container log files: links, rotation, reading
     "static", // static pod manifests and their mirror pods
     "sources", // file, HTTP and API sources merged into PodUpdates
-    "containers", // what a container is made of: config, env, hooks, images
+    "env", // container environment variables and their sources
+    "containers", // what a container and its sandbox are made of
+    "images", // image pulls and their credentials
     "status", // phase, conditions and the pod status
     "gc", // container garbage collection and local storage eviction
     "lifecycle", // decide and act: actions, syncer, workers, PLEG, sync loop

@@ -116,15 +116,12 @@ export {
   createImageBackoff,
 } from "./containers/backoff.ts";
 export type { Backoff, BackoffOptions } from "./containers/backoff.ts";
-export {
-  createImagePuller,
-  defaultPullPolicy,
-} from "./containers/image_puller.ts";
+export { createImagePuller, defaultPullPolicy } from "./images/image_puller.ts";
 export type {
   EnsureImageResult,
   ImagePuller,
   ImagePullerOptions,
-} from "./containers/image_puller.ts";
+} from "./images/image_puller.ts";
 
 // Driving it: static pods, sources, pod config, pod workers, PLEG and the sync loop.
 export {
@@ -228,4 +225,4 @@ export {
   type ServiceLister,
   SERVICES_NOT_SYNCED,
   serviceVariables,
-} from "./containers/service_env.ts";
+} from "./env/service_env.ts";

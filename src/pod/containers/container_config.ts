@@ -38,7 +38,7 @@ import {
   type EnvContext,
   expandVars,
   makeEnvironment,
-} from "./container_env.ts";
+} from "../env/container_env.ts";
 import {
   type ImageUser,
   linuxContainerConfig,
@@ -59,7 +59,7 @@ export type ContainerConfigInit = MessageInitShape<
   typeof ContainerConfigSchema
 >;
 
-export { ContainerConfigError } from "./container_env.ts";
+export { ContainerConfigError } from "../env/container_env.ts";
 
 const ETC_HOSTS = "/etc/hosts";
 

@@ -7,7 +7,7 @@
  */
 
 import type { CriMount, VolumeManager } from "../../volume/mod.ts";
-import { type EnvContext, makeEnvironment } from "./container_env.ts";
+import { type EnvContext, makeEnvironment } from "../env/container_env.ts";
 import { expandSubPathExpr } from "./subpath_expr.ts";
 import type { Container, Pod, PodRuntimeStatus } from "../types.ts";
 

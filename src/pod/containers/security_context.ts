@@ -18,7 +18,7 @@ import type {
   NamespaceOptionSchema,
 } from "../../runtime/mod.ts";
 import { join } from "../../util/posix_path.ts";
-import { ContainerConfigError } from "./container_env.ts";
+import { ContainerConfigError } from "../env/container_env.ts";
 import type {
   Container,
   Pod,

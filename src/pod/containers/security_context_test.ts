@@ -8,7 +8,7 @@ import {
   sandboxSecurityContext,
   seccompProfile,
 } from "./security_context.ts";
-import { ContainerConfigError } from "./container_env.ts";
+import { ContainerConfigError } from "../env/container_env.ts";
 import type { Container, Pod } from "../types.ts";
 
 function pod(

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { expandVars } from "./container_env.ts";
+import { expandVars } from "../env/container_env.ts";
 
 /**
  * Expands `expr` with `env`.

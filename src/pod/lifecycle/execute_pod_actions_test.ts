@@ -4,7 +4,7 @@ import { CaptureLogger } from "../../log/testing.ts";
 import { createSimRuntime } from "../../runtime/testing.ts";
 import { createContainerBackoff } from "../containers/backoff.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
-import { createImagePuller } from "../containers/image_puller.ts";
+import { createImagePuller } from "../images/image_puller.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import { computePodActions } from "./pod_actions.ts";
 import type { PodActions } from "./pod_plan.ts";

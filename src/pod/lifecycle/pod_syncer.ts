@@ -30,12 +30,12 @@ import { podLogDirectory } from "../containers/container_config.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "../containers/dns_config.ts";
-import { createImagePuller } from "../containers/image_puller.ts";
+import { createImagePuller } from "../images/image_puller.ts";
 import { type PodEventRecorder, podReference } from "../pod_events.ts";
 import { createVolumeManager, type VolumeManager } from "../../volume/mod.ts";
-import { pullSecretsFor } from "../containers/pull_credentials.ts";
+import { pullSecretsFor } from "../images/pull_credentials.ts";
 import type { ObjectGetter, TokenSource } from "../../objects/mod.ts";
-import type { ServiceLister } from "../containers/service_env.ts";
+import type { ServiceLister } from "../env/service_env.ts";
 import { withObjectVolumes } from "../containers/object_volumes.ts";
 import {
   createPodEnvironment,

@@ -5,7 +5,7 @@ import { createSimRuntime, type SimScenario } from "../../runtime/sim/mod.ts";
 import { createPodStatusManager } from "../../status/mod.ts";
 import { containerHashString } from "../containers/container_hash.ts";
 import { createPodSyncer } from "./pod_syncer.ts";
-import type { ServiceLister } from "../containers/service_env.ts";
+import type { ServiceLister } from "../env/service_env.ts";
 import type { Container, Pod, PodWork } from "../types.ts";
 
 function setup(scenario: SimScenario = {}, services?: ServiceLister) {

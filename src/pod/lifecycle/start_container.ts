@@ -19,14 +19,14 @@ import {
   podLogDirectory,
   type PodSandboxConfigInit,
 } from "../containers/container_config.ts";
-import type { ImagePuller } from "../containers/image_puller.ts";
-import { fetchEnvObjects } from "../containers/env_objects.ts";
+import type { ImagePuller } from "../images/image_puller.ts";
+import { fetchEnvObjects } from "../env/env_objects.ts";
 import { isStaticPod } from "../static/mirror_pods.ts";
 import {
   serviceEnvVars,
   type ServiceLister,
   SERVICES_NOT_SYNCED,
-} from "../containers/service_env.ts";
+} from "../env/service_env.ts";
 import type { ObjectGetter } from "../../objects/mod.ts";
 import type { ContainerLogLinks } from "../logs/container_log_links.ts";
 import { runLifecycleHook } from "../containers/lifecycle_hooks.ts";

@@ -11,7 +11,7 @@ import type { Secret } from "../../api/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import type { ObjectGetter } from "../../objects/mod.ts";
 import { imageRepository } from "../../util/image_reference.ts";
-import { decodeSecretValue } from "./env_objects.ts";
+import { decodeSecretValue } from "../env/env_objects.ts";
 import type { Pod } from "../types.ts";
 
 /** One credential, as CRI `AuthConfig` carries it. */

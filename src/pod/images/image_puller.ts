@@ -23,9 +23,9 @@ import {
   type Backoff,
   createImageBackoff,
   imageBackoffKey,
-} from "./backoff.ts";
+} from "../containers/backoff.ts";
 import type { Container, Pod, PullPolicy } from "../types.ts";
-import { runtimeErrorText } from "./runtime_messages.ts";
+import { runtimeErrorText } from "../containers/runtime_messages.ts";
 import type { Secret } from "../../api/mod.ts";
 import {
   lookupCredentials,
