@@ -22,7 +22,9 @@ const DATA_TMP = "..data_tmp";
 const TIMESTAMPED_REGEXP = /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.[^/]+$/;
 
 /**
- * Checks a payload path as upstream `validatePath` does.
+ * Checks a payload path as upstream `validatePath` does: not empty, relative, at most 4096
+ * characters, no `..` component, no name over 255 characters, no first name starting `..`
+ * (the writer's own `..data` and timestamped names).
  * @throws {RangeError} naming the rule broken.
  */
 export function validatePayloadPath(path: string): void {
@@ -39,9 +41,46 @@ export function validatePayloadPath(path: string): void {
   if (parts.includes("..")) {
     throw new RangeError(`invalid path: must not contain '..': ${path}`);
   }
+  if (parts.some((p) => p.length > 255)) {
+    throw new RangeError(
+      "invalid path: filenames must be less than or equal to 255 characters",
+    );
+  }
   if (parts[0]!.startsWith("..")) {
     throw new RangeError(`invalid path: must not start with '..': ${path}`);
   }
+}
+
+/**
+ * A valid payload path in its clean form (upstream `validatePayload` keeps `filepath.Clean`
+ * of each path): `./x` and `a//b/` become `x` and `a/b`. A path naming the volume directory
+ * itself (`.`, `./`) or whose clean form starts with `..` (`./..data`) is refused: writing it
+ * would replace the volume's own directory or the writer's `..data`.
+ * @throws {RangeError} naming the rule broken.
+ */
+export function cleanPayloadPath(path: string): string {
+  validatePayloadPath(path);
+  const clean = path.split("/").filter((p) => p !== "" && p !== ".").join("/");
+  if (clean === "") {
+    throw new RangeError(
+      `invalid path: must name a file inside the volume, not the volume itself: ${path}`,
+    );
+  }
+  validatePayloadPath(clean);
+  return clean;
+}
+
+/**
+ * The payload with every path in its clean form; of two paths with one clean form the later
+ * wins, as in upstream's map.
+ * @throws {RangeError} for a path {@linkcode cleanPayloadPath} refuses.
+ */
+export function cleanPayload(
+  payload: ReadonlyMap<string, PayloadFile>,
+): Map<string, PayloadFile> {
+  const out = new Map<string, PayloadFile>();
+  for (const [path, file] of payload) out.set(cleanPayloadPath(path), file);
+  return out;
 }
 
 function timestampPrefix(now: Date): string {
@@ -162,7 +201,7 @@ export async function writeAtomically(
   payload: ReadonlyMap<string, PayloadFile>,
   options: { now?: Date; layout?: WriterLayout } = {},
 ): Promise<boolean> {
-  for (const path of payload.keys()) validatePayloadPath(path);
+  payload = cleanPayload(payload);
   await Deno.mkdir(targetDir, { recursive: true, mode: 0o755 });
   const oldName = await readLinkOrUndefined(`${targetDir}/${DATA_DIR}`);
   const old = oldName && TIMESTAMPED_REGEXP.test(oldName) ? oldName : undefined;

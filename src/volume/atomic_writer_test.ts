@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { validatePayloadPath, writeAtomically } from "./atomic_writer.ts";
+import {
+  cleanPayloadPath,
+  validatePayloadPath,
+  writeAtomically,
+} from "./atomic_writer.ts";
 
 Deno.test("writeAtomically() swaps ..data to a new timestamped dir and links each name", async () => {
   const dir = await Deno.makeTempDir();
@@ -155,3 +159,44 @@ Deno.test("writeAtomically() rewrites when a key leaves the payload and the othe
     }
   }
 });
+
+Deno.test("cleanPayloadPath() cleans as upstream and refuses the volume itself and ..-names", () => {
+  assert.equal(cleanPayloadPath("./x"), "x");
+  assert.equal(cleanPayloadPath("a//b/"), "a/b");
+  assert.equal(cleanPayloadPath("a/./b"), "a/b");
+  assert.equal(cleanPayloadPath("x..y/..z"), "x..y/..z");
+  for (const bad of [".", "./", ".//.", "./..data", "./../x", "/x", ""]) {
+    assert.throws(() => cleanPayloadPath(bad), RangeError, bad);
+  }
+  assert.throws(
+    () => cleanPayloadPath(`d/${"n".repeat(256)}`),
+    /less than or equal to 255/,
+  );
+  cleanPayloadPath(`d/${"n".repeat(255)}`);
+});
+
+for (const layout of ["symlinks", "files"] as const) {
+  Deno.test(`writeAtomically() (${layout}) writes ./x as x and keeps the rest of the volume`, async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const payload = new Map([
+        ["keep", { data: "k", mode: 0o644 }],
+        ["./x", { data: "1", mode: 0o644 }],
+      ]);
+      await writeAtomically(dir, payload, { layout });
+      assert.equal(await Deno.readTextFile(`${dir}/x`), "1");
+      assert.equal(await Deno.readTextFile(`${dir}/keep`), "k");
+      // unchanged in its clean form: nothing rewritten
+      assert.equal(await writeAtomically(dir, payload, { layout }), false);
+      await assert.rejects(
+        writeAtomically(dir, new Map([[".", { data: "", mode: 0o644 }]]), {
+          layout,
+        }),
+        /not the volume itself/,
+      );
+      assert.equal(await Deno.readTextFile(`${dir}/keep`), "k");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}

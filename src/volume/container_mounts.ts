@@ -72,6 +72,24 @@ function overlaps(a: string, b: string): boolean {
 }
 
 /**
+ * Every container the spec lists, of every kind (`containers`, `initContainers`,
+ * `ephemeralContainers` and any list a later API adds): taken from the spec's own fields, so
+ * a new kind of container cannot be left out of the subPath writer check.
+ */
+export function specContainers(pod: Pod): Container[] {
+  const out: Container[] = [];
+  for (const [key, value] of Object.entries(pod.spec)) {
+    if (!/(^c|C)ontainers$/.test(key) || !Array.isArray(value)) continue;
+    for (const c of value) {
+      if (typeof c === "object" && c !== null && typeof c.name === "string") {
+        out.push(c as Container);
+      }
+    }
+  }
+  return out;
+}
+
+/**
  * Containers in `running` (other than `self`) that mount the same data as volume `name`
  * writable: the same volume, or a hostPath volume overlapping it. Any of them could swap a
  * component of a subPath for a symlink between its check and the runtime's bind mount.
@@ -88,8 +106,7 @@ export function writersOf(
     return !!(target?.hostPathSource && v?.hostPathSource &&
       overlaps(target.hostPathSource, v.hostPathSource));
   };
-  const all = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
-  return all.filter((c) =>
+  return specContainers(pod).filter((c) =>
     c.name !== options.self && options.running.has(c.name) &&
     (c.volumeMounts ?? []).some((m) =>
       same(m.name) && !m.readOnly && !volumes.get(m.name)?.readOnly

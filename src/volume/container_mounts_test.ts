@@ -92,6 +92,45 @@ Deno.test("writersOf() names running containers that can write the same data", (
   );
 });
 
+Deno.test("writersOf() counts sidecars, ephemeral containers and any other container list", () => {
+  const volumes = new Map<string, MountedVolume>([
+    ["v", { hostPath: "/x/v", readOnly: false }],
+  ]);
+  const writes = [{ name: "v", mountPath: "/v" }];
+  const withKinds = {
+    ...pod,
+    spec: {
+      containers: [{ name: "app" }],
+      initContainers: [{
+        name: "side",
+        restartPolicy: "Always",
+        volumeMounts: writes,
+      }],
+      ephemeralContainers: [{
+        name: "debug",
+        targetContainerName: "app",
+        volumeMounts: writes,
+      }],
+      // a container list a later API version might add
+      futureContainers: [{ name: "later", volumeMounts: writes }],
+    },
+  } as unknown as Pod;
+  const running = new Set(["app", "side", "debug", "later"]);
+  assert.deepEqual(
+    writersOf(withKinds, volumes, { name: "v", self: "app", running }).sort(),
+    ["debug", "later", "side"],
+  );
+  // a writer that is not running does not count
+  assert.deepEqual(
+    writersOf(withKinds, volumes, {
+      name: "v",
+      self: "app",
+      running: new Set(["app", "side"]),
+    }),
+    ["side"],
+  );
+});
+
 Deno.test("podVolumes() reads sources; API-backed ones are unsupported", () => {
   assert.deepEqual(podVolumes(pod).map((v) => v.source), [
     { kind: "emptyDir", medium: "" },
