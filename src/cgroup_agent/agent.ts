@@ -34,6 +34,8 @@ export interface CgroupAgentOptions extends AgentConfig {
   fs?: CgroupTreeFs;
   /** Told about each refused or failed request. */
   onError?: (message: string) => void;
+  /** Tests only: binds the listener (default `Deno.listen`), to look at it while it binds. */
+  listen?: (path: string) => Deno.UnixListener;
 }
 
 /** A running agent. */
@@ -182,6 +184,34 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   while (off < bytes.length) off += await conn.write(bytes.subarray(off));
 }
 
+/**
+ * Binds `socket` so that no one but its owner can reach it at any moment: the bind happens in
+ * a fresh 0700 directory beside it (whatever the umask, nobody else can reach into it), the
+ * socket gets 0600 there and only then is renamed to its name.
+ */
+async function listenPrivately(
+  socket: string,
+  listen: (path: string) => Deno.UnixListener,
+): Promise<Deno.UnixListener> {
+  const parent = socket.slice(0, socket.lastIndexOf("/")) || "/";
+  const name = socket.slice(socket.lastIndexOf("/") + 1);
+  const dir = await Deno.makeTempDir({ dir: parent, prefix: `.${name}.` });
+  try {
+    await Deno.chmod(dir, 0o700);
+    const listener = listen(`${dir}/${name}`);
+    try {
+      await Deno.chmod(`${dir}/${name}`, 0o600);
+      await Deno.rename(`${dir}/${name}`, socket);
+    } catch (error) {
+      listener.close();
+      throw error;
+    }
+    return listener;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
 /** Starts the agent on its socket (mode 0600: only its owner, root, may connect). */
 export async function serveCgroupAgent(
   options: CgroupAgentOptions,
@@ -200,8 +230,11 @@ export async function serveCgroupAgent(
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  const listener = Deno.listen({ transport: "unix", path: options.socket });
-  await Deno.chmod(options.socket, 0o600);
+  const listener = await listenPrivately(
+    options.socket,
+    options.listen ??
+      ((path) => Deno.listen({ transport: "unix", path })),
+  );
   const onError = options.onError ?? (() => {});
   const fs = options.fs ?? denoCgroupTreeFs;
   const handle = (line: string) => answer(fs, root, scope, line, onError);

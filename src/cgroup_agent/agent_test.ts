@@ -124,3 +124,53 @@ Deno.test("the client drops a connection the agent does not answer and reconnect
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the agent's socket is never reachable by others, not even while it binds", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // a root dir others may enter, as /var/lib/kubelet usually is
+    await Deno.chmod(dir, 0o755);
+    const socket = `${dir}/cgroup-agent.sock`;
+    const atBind: { socketMode: number; dirMode: number }[] = [];
+    const agent = await serveCgroupAgent({
+      socket,
+      cgroupRoot: "/h9",
+      root: dir,
+      listen(path) {
+        const listener = Deno.listen({ transport: "unix", path });
+        const parent = path.slice(0, path.lastIndexOf("/"));
+        atBind.push({
+          socketMode: Deno.lstatSync(path).mode! & 0o777,
+          dirMode: Deno.lstatSync(parent).mode! & 0o777,
+        });
+        return listener;
+      },
+    });
+    try {
+      assert.equal(atBind.length, 1);
+      const [{ socketMode, dirMode }] = atBind as [typeof atBind[0]];
+      // others can reach the fresh socket only if both it and its directory let them
+      assert.ok(
+        (socketMode & 0o077) === 0 || (dirMode & 0o077) === 0,
+        `socket ${socketMode.toString(8)} in a ${
+          dirMode.toString(8)
+        } directory at bind`,
+      );
+      assert.equal((await Deno.lstat(socket)).mode! & 0o777, 0o600);
+      assert.ok((await Deno.lstat(socket)).isSocket);
+      // no leftover of the private bind directory
+      assert.deepEqual(
+        (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name),
+        ["cgroup-agent.sock"],
+      );
+      const client = cgroupAgentClient(socket);
+      assert.equal(await client.swapController(), undefined);
+      client.close();
+    } finally {
+      agent.close();
+      await agent.finished;
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
