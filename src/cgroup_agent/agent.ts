@@ -15,6 +15,10 @@ import {
 } from "./cgroup_fs.ts";
 import { detectSwapController } from "./swap_controller.ts";
 import {
+  type VolumeTmpfsExecutor,
+  volumeTmpfsExecutor,
+} from "./volume_tmpfs_exec.ts";
+import {
   type AgentConfig,
   type AgentRequest,
   type AgentScope,
@@ -28,6 +32,11 @@ import {
 export interface CgroupAgentOptions extends AgentConfig {
   /** The unix socket to listen on (a stale socket there is replaced). */
   socket: string;
+  /**
+   * The kubelet's root dir, below which pod volumes may get a tmpfs (default: the socket's
+   * directory, since the socket is `<root-dir>/cgroup-agent.sock`).
+   */
+  rootDir?: string;
   /** Tests only: a directory standing in for `/` (its `sys/fs/cgroup`, `proc`, ...). */
   root?: string;
   /** Tests only: the file operations (a temp tree's rmdir must drop the interface files). */
@@ -85,7 +94,14 @@ async function execute(
   root: string,
   scope: AgentScope,
   req: AgentRequest,
+  tmpfs: VolumeTmpfsExecutor,
 ): Promise<unknown> {
+  if (req.op === "mountVolumeTmpfs") {
+    return await tmpfs.mountVolumeTmpfs(req.target, req.sizeBytes);
+  }
+  if (req.op === "unmountVolumeTmpfs") {
+    return await tmpfs.unmountVolumeTmpfs(req.target);
+  }
   if (req.op === "swapController") {
     return (await detectSwapController(root)) ?? null;
   }
@@ -129,6 +145,7 @@ async function answer(
   fs: CgroupTreeFs,
   root: string,
   scope: AgentScope,
+  tmpfs: VolumeTmpfsExecutor,
   line: string,
   onError: (message: string) => void,
 ): Promise<string> {
@@ -139,7 +156,7 @@ async function answer(
     const refusal = checkRequest(scope, req);
     if (refusal === undefined) {
       try {
-        const value = await execute(fs, root, scope, req);
+        const value = await execute(fs, root, scope, req, tmpfs);
         return JSON.stringify({ ok: true, value: value ?? null });
       } catch (e) {
         error = e instanceof Error
@@ -237,7 +254,12 @@ export async function serveCgroupAgent(
   );
   const onError = options.onError ?? (() => {});
   const fs = options.fs ?? denoCgroupTreeFs;
-  const handle = (line: string) => answer(fs, root, scope, line, onError);
+  const tmpfs = volumeTmpfsExecutor(
+    options.rootDir ??
+      (options.socket.slice(0, options.socket.lastIndexOf("/")) || "/"),
+  );
+  const handle = (line: string) =>
+    answer(fs, root, scope, tmpfs, line, onError);
   const open = new Map<Deno.Conn, Promise<void>>();
   const finished = (async () => {
     try {

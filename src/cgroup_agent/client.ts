@@ -10,6 +10,7 @@
 import type { CgroupTreeFs } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
+import type { TmpfsTarget } from "./volume_tmpfs.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
 
@@ -19,6 +20,10 @@ export interface CgroupAgentClient {
   /** SIGKILL to `pid`, which must be in `cgroup` (a cgroupfs name below kubepods). */
   kill(pid: number, cgroup: string): Promise<void>;
   swapController(): Promise<"v1" | "v2" | undefined>;
+  /** A tmpfs on a pod volume's directory (docs/volumes.md, "Memory-backed volumes"). */
+  mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
+  /** Unmounts it; false when no tmpfs was mounted there. */
+  unmountVolumeTmpfs(target: TmpfsTarget): Promise<boolean>;
   close(): void;
 }
 
@@ -143,6 +148,11 @@ export function cgroupAgentClient(
       const v = await request({ op: "swapController" });
       return v === "v1" || v === "v2" ? v : undefined;
     },
+    mountVolumeTmpfs: async (target, sizeBytes) => {
+      await request({ op: "mountVolumeTmpfs", target, sizeBytes });
+    },
+    unmountVolumeTmpfs: async (target) =>
+      (await request({ op: "unmountVolumeTmpfs", target })) === true,
     close: () => {
       try {
         conn?.close();

@@ -19,3 +19,12 @@ export {
   cgroupAgentSocket,
   openCgroupAgentClient,
 } from "./client.ts";
+export {
+  checkTmpfsTarget,
+  TMPFS_VOLUME_PLUGINS,
+  type TmpfsTarget,
+} from "./volume_tmpfs.ts";
+export {
+  type VolumeTmpfsExecutor,
+  volumeTmpfsExecutor,
+} from "./volume_tmpfs_exec.ts";

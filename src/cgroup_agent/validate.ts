@@ -7,6 +7,12 @@
  * @module
  */
 
+import {
+  checkTmpfsSize,
+  checkTmpfsTarget,
+  type TmpfsTarget,
+} from "./volume_tmpfs.ts";
+
 /** The logical locations the agent serves (the executor may prefix a test root). */
 export const CGROUP_MOUNT = "/sys/fs/cgroup";
 export const HUGEPAGES_DIR = "/sys/kernel/mm/hugepages";
@@ -30,7 +36,9 @@ export type AgentRequest =
   }
   | { op: "writeTextFile"; path: string; text: string }
   | { op: "kill"; pid: number; cgroup: string }
-  | { op: "swapController" };
+  | { op: "swapController" }
+  | { op: "mountVolumeTmpfs"; target: TmpfsTarget; sizeBytes: number }
+  | { op: "unmountVolumeTmpfs"; target: TmpfsTarget };
 
 /** The agent's configuration. */
 export interface AgentConfig {
@@ -130,6 +138,13 @@ export function checkRequest(
   req: AgentRequest,
 ): string | undefined {
   if (req.op === "swapController") return undefined;
+  if (req.op === "mountVolumeTmpfs" || req.op === "unmountVolumeTmpfs") {
+    const why = checkTmpfsTarget(req.target) ??
+      (req.op === "mountVolumeTmpfs"
+        ? checkTmpfsSize(req.sizeBytes)
+        : undefined);
+    return why === undefined ? undefined : refuse(req, why);
+  }
   if (req.op === "kill") {
     if (!Number.isInteger(req.pid) || req.pid <= 1) {
       return refuse(req, `pid ${req.pid} is not a process id above 1`);
@@ -261,11 +276,28 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
         : { error: `kill needs "pid" (a number) and "cgroup" (a string)` };
     case "swapController":
       return { op: v.op };
+    case "mountVolumeTmpfs":
+    case "unmountVolumeTmpfs": {
+      const t = v.target as Record<string, unknown> | null;
+      if (
+        typeof t !== "object" || t === null || typeof t.uid !== "string" ||
+        typeof t.plugin !== "string" || typeof t.name !== "string"
+      ) {
+        return {
+          error: `${v.op} needs "target": {"uid", "plugin", "name"} (strings)`,
+        };
+      }
+      const target = { uid: t.uid, plugin: t.plugin, name: t.name };
+      if (v.op === "unmountVolumeTmpfs") return { op: v.op, target };
+      return typeof v.sizeBytes === "number"
+        ? { op: v.op, target, sizeBytes: v.sizeBytes }
+        : { error: `mountVolumeTmpfs needs "sizeBytes" (a number)` };
+    }
     default:
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController`,
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, mountVolumeTmpfs, unmountVolumeTmpfs`,
       };
   }
 }

@@ -56,6 +56,19 @@ export type {
   PodVolume,
   VolumeSource,
 } from "./volume_sources.ts";
-export { podVolumeDirectory, podVolumesDirectory } from "./volume_paths.ts";
+export {
+  escapePluginName,
+  podVolumeDirectory,
+  podVolumesDirectory,
+} from "./volume_paths.ts";
 /** fsGroup ownership for volumes no container can write while it runs. */
 export { ownershipMode, setVolumeOwnership } from "./volume_ownership.ts";
+export {
+  createMemoryVolumes,
+  MEMORY_BACKED_PLUGINS,
+  type MemoryVolumes,
+  memoryVolumeSize,
+  type TmpfsAccess,
+  type TmpfsVolume,
+  type VolumeTmpfs,
+} from "./memory_volumes.ts";

@@ -24,6 +24,7 @@ import {
   writersOf,
 } from "./container_mounts.ts";
 import { downwardApiPayload, type NodeAllocatable } from "./downward_api.ts";
+import type { MemoryVolumes } from "./memory_volumes.ts";
 import { setVolumeOwnership } from "./volume_ownership.ts";
 import {
   checkHostPathType,
@@ -37,6 +38,7 @@ import {
   validateSubPath,
 } from "./subpath.ts";
 import {
+  escapePluginName,
   memoryVolumeDirectory,
   PLUGIN_NAMES,
   podVolumeDirectory,
@@ -132,6 +134,8 @@ export interface VolumeManagerDeps {
   subPathFs?: SubPathFs;
   /** The file system type of a path (default: `statfs`). */
   fsType?: (path: string) => Promise<number>;
+  /** Puts downwardAPI volumes on a tmpfs of their own (upstream); omitted → on disk. */
+  memoryVolumes?: MemoryVolumes;
 }
 
 /** Default directory for memory-backed emptyDirs (tmpfs on systemd hosts). */
@@ -237,7 +241,11 @@ class DiskVolumeManager implements VolumeManager {
           hostPathSource: source.path,
         };
       case "downwardAPI": {
-        const dir = podVolumeDirectory(root, uid, {
+        const dir = await this.#deps.memoryVolumes?.prepare(
+          pod,
+          escapePluginName(PLUGIN_NAMES.downwardAPI),
+          name,
+        ) ?? podVolumeDirectory(root, uid, {
           plugin: PLUGIN_NAMES.downwardAPI,
           name,
         });
@@ -367,6 +375,8 @@ class DiskVolumeManager implements VolumeManager {
     const uid = pod.metadata.uid ?? "";
     this.#mounted.delete(uid);
     if (uid === "") return;
+    // a mounted tmpfs would stop the removal below (busy) after emptying it
+    await this.#deps.memoryVolumes?.release(uid);
     for (
       const path of [
         podVolumesDirectory(this.#options.rootDir, uid),

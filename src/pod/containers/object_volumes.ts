@@ -2,7 +2,8 @@
  * configMap, secret and projected volumes (other than downwardAPI-only ones) for the volume
  * manager: each sync the payload is rebuilt from the pod's objects and tokens
  * (`collectVolumePayload`) and written with the volume area's atomic writer under
- * `<root>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>`; the volume manager then sees that
+ * `<root>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>` (secret and projected ones on a
+ * tmpfs of their own when `memoryVolumes` can mount one); the volume manager then sees that
  * directory as a hostPath volume and mounts it read-only, as upstream mounts these.
  * Edits of the objects therefore reach the files at the next sync of the pod.
  * @module
@@ -20,6 +21,8 @@ import {
   type CriMount,
   type DownwardApiItem,
   downwardApiPayload,
+  escapePluginName,
+  type MemoryVolumes,
   type PayloadFile,
   podVolumeDirectory,
   setVolumeOwnership,
@@ -60,7 +63,12 @@ function writable(payload: Payload): Map<string, PayloadFile> {
  */
 export function withObjectVolumes(
   inner: VolumeManager,
-  deps: { objects: ObjectGetter; tokens: TokenSource },
+  deps: {
+    objects: ObjectGetter;
+    tokens: TokenSource;
+    /** Puts secret and projected volumes on a tmpfs (upstream); omitted → on disk. */
+    memoryVolumes?: MemoryVolumes;
+  },
   options: { rootDir: string },
 ): VolumeManager {
   /** The pod as the inner manager sees it: object volumes replaced by their directories. */
@@ -98,6 +106,11 @@ export function withObjectVolumes(
         try {
           if (message !== undefined) throw new Error(message);
           if (got && "payload" in got) {
+            await deps.memoryVolumes?.prepare(
+              pod,
+              escapePluginName(PLUGIN[kind]!),
+              volume.name,
+            );
             const written = await writeAtomically(dir, writable(got.payload), {
               layout: writerLayoutForPermissions(),
             });

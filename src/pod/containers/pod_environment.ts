@@ -30,7 +30,9 @@ import {
   denoCgroupTreeFs,
   detectSwapController,
   openCgroupAgentClient,
+  volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
+import type { TmpfsAccess } from "../../volume/mod.ts";
 import {
   openPodCgroupManager,
   type PodCgroupManager,
@@ -69,6 +71,12 @@ export interface PodEnvironmentOptions {
    * pod cgroups without pod-level settings and nobody removes them.
    */
   podCgroups?: PodCgroupManager;
+  /**
+   * Who mounts the tmpfs of secret, projected and downwardAPI volumes (the kubelet itself
+   * with every permission, else the cgroup agent), or why nobody can; omitted → on disk,
+   * silently (a simulated runtime).
+   */
+  volumeTmpfs?: TmpfsAccess;
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -368,6 +376,13 @@ export async function readPodEnvironmentOptions(
       socket: cgroupAgentSocket(options.rootDir ?? ""),
     });
   }
+  const volumeTmpfs: TmpfsAccess | undefined = !manage || !options.rootDir
+    ? undefined
+    : hostAccess
+    ? { tmpfs: volumeTmpfsExecutor(options.rootDir) }
+    : agent
+    ? { tmpfs: agent }
+    : { reason: noAgent ?? "no cgroup agent" };
   const podCgroups = await openPodCgroupManager({
     logger: options.logger,
     clock: options.clock ?? { now: () => Date.now() },
@@ -401,6 +416,7 @@ export async function readPodEnvironmentOptions(
   });
   return {
     cgroups,
+    ...(volumeTmpfs ? { volumeTmpfs } : {}),
     // capacity stands in for allocatable: reservations are not subtracted here
     allocatable: {
       cpuMillis: navigator.hardwareConcurrency * 1000,

@@ -32,7 +32,13 @@ import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "../containers/dns_config.ts";
 import { createImagePuller } from "../images/image_puller.ts";
 import { type PodEventRecorder, podReference } from "../pod_events.ts";
-import { createVolumeManager, type VolumeManager } from "../../volume/mod.ts";
+import {
+  createMemoryVolumes,
+  createVolumeManager,
+  memoryVolumeSize,
+  type VolumeManager,
+} from "../../volume/mod.ts";
+import { podCgroupConfig } from "../cgroups/pod_resources.ts";
 import { pullSecretsFor } from "../images/pull_credentials.ts";
 import type { ObjectGetter, TokenSource } from "../../objects/mod.ts";
 import type { ServiceLister } from "../env/service_env.ts";
@@ -253,8 +259,21 @@ class KubePodSyncer implements RuntimePodSyncer {
         { images: deps.images, logger: deps.logger },
         options.environment,
       );
+    const tmpfsAccess = options.environment?.volumeTmpfs;
+    const nodeMemory = options.environment?.allocatable?.memoryBytes;
+    const memoryVolumes = options.rootDir && tmpfsAccess
+      ? createMemoryVolumes({ logger: deps.logger }, {
+        rootDir: options.rootDir,
+        access: tmpfsAccess,
+        sizeFor: (pod) =>
+          memoryVolumeSize(nodeMemory, podCgroupConfig(pod).memoryLimit),
+      })
+      : undefined;
     const volumes = options.rootDir
-      ? createVolumeManager({ logger: deps.logger }, {
+      ? createVolumeManager({
+        logger: deps.logger,
+        ...(memoryVolumes ? { memoryVolumes } : {}),
+      }, {
         rootDir: options.rootDir,
         ...(options.environment?.allocatable
           ? { node: options.environment.allocatable }
@@ -265,7 +284,11 @@ class KubePodSyncer implements RuntimePodSyncer {
       })
       : undefined;
     this.#volumes = volumes && objects && deps.tokens && options.rootDir
-      ? withObjectVolumes(volumes, { objects, tokens: deps.tokens }, {
+      ? withObjectVolumes(volumes, {
+        objects,
+        tokens: deps.tokens,
+        ...(memoryVolumes ? { memoryVolumes } : {}),
+      }, {
         rootDir: options.rootDir,
       })
       : volumes;
