@@ -56,6 +56,7 @@ Deno.test({
         );
       }
       const t2 = performance.now();
+      // deno-lint-ignore no-console
       console.log(
         `agent tmpfs: ${((t1 - t0) / names.length).toFixed(1)} ms per mount, ${
           ((t2 - t1) / names.length).toFixed(1)

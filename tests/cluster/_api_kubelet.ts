@@ -17,6 +17,7 @@ import {
   createKubelet,
   type Kubelet,
 } from "../../src/kubelet/create_kubelet.ts";
+import type { PodEnvironmentOptions } from "../../src/pod/mod.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
 import {
   createPodObjectManager,
@@ -109,6 +110,8 @@ export interface ApiKubeletOptions {
   statusSyncPeriodMs?: number;
   /** Wait for the Node to turn Ready before returning (default true). */
   waitReady?: boolean;
+  /** The pod syncer's node environment, given the kubelet's root dir (default: none). */
+  environment?: (rootDir: string) => PodEnvironmentOptions;
 }
 
 /** A running kubelet.ts on the control plane. */
@@ -242,6 +245,9 @@ export async function startApiKubelet(
     }, {
       podLogsDir,
       rootDir: flags.rootDir,
+      ...(options.environment
+        ? { environment: options.environment(flags.rootDir) }
+        : {}),
       serializeImagePulls: true,
       nodeName: node,
       ...(options.nodeIP ? { hostIPs: [options.nodeIP] } : {}),
