@@ -34,7 +34,10 @@ import type { CriRuntime } from "../runtime/mod.ts";
 import { runHealthzServer } from "../server/mod.ts";
 import { createPodStatusManager, resolveNodeIPs } from "../status/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
-import { DEFAULT_MEMORY_VOLUME_DIR } from "../volume/mod.ts";
+import {
+  createMemoryVolumes,
+  DEFAULT_MEMORY_VOLUME_DIR,
+} from "../volume/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
@@ -305,9 +308,19 @@ export async function runKubelet(
       ? { maxParallelImagePulls: config.maxParallelImagePulls }
       : {}),
   });
+  const volumeTmpfs = environment.volumeTmpfs;
   const containerGc = createContainerGc({
     runtime,
     logLinks: containerLogs.links,
+    ...(volumeTmpfs && ctx.flags.rootDir
+      ? {
+        releaseVolumes: createMemoryVolumes({ logger }, {
+          rootDir: ctx.flags.rootDir,
+          access: volumeTmpfs,
+          sizeFor: () => 0,
+        }).release,
+      }
+      : {}),
     clock,
     logger: logger.with({ component: "container-gc" }),
   }, {

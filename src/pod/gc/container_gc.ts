@@ -91,6 +91,11 @@ export interface ContainerGcDeps {
   fs?: GcFileSystem;
   /** `/var/log/containers` links: removed with their container, dead ones swept. */
   logLinks?: Pick<ContainerLogLinks, "remove" | "removeStale">;
+  /**
+   * Unmounts the tmpfs of a pod's memory-backed volumes before its directory under
+   * `<rootDir>/pods` goes (a mounted one would be emptied, then refuse removal).
+   */
+  releaseVolumes?: (uid: string) => Promise<void>;
 }
 
 /** Options of {@linkcode createContainerGc}. */
@@ -229,9 +234,13 @@ class CriContainerGc implements ContainerGc {
           : []),
       ];
       for (const podsDir of dirs) {
+        const release = podsDir === dirs[0] && this.#options.rootDir
+          ? this.#deps.releaseVolumes
+          : undefined;
         await removePodDirectories(this.#fs, podsDir, states, {
           inUse: new Set(left.map((c) => c.uid)),
           attempt: (what, fn) => pass.attempt(what, fn),
+          ...(release ? { release } : {}),
         });
       }
     }
@@ -404,13 +413,17 @@ async function removePodDirectories(
   ctx: {
     inUse: ReadonlySet<string>;
     attempt: (what: string, fn: () => Promise<unknown>) => Promise<boolean>;
+    release?: (uid: string) => Promise<void>;
   },
 ): Promise<void> {
   for (const uid of await fs.readDirNames(podsDir)) {
     if (ctx.inUse.has(uid) || !states.shouldPodContentBeRemoved(uid)) continue;
     await ctx.attempt(
       `remove pod directory "${uid}"`,
-      () => fs.removeAll(`${podsDir}/${uid}`),
+      async () => {
+        await ctx.release?.(uid);
+        await fs.removeAll(`${podsDir}/${uid}`);
+      },
     );
   }
 }

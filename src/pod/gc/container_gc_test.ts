@@ -185,6 +185,7 @@ Deno.test("createContainerGc() removes the log file with its rotations, the cont
     "/mem/u1/cache/data",
     "/mem/u2/cache/data",
   ]);
+  const order: string[] = [];
   const fs: GcFileSystem = {
     readDirNames(path) {
       const names = new Set<string>();
@@ -196,6 +197,7 @@ Deno.test("createContainerGc() removes the log file with its rotations, the cont
       return Promise.resolve([...names]);
     },
     removeAll(path) {
+      order.push(`removeAll ${path}`);
       for (const f of [...files]) {
         if (f === path || f.startsWith(`${path}/`)) files.delete(f);
       }
@@ -249,8 +251,21 @@ Deno.test("createContainerGc() removes the log file with its rotations, the cont
     clock: new FakeClock(),
     logger: new CaptureLogger(),
     fs,
+    releaseVolumes(uid) {
+      order.push(`release ${uid}`);
+      return Promise.resolve();
+    },
   }, { podLogsDir: "/logs", rootDir: "/root", memoryVolumeDir: "/mem" });
   const result = await gc.collect(states(["u1"]), { allSourcesReady: true });
+  // the pod's tmpfs volumes are unmounted before its directory goes, and only under rootDir
+  assert.deepEqual(
+    order.filter((o) => o.startsWith("release") || / \/(root|mem)\//.test(o)),
+    [
+      "release u1",
+      "removeAll /root/pods/u1",
+      "removeAll /mem/u1",
+    ],
+  );
   assert.deepEqual(result, {
     containersRemoved: 1,
     sandboxesRemoved: 1,
