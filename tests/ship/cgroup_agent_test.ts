@@ -2,7 +2,8 @@
  * The bundled kubelet under exactly its planned permission lists (no /sys, no /proc) manages
  * its cgroups through the cgroup agent (`deno run -A src/cgroup_agent/main.ts`) on a private
  * runtime-only containerd (10.80-85) with a cgroup root of its own: kubepods gets the node
- * allocatable memory limit, a Burstable static pod's cgroup its memory limit, an orphaned
+ * allocatable memory limit, a Burstable static pod's cgroup its memory limit and its
+ * downwardAPI volume a tmpfs the agent mounts (and unmounts with the pod), an orphaned
  * pod cgroup goes in housekeeping and the pod's cgroup goes once the pod is removed. Skipped without `KUBELET_TS_CRI_ENDPOINT` /
  * `KUBELET_TS_CRI_ROOT` (scripts/cri_env.sh up) or root.
  */
@@ -33,6 +34,16 @@ const MOUNT = "/sys/fs/cgroup";
 async function memoryDir(cgroup: string): Promise<string> {
   const v2 = await readCgroupFile(`${MOUNT}/cgroup.controllers`);
   return v2 === undefined ? `${MOUNT}/memory${cgroup}` : `${MOUNT}${cgroup}`;
+}
+
+/** `<mount point> <type> <options>` of the host's mounts below `dir`. */
+async function tmpfsMounts(dir: string): Promise<string[]> {
+  const text = await Deno.readTextFile("/proc/self/mountinfo");
+  return text.split("\n").filter((l) => l.includes(" - ")).map((l) => {
+    const [head, tail] = l.split(" - ") as [string, string];
+    const [type, , options] = tail.split(" ");
+    return `${head.split(" ")[4]} ${type} ${options}`;
+  }).filter((m) => m.startsWith(`${dir}/`));
 }
 
 async function podDirs(dir: string): Promise<string[]> {
@@ -106,6 +117,16 @@ Deno.test({
               requests: { cpu: "50m" },
               limits: { memory: "64Mi" },
             },
+            volumeMounts: [{ name: "info", mountPath: "/info" }],
+          }],
+          volumes: [{
+            name: "info",
+            downwardAPI: {
+              items: [{
+                path: "name",
+                fieldRef: { fieldPath: "metadata.name" },
+              }],
+            },
           }],
         },
       }),
@@ -155,6 +176,17 @@ Deno.test({
         await readCgroupFile(`${podDir}/memory.limit_in_bytes`) ??
           await readCgroupFile(`${podDir}/memory.max`);
       assert.equal(podLimit, String(64 * 1024 * 1024));
+      // its downwardAPI volume is on a tmpfs the agent mounted, sized by the pod's limit
+      const [uid] = await Array.fromAsync(Deno.readDir(`${dir}/root/pods`));
+      const info = `${dir}/root/pods/${
+        uid!.name
+      }/volumes/kubernetes.io~downward-api/info`;
+      const infoMount = (await tmpfsMounts(dir)).find((m) =>
+        m.startsWith(`${info} `)
+      );
+      assert.match(infoMount ?? "", /^\S+ tmpfs \S*size=65536k/);
+      // deno-lint-ignore no-console
+      console.log(`agent-mounted: ${infoMount}`);
       // an orphan (a pod cgroup no pod owns) goes in housekeeping, through the agent too
       const orphan = `pod${crypto.randomUUID()}`;
       const orphanPath = `${cgroupRoot}/kubepods/besteffort/${orphan}`;
@@ -175,6 +207,11 @@ Deno.test({
         async () =>
           (await podDirs(`${kubepods}/burstable`)).length === 0 || undefined,
         60_000,
+      );
+      await waitFor(
+        "the agent to unmount the pod's tmpfs",
+        async () => (await tmpfsMounts(dir)).length === 0 || undefined,
+        30_000,
       );
     });
     assert.doesNotMatch(agentLog.text(), /PermissionDenied/);
