@@ -127,11 +127,11 @@ Deno.test({
         return left.length === 0 ? true : undefined;
       }, 60_000);
     } finally {
-      await k.stop();
-      // a failed run must not leave mounts behind
+      // a failed run must not leave mounts behind (nor a directory they keep busy)
       for (const m of (await mountsBelow(root)).reverse()) {
         await new Deno.Command("umount", { args: ["-l", m.path] }).output();
       }
+      await k.stop();
     }
   },
 });
