@@ -16,6 +16,7 @@
 import { statfs } from "node:fs/promises";
 import type { Pod } from "../api/mod.ts";
 import type { Logger } from "../log/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
 import { podVolumeDirectory, podVolumesDirectory } from "./volume_paths.ts";
 
 /** A pod volume's directory, by its parts (`plugin` is the escaped plugin name). */
@@ -73,10 +74,6 @@ export interface MemoryVolumesDeps {
   logger: Logger;
   /** The file system type of a path (default: `statfs`). */
   fsType?: (path: string) => Promise<number>;
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function isEmptyDir(path: string): Promise<boolean> {
@@ -150,7 +147,7 @@ export function createMemoryVolumes(
       } catch (error) {
         warnOnce(
           "Cannot mount a tmpfs for a memory-backed volume: it is written to the node's disk",
-          { pod: uid, volume: name, err: message(error) },
+          { pod: uid, volume: name, err: errorMessage(error) },
         );
       }
       return dir;
@@ -174,7 +171,7 @@ export function createMemoryVolumes(
             deps.logger.warn("Cannot unmount a memory-backed volume", {
               pod: uid,
               volume: name,
-              err: message(error),
+              err: errorMessage(error),
             });
           }
         }
