@@ -13,6 +13,8 @@
 #   scripts/swap.sh snapshot     the runtime's containers and sandboxes, one line each:
 #                                C|S <id> <state> <pod namespace>/<pod name> <container> <attempt>
 #   scripts/swap.sh down         stop the kubelet, remove every pod, the containerd and the root
+#   scripts/swap.sh exec-ts ARGS  run kubelet.ts with ARGS under the permissions it plans for
+#                                them (`--dry-run`), as the compiled binary runs
 #
 # A swap prints the snapshot before and after and the lines that changed; the containers and
 # sandboxes of pods both kubelets know must not change (docs/swap.md).
@@ -23,6 +25,8 @@
 #   KTS_UPSTREAM_BRIDGE, KTS_UPSTREAM_SUBNET  kts-swap0, 10.104.0.0/16
 #   KTS_UPSTREAM_HEALTHZ_PORT, KTS_UPSTREAM_PORT  12410, 12411
 #   KTS_SWAP_SETTLE       seconds to let the new kubelet sync before the "after" snapshot (20)
+#   KTS_SWAP_PERMISSIONS  planned (default): kubelet.ts runs with the grants it plans for its
+#                         flags and config, as the shipped binary; all: with -A
 #   KTS_SWAP_KUBELET_TS   the kubelet.ts command (default: deno run -A main.ts of this clone,
 #                         with the shipped V8 flags; a `deno task compile` binary works as well)
 set -euo pipefail
@@ -49,11 +53,34 @@ sw_kubelet_ts() {
     printf '%s\n' "$KTS_SWAP_KUBELET_TS"
     return
   fi
-  local deno flags
-  deno=$(npx -y deno@2.9.6 eval 'console.log(Deno.execPath())') ||
+  if [ "${KTS_SWAP_PERMISSIONS:-planned}" = planned ]; then
+    # a bundle, as the compiled binary: run from source, the module loader would need read
+    # access to the clone, which the planned grants do not give
+    "$(sw_deno)" run -A "$SW_DIR/bundle.ts" --out="$KTS_UPSTREAM_ROOT/kubelet.js" >/dev/null ||
+      sw_die "bundling kubelet.ts failed (deno run -A scripts/bundle.ts)"
+    printf 'bash %s/swap.sh exec-ts\n' "$SW_DIR"
+  else
+    printf '%s run -A --v8-flags=%s %s/main.ts\n' "$(sw_deno)" "$(sw_v8_flags)" "$(dirname "$SW_DIR")"
+  fi
+}
+
+sw_deno() {
+  npx -y deno@2.9.6 eval 'console.log(Deno.execPath())' ||
     sw_die "cannot find deno (npx -y deno@2.9.6); set KTS_SWAP_KUBELET_TS to a kubelet.ts binary"
-  flags=$(sed -n 's/^ *"\(--max-semi-space-size[^"]*\)";$/\1/p' "$SW_DIR/v8_flags.ts")
-  printf '%s run -A --v8-flags=%s %s/main.ts\n' "$deno" "$flags" "$(dirname "$SW_DIR")"
+}
+
+sw_v8_flags() { sed -n 's/^ *"\(--max-semi-space-size[^"]*\)";$/\1/p' "$SW_DIR/v8_flags.ts"; }
+
+# Replaces this shell with the kubelet.ts bundle under the grants its --dry-run prints for "$@".
+sw_exec_ts() {
+  local deno bundle=$KTS_UPSTREAM_ROOT/kubelet.js grants
+  deno=$(sw_deno)
+  [ -s "$bundle" ] || sw_die "no $bundle (scripts/swap.sh to-ts makes it)"
+  grants=$("$deno" run -A "$bundle" --dry-run "$@" | sed -n 's/^# deno permission: //p') ||
+    sw_die "kubelet.ts --dry-run failed for: $*"
+  [ -n "$grants" ] || sw_die "kubelet.ts --dry-run printed no permissions for: $*"
+  # shellcheck disable=SC2086
+  exec "$deno" run --no-prompt $grants --v8-flags="$(sw_v8_flags)" "$bundle" "$@"
 }
 
 sw_crictl() {
@@ -66,7 +93,7 @@ sw_which() {
   local pidfile=$KTS_UPSTREAM_ROOT/kubelet.pid
   if ! [ -s "$pidfile" ] || ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then
     echo none
-  elif grep -q main.ts "$KTS_UPSTREAM_ROOT/kubelet.cmd" 2>/dev/null ||
+  elif grep -q 'main.ts\|exec-ts' "$KTS_UPSTREAM_ROOT/kubelet.cmd" 2>/dev/null ||
     [ "$(cat "$KTS_UPSTREAM_ROOT/kubelet.cmd" 2>/dev/null)" = "${KTS_SWAP_KUBELET_TS:-}" ]; then
     echo kubelet.ts
   else
@@ -92,15 +119,15 @@ sw_snapshot() {
 sw_swap() {
   local to=$1 before after cmd=()
   [ "$(sw_which)" != none ] || sw_die "no kubelet runs on $KTS_UPSTREAM_NODE: run scripts/swap.sh up"
-  before=$(sw_snapshot)
-  sw_log "before ($(sw_which)):"
-  printf '%s\n' "$before" >&2
-  KTS_UPSTREAM_SIGNAL=TERM bash "$SW_DIR/upstream_kubelet.sh" stop-kubelet
   if [ "$to" = kubelet.ts ]; then
     cmd=(env "KTS_UPSTREAM_KUBELET=$(sw_kubelet_ts)")
   else
     cmd=(env -u KTS_UPSTREAM_KUBELET)
   fi
+  before=$(sw_snapshot)
+  sw_log "before ($(sw_which)):"
+  printf '%s\n' "$before" >&2
+  KTS_UPSTREAM_SIGNAL=TERM bash "$SW_DIR/upstream_kubelet.sh" stop-kubelet
   "${cmd[@]}" bash "$SW_DIR/upstream_kubelet.sh" up >/dev/null
   sleep "${KTS_SWAP_SETTLE:-20}"
   after=$(sw_snapshot)
@@ -115,6 +142,10 @@ sw_swap() {
 
 command -v jq >/dev/null || sw_die "jq is missing (apt-get install jq)"
 case "${1:-}" in
+exec-ts)
+  shift
+  sw_exec_ts "$@"
+  ;;
 up) bash "$SW_DIR/upstream_kubelet.sh" up ;;
 to-ts) sw_swap kubelet.ts ;;
 to-upstream) sw_swap upstream ;;
@@ -122,7 +153,7 @@ which) sw_which ;;
 snapshot) sw_snapshot ;;
 down) bash "$SW_DIR/upstream_kubelet.sh" down ;;
 *)
-  printf 'usage: %s up|to-ts|to-upstream|which|snapshot|down\n' "$0" >&2
+  printf 'usage: %s up|to-ts|to-upstream|which|snapshot|down|exec-ts\n' "$0" >&2
   exit 2
   ;;
 esac
