@@ -153,6 +153,8 @@ Deno.test("writeAtomically() rewrites when a key leaves the payload and the othe
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
+  }
+});
 
 Deno.test("writeAtomically() in the files layout writes through upstream's links when they cover the payload", async () => {
   const dir = await Deno.makeTempDir();
