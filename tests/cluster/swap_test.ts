@@ -59,7 +59,14 @@ interface PodJson {
 }
 
 interface NodeJson {
-  status: { conditions: { type: string; status: string }[] };
+  status: {
+    conditions: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+    }[];
+  };
 }
 
 function container(
@@ -211,8 +218,8 @@ Deno.test({
         return true;
       }, 180_000);
 
-    // Node Ready is sampled every second from the first swap on.
-    const notReady: string[] = [];
+    // Node Ready is sampled every second from the first swap on: phase → NotReady reasons.
+    const notReady: { phase: string; why: string }[] = [];
     let phase = "upstream";
     let sampling = false;
     let sampler: Promise<void> | undefined;
@@ -221,7 +228,10 @@ Deno.test({
         const n = await getJson<NodeJson>("node", node).catch(() => undefined);
         const ready = n?.status.conditions.find((c) => c.type === "Ready");
         if (ready && ready.status !== "True") {
-          notReady.push(`${phase}: Ready=${ready.status}`);
+          notReady.push({
+            phase,
+            why: `${ready.status} ${ready.reason}: ${ready.message}`,
+          });
         }
         await new Promise((r) => setTimeout(r, 1_000));
       }
@@ -394,9 +404,20 @@ Deno.test({
           }
         },
       );
-      await t.step("the Node stayed Ready", () => {
-        assert.deepEqual(notReady, [], "samples of the Node not Ready");
-      });
+      await t.step(
+        "the Node stayed Ready but for the start-up report both kubelets make",
+        () => {
+          // deno-lint-ignore no-console
+          console.log(`Node not Ready samples: ${JSON.stringify(notReady)}`);
+          // a starting kubelet (either) reports NotReady until its first runtime status
+          // check and PLEG relist (upstream setNodeReadyCondition); nothing else may show
+          const startUp =
+            /^False KubeletNotReady: (\[?(container runtime status check may not have completed yet|PLEG is not healthy: pleg has yet to be successful)(, )?)+\]?$/;
+          for (const { phase, why } of notReady) {
+            assert.match(why, startUp, `the Node under ${phase}`);
+          }
+        },
+      );
       await t.step(
         "the client certificate is still the upstream kubelet's symlink",
         async () => {
