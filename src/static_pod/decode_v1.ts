@@ -254,5 +254,19 @@ function decodeTime(value: unknown, ctx: Context): unknown {
       `json: cannot unmarshal ${jsonKind(value)} into Go value of type string`,
     );
   }
+  if (value !== "" && !RFC3339.test(value)) {
+    fatal(
+      ctx,
+      `parsing time ${
+        JSON.stringify(value)
+      } as "2006-01-02T15:04:05Z07:00": cannot parse ${
+        JSON.stringify(value)
+      } as "2006"`,
+    );
+  }
   return value;
 }
+
+/** The shape `time.Parse(time.RFC3339, …)` accepts (range checks aside). */
+const RFC3339 =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

@@ -14,7 +14,13 @@ import {
   labelValueErrors,
   qualifiedNameErrors,
 } from "../util/k8s_names.ts";
-import { DecodedQuantity, type GoQuantity } from "./go_quantity.ts";
+import { isExtendedResourceName } from "../util/resource_names.ts";
+import {
+  DecodedQuantity,
+  type GoQuantity,
+  goQuantityString,
+  parseGoQuantity,
+} from "./go_quantity.ts";
 
 type Json = Record<string, unknown>;
 
@@ -121,7 +127,7 @@ function validateLabels(map: unknown, field: string, errs: Errors): void {
   for (const [k, v] of Object.entries(obj(map) ?? {})) {
     for (const m of qualifiedNameErrors(k)) errs.invalid(field, k, m);
     for (const m of labelValueErrors(str(v))) {
-      errs.invalid(`${field}[${k}]`, v, m);
+      errs.invalid(field, v, m);
     }
   }
 }
@@ -194,6 +200,7 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
   const names = new Set<string>();
   list(spec.volumes).forEach((v, i) => {
     const path = `spec.volumes[${i}]`;
+    const before = errs.list.length;
     const name = str(v.name);
     if (!name) errs.required(`${path}.name`);
     else {
@@ -203,7 +210,6 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
         errs.duplicate(`${path}.name`, name);
       }
     }
-    if (name) names.add(name);
     const sources = VOLUME_SOURCES.filter((k) => set(v[k]));
     if (sources.length === 0) {
       errs.required(path, "must specify a volume type");
@@ -213,11 +219,26 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
         "may not specify more than 1 volume type",
       );
     } else {
+      const downward = obj(v.downwardAPI);
+      for (const item of list(downward?.items)) {
+        if (!str(item.path)) errs.required(`${path}.downwardAPI.path`);
+        const refs = [item.fieldRef, item.resourceFieldRef].filter(set);
+        if (refs.length !== 1) {
+          errs.required(
+            `${path}.downwardAPI`,
+            "one of fieldRef and resourceFieldRef is required",
+          );
+        }
+        const fieldRef = obj(item.fieldRef);
+        if (fieldRef && !str(fieldRef.fieldPath)) {
+          errs.required(`${path}.downwardAPI.fieldRef.fieldPath`);
+        }
+      }
       const hostPath = obj(v.hostPath);
       if (hostPath) {
-        if (!str(hostPath.path)) errs.required(`${path}.hostPath.path`);
         const type = str(hostPath.type);
-        if (!HOST_PATH_TYPES.includes(type)) {
+        if (!str(hostPath.path)) errs.required(`${path}.hostPath.path`);
+        else if (!HOST_PATH_TYPES.includes(type)) {
           errs.notSupported(
             `${path}.hostPath.type`,
             type,
@@ -226,60 +247,160 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
         }
       }
     }
+    // upstream only lists volumes without errors, so mounts of a bad one are "Not found"
+    if (name && errs.list.length === before) names.add(name);
   });
   return names;
 }
 
-function quantitySign(q: unknown): number {
-  if (!(q instanceof DecodedQuantity)) return 0;
-  const g: GoQuantity = q.q;
-  const m = g.dec ? g.dec.unscaled : g.value;
-  return m < 0n ? -1 : m > 0n ? 1 : 0;
+const CONTAINER_RESOURCES = ["cpu", "memory", "ephemeral-storage"];
+const OTHER_STANDARD_RESOURCES = [
+  "pods",
+  "services",
+  "replicationcontrollers",
+  "resourcequotas",
+  "secrets",
+  "configmaps",
+  "persistentvolumeclaims",
+  "storage",
+  "requests.cpu",
+  "requests.memory",
+  "requests.storage",
+  "requests.ephemeral-storage",
+  "limits.cpu",
+  "limits.memory",
+  "limits.ephemeral-storage",
+  "services.nodeports",
+  "services.loadbalancers",
+];
+
+const isHugePages = (name: string) => name.startsWith("hugepages-");
+const isNative = (name: string) =>
+  !name.includes("/") || name.includes("kubernetes.io/");
+const overcommitAllowed = (name: string) =>
+  isNative(name) && !isHugePages(name);
+
+/** Upstream `validateContainerResourceName`. */
+function resourceNameErrors(name: string, field: string, errs: Errors): void {
+  const before = errs.list.length;
+  for (const m of qualifiedNameErrors(name)) errs.invalid(field, name, m);
+  const qualified = errs.list.length === before;
+  if (!name.includes("/")) {
+    if (CONTAINER_RESOURCES.includes(name) || isHugePages(name)) return;
+    if (qualified && !OTHER_STANDARD_RESOURCES.includes(name)) {
+      errs.invalid(
+        field,
+        name,
+        "must be a standard resource type or fully qualified",
+      );
+    }
+    errs.invalid(field, name, "must be a standard resource for containers");
+  } else if (!isNative(name) && !isExtendedResourceName(name)) {
+    errs.invalid(
+      field,
+      name,
+      "doesn't follow extended resource name standard",
+    );
+  }
 }
 
-function quantityCompare(a: unknown, b: unknown): number {
-  if (!(a instanceof DecodedQuantity) || !(b instanceof DecodedQuantity)) {
-    return 0;
-  }
-  const value = (q: GoQuantity) =>
-    q.dec ? { m: q.dec.unscaled, e: -q.dec.scale } : { m: q.value, e: q.scale };
-  const x = value(a.q);
-  const y = value(b.q);
+/** The quantity's value as mantissa × 10^exponent. */
+function decimalOf(q: GoQuantity): { m: bigint; e: number } {
+  return q.dec
+    ? { m: q.dec.unscaled, e: -q.dec.scale }
+    : { m: q.value, e: q.scale };
+}
+
+function quantityCompare(a: GoQuantity, b: GoQuantity): number {
+  const x = decimalOf(a);
+  const y = decimalOf(b);
   const e = Math.min(x.e, y.e);
   const xm = x.m * 10n ** BigInt(x.e - e);
   const ym = y.m * 10n ** BigInt(y.e - e);
   return xm < ym ? -1 : xm > ym ? 1 : 0;
 }
 
+/** `Quantity.ScaledValue(scale)`: rounded up (away from zero) to units of 10^scale. */
+function scaledValue(q: GoQuantity, scale: number): bigint {
+  const { m, e } = decimalOf(q);
+  if (e >= scale) return m * 10n ** BigInt(e - scale);
+  const d = 10n ** BigInt(scale - e);
+  const r = m / d;
+  return r * d === m ? r : m < 0n ? r - 1n : r + 1n;
+}
+
+/** Bytes of a `hugepages-<size>` name, or undefined. */
+function hugePageSize(name: string): bigint | undefined {
+  try {
+    return scaledValue(parseGoQuantity(name.slice("hugepages-".length)), 0);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Upstream `validateResourceRequirements` for a container. */
 function validateResources(res: Json, path: string, errs: Errors): void {
   const limits = obj(res.limits) ?? {};
   const requests = obj(res.requests) ?? {};
-  for (
-    const [kind, map] of [["limits", limits], ["requests", requests]] as const
-  ) {
-    for (const [name, q] of Object.entries(map)) {
-      const field = `${path}.${kind}[${name}]`;
-      for (const m of qualifiedNameErrors(name)) errs.invalid(field, name, m);
-      if (quantitySign(q) < 0) {
+  const text = (q: GoQuantity) => goQuantityString(q);
+  let cpuOrMemory = false;
+  let hugePages = false;
+  const checkValue = (name: string, q: GoQuantity, field: string) => {
+    if (decimalOf(q).m < 0n) {
+      errs.invalid(field, text(q), "must be greater than or equal to 0");
+    }
+    if (isExtendedResourceName(name) && scaledValue(q, -3) % 1000n !== 0n) {
+      errs.invalid(field, text(q), "must be an integer");
+    }
+    if (isHugePages(name)) {
+      hugePages = true;
+      const size = hugePageSize(name);
+      if (size !== undefined && size > 0n && scaledValue(q, 0) % size !== 0n) {
         errs.invalid(
           field,
-          String(JSON.parse(JSON.stringify(q))),
-          "must be greater than or equal to 0",
+          text(q),
+          `${text(q)} is not positive integer multiple of ${name}`,
         );
       }
     }
+    if (name === "cpu" || name === "memory") cpuOrMemory = true;
+  };
+  for (const [name, raw] of Object.entries(limits)) {
+    if (!(raw instanceof DecodedQuantity)) continue;
+    const field = `${path}.limits[${name}]`;
+    resourceNameErrors(name, field, errs);
+    checkValue(name, raw.q, field);
   }
-  for (const [name, q] of Object.entries(requests)) {
+  for (const [name, raw] of Object.entries(requests)) {
+    if (!(raw instanceof DecodedQuantity)) continue;
+    const field = `${path}.requests[${name}]`;
+    resourceNameErrors(name, field, errs);
     const limit = limits[name];
-    if (limit !== undefined && quantityCompare(q, limit) > 0) {
-      errs.invalid(
-        `${path}.requests`,
-        JSON.parse(JSON.stringify(q)),
-        `must be less than or equal to ${name} limit of ${
-          JSON.parse(JSON.stringify(limit))
-        }`,
+    if (limit instanceof DecodedQuantity) {
+      const cmp = quantityCompare(raw.q, limit.q);
+      if (cmp !== 0 && !overcommitAllowed(name)) {
+        errs.invalid(
+          `${path}.requests`,
+          text(raw.q),
+          `must be equal to ${name} limit of ${text(limit.q)}`,
+        );
+      } else if (cmp > 0) {
+        errs.invalid(
+          `${path}.requests`,
+          text(raw.q),
+          `must be less than or equal to ${name} limit of ${text(limit.q)}`,
+        );
+      }
+    } else if (!overcommitAllowed(name)) {
+      errs.required(
+        `${path}.limits`,
+        "Limit must be set for non overcommitable resources",
       );
     }
+    checkValue(name, raw.q, field);
+  }
+  if (!cpuOrMemory && hugePages) {
+    errs.forbidden(path, "HugePages require cpu or memory");
   }
 }
 
@@ -300,6 +421,12 @@ function validateProbe(
       `${path}.${handlers[1]}`,
       "may not specify more than 1 handler type",
     );
+  }
+  for (const handler of ["httpGet", "tcpSocket"]) {
+    const port = obj(probe[handler])?.port;
+    if (port !== undefined) {
+      portNumOrName(port, `${path}.${handler}.port`, errs);
+    }
   }
   for (
     const k of [
@@ -334,6 +461,28 @@ function validateProbe(
   }
 }
 
+const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/;
+
+function isPortName(name: string): boolean {
+  return IANA_SVC_NAME.test(name) && !name.includes("--") &&
+    /[a-z]/.test(name);
+}
+
+/** Upstream `ValidatePortNumOrName`. */
+function portNumOrName(port: unknown, field: string, errs: Errors): void {
+  if (typeof port === "number") {
+    if (port < 1 || port > 65535) {
+      errs.invalid(field, port, "must be between 1 and 65535, inclusive");
+    }
+  } else if (typeof port === "string" && !isPortName(port)) {
+    errs.invalid(
+      field,
+      port,
+      "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+    );
+  }
+}
+
 const PROTOCOLS = ["SCTP", "TCP", "UDP"];
 const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 
@@ -361,10 +510,7 @@ function validateContainer(
     const pp = `${path}.ports[${i}]`;
     const pname = str(p.name);
     if (pname) {
-      if (
-        !/^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/.test(pname) ||
-        pname.includes("--") || !/[a-z]/.test(pname)
-      ) {
+      if (!isPortName(pname)) {
         errs.invalid(`${pp}.name`, pname, "must be an IANA_SVC_NAME");
       } else if (portNames.has(pname)) errs.duplicate(`${pp}.name`, pname);
       else portNames.add(pname);
@@ -393,13 +539,34 @@ function validateContainer(
     }
   });
   list(c.env).forEach((e, i) => {
+    const from = obj(e.valueFrom);
+    if (from) {
+      const sources = [
+        "fieldRef",
+        "resourceFieldRef",
+        "configMapKeyRef",
+        "secretKeyRef",
+        "fileKeyRef",
+      ].filter((k) => set(from[k]));
+      if (sources.length === 0) {
+        errs.invalid(
+          `${path}.env[${i}].valueFrom`,
+          "",
+          "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+        );
+      }
+      const fieldRef = obj(from.fieldRef);
+      if (fieldRef && !str(fieldRef.fieldPath)) {
+        errs.required(`${path}.env[${i}].valueFrom.fieldRef.fieldPath`);
+      }
+    }
     const ename = str(e.name);
     if (!ename) errs.required(`${path}.env[${i}].name`);
-    else if (!/^[ -~]+$/.test(ename) || ename.includes("=")) {
+    else if (!/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(ename)) {
       errs.invalid(
         `${path}.env[${i}].name`,
         ename,
-        "a valid environment variable name must consist only of printable ASCII characters other than '='",
+        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')",
       );
     }
   });
@@ -408,7 +575,7 @@ function validateContainer(
     const mp = `${path}.volumeMounts[${i}]`;
     const mname = str(m.name);
     if (!mname) errs.required(`${mp}.name`);
-    else if (!volumes.has(mname)) errs.notFound(`${mp}.name`, mname);
+    if (!volumes.has(mname)) errs.notFound(`${mp}.name`, mname);
     const mountPath = str(m.mountPath);
     if (!mountPath) errs.required(`${mp}.mountPath`);
     else if (mountPaths.has(mountPath)) {
@@ -495,6 +662,43 @@ function validateSpec(spec: Json, errs: Errors): void {
   if (!dns) errs.required("spec.dnsPolicy");
   else if (!DNS_POLICIES.includes(dns)) {
     errs.notSupported("spec.dnsPolicy", dns, DNS_POLICIES);
+  }
+  if (spec.hostNetwork === true) {
+    for (const key of ["containers", "initContainers"]) {
+      list(spec[key]).forEach((c, i) => {
+        list(c.ports).forEach((p, j) => {
+          if ((p.hostPort ?? 0) !== (p.containerPort ?? 0)) {
+            errs.invalid(
+              `spec.${key}[${i}].ports[${j}].hostPort`,
+              p.hostPort ?? 0,
+              "must match `containerPort` when `hostNetwork` is true",
+            );
+          }
+        });
+      });
+    }
+  }
+  if (dns === "None" && !obj(spec.dnsConfig)) {
+    errs.required(
+      "spec.dnsConfig",
+      "must provide `dnsConfig` when `dnsPolicy` is None",
+    );
+  }
+  const seccomp = obj(obj(spec.securityContext)?.seccompProfile);
+  if (seccomp && !str(seccomp.type)) {
+    errs.required(
+      "spec.securityContext.seccompProfile.type",
+      "type is required when seccompProfile is set",
+    );
+  } else if (
+    seccomp &&
+    !["Localhost", "RuntimeDefault", "Unconfined"].includes(str(seccomp.type))
+  ) {
+    errs.notSupported(
+      "spec.securityContext.seccompProfile.type",
+      seccomp.type,
+      ["Localhost", "RuntimeDefault", "Unconfined"],
+    );
   }
   validateLabels(spec.nodeSelector, "spec.nodeSelector", errs);
   const sa = str(spec.serviceAccountName);
