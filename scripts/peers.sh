@@ -10,6 +10,9 @@
 #   bash scripts/peers.sh build-e2e  build upstream's e2e suite (e2e.test), the ginkgo CLI and
 #                                    agnhost (peers/e2e); prints their directory on stdout
 #   bash scripts/peers.sh e2e-dir    print that directory (exit 1 when it is not complete)
+#   bash scripts/peers.sh static-oracle  build the static pod oracle (peers/staticpod: upstream's
+#                                    manifest decoding, defaults, validation and UID); prints
+#                                    the binary's path on stdout
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -32,6 +35,9 @@ want=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd
 e2e_sum=$(cat "$peers/e2e/go.mod" "$peers/e2e/go.sum" | sha256sum | cut -c1-12)
 e2e_bin="$cache_root/e2e-$KUBERNETES_VERSION-$e2e_sum/bin"
 e2e_want=(e2e.test ginkgo agnhost)
+# The static pod oracle has its own key too, so editing it rebuilds nothing else.
+oracle_sum=$(cd "$peers/staticpod" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-12)
+oracle_bin="$cache_root/staticpod-$KUBERNETES_VERSION-$oracle_sum/bin"
 
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
@@ -64,6 +70,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   local cmd=("${@:-build}")
   out=$bin/$name
   [ "$dir" = e2e ] && out=$e2e_bin/$name
+  [ "$dir" = staticpod ] && out=$oracle_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -112,8 +119,15 @@ build_e2e() {
   echo "$e2e_bin"
 }
 
+build_static_oracle() {
+  mkdir -p "$oracle_bin"
+  build_one staticpod staticpod kubelet-ts.local/peers/staticpod
+  echo "$oracle_bin/staticpod"
+}
+
 case "${1:-build}" in
 build) build ;;
+static-oracle) build_static_oracle ;;
 dir)
   complete || { log "peers not built: run bash scripts/peers.sh build"; exit 1; }
   echo "$bin"
@@ -124,7 +138,7 @@ e2e-dir)
   echo "$e2e_bin"
   ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle" >&2
   exit 2
   ;;
 esac

@@ -20,6 +20,9 @@
 #                            recording proxy in the differential tests)
 #   KTS_UPSTREAM_CONFIG_EXTRA  extra KubeletConfiguration YAML lines appended to the config
 #   KTS_UPSTREAM_ARGS        extra command-line flags
+#   KTS_UPSTREAM_KUBELET     the command to start instead of the upstream binary, with the same
+#                            flags, config, root dir, cert dir and containerd (scripts/swap.sh
+#                            puts kubelet.ts here)
 #   KTS_UPSTREAM_BRIDGE, KTS_UPSTREAM_SUBNET  its containerd's CNI bridge (default kts1,
 #                            10.89.0.0/16); two upstream kubelets at once need distinct ones
 #   KTS_UPSTREAM_HEALTHZ_PORT, KTS_UPSTREAM_PORT  healthz on 127.0.0.1 (default 10348) and the
@@ -127,7 +130,11 @@ ku_up() {
     # shellcheck disable=SC2206
     args+=(${KTS_UPSTREAM_ARGS:-})
     date +%s.%N >"$KU_ROOT/kubelet.started"
-    setsid "$bin/kubelet" "${args[@]}" >>"$KU_ROOT/kubelet.log" 2>&1 </dev/null &
+    local cmd=("$bin/kubelet")
+    # shellcheck disable=SC2206
+    [ -n "${KTS_UPSTREAM_KUBELET:-}" ] && cmd=(${KTS_UPSTREAM_KUBELET})
+    printf '%s\n' "${cmd[*]}" >"$KU_ROOT/kubelet.cmd"
+    setsid "${cmd[@]}" "${args[@]}" >>"$KU_ROOT/kubelet.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     ku_log "kubelet started (pid $(cat "$pidfile"), log $KU_ROOT/kubelet.log)"
   fi

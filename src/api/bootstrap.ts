@@ -4,7 +4,8 @@
  * `util/certificate/csr`): when `--kubeconfig` has no usable client certificate, make a key,
  * ask for a certificate with a CertificateSigningRequest sent with the bootstrap
  * credentials, wait until it is approved and issued, store the pair under `--cert-dir`
- * (`kubelet-client-<time>.pem` behind the `kubelet-client-current.pem` link) and write the
+ * (`kubelet-client-<time>.pem` behind the `kubelet-client-current.pem` link, see
+ * cert_pair_store.ts) and write the
  * kubeconfig, each atomically.
  * @module
  */
@@ -22,6 +23,7 @@ import {
   makeNodeCsr,
   type SubjectAltNames,
 } from "./csr.ts";
+import { storePair, writeFileAtomic } from "./cert_pair_store.ts";
 import { ApiAlreadyExistsError } from "./errors.ts";
 import {
   type Connection,
@@ -134,44 +136,6 @@ async function kubeconfigUsable(path: string, nowMs: number): Promise<boolean> {
   return conn.token !== undefined;
 }
 
-/**
- * Writes `text` to `<path>.tmp` and renames it into place (mode 0600). The fixed temporary
- * name is what the permission plan grants next to the kubeconfig.
- */
-export async function writeFileAtomic(
-  path: string,
-  text: string,
-): Promise<void> {
-  const tmp = `${path}.tmp`;
-  await Deno.writeTextFile(tmp, text, { mode: 0o600 });
-  await Deno.rename(tmp, path);
-}
-
-function pairFileName(prefix: string, nowMs: number): string {
-  const iso = new Date(nowMs).toISOString(); // 2026-01-02T03:04:05.678Z
-  return `${prefix}-${iso.slice(0, 19).replace(/[T:]/g, "-")}.pem`;
-}
-
-/**
- * Stores cert+key as a new dated pair file and as `<prefix>-current.pem`. Upstream makes the
- * current name a symlink to the dated file; Deno allows `symlink` only with unscoped read and
- * write grants, so the current pair is a copy, replaced atomically.
- */
-async function storePair(
-  certDir: string,
-  profile: CertificateProfile,
-  pem: string,
-  nowMs: number,
-): Promise<string> {
-  await writeFileAtomic(
-    `${certDir}/${pairFileName(profile.pairPrefix, nowMs)}`,
-    pem,
-  );
-  const current = `${certDir}/${currentPairName(profile)}`;
-  await writeFileAtomic(current, pem);
-  return current;
-}
-
 function conditionOf(csr: CertificateSigningRequest, type: string): boolean {
   return csr.status?.conditions?.some((c) =>
     c.type === type && c.status !== "False"
@@ -269,7 +233,7 @@ export async function requestNodeCertificate(
   }
   const certPem = await waitForCertificate(api, name, deps, options);
   const pair = certPem.trimEnd() + "\n" + csr.keyPem;
-  await storePair(options.certDir, profile, pair, clock.now());
+  await storePair(options.certDir, profile.pairPrefix, pair, clock.now());
   logger.info(
     `${profile.kind[0]!.toUpperCase()}${
       profile.kind.slice(1)

@@ -72,8 +72,8 @@ Deno.test("bootstrapClientCertificate() requests, waits for issuance, stores the
 
     const pair = await Deno.readTextFile(`${dir}/pki/${CLIENT_PAIR_CURRENT}`);
     assert.match(pair, /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
-    // The dated pair and the current copy (a plain file: Deno's scoped grants allow
-    // no symlink), both 0600, and no temporary file left.
+    // The dated pair and the current name (a link to it: the tests hold unscoped grants),
+    // 0600, and no temporary file left.
     const names = [];
     for await (const e of Deno.readDir(`${dir}/pki`)) names.push(e.name);
     const dated = names.filter((n) =>

@@ -119,3 +119,24 @@ export function labelValueErrors(value: string): string[] {
   }
   return errs;
 }
+
+const DNS1123_LABEL_REGEXP = new RegExp(`^${DNS1123_LABEL_FMT}$`);
+const DNS1123_LABEL_MSG =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+
+/** apimachinery `IsDNS1123Label`. */
+export function dns1123LabelErrors(value: string): string[] {
+  const errors: string[] = [];
+  if (byteLength(value) > 63) errors.push(maxLenError(63));
+  if (!DNS1123_LABEL_REGEXP.test(value)) {
+    errors.push(
+      regexErrorText(
+        DNS1123_LABEL_MSG,
+        DNS1123_LABEL_FMT,
+        "my-name",
+        "123-abc",
+      ),
+    );
+  }
+  return errors;
+}

@@ -193,7 +193,9 @@ async function swapSymlink(target: string, path: string): Promise<void> {
  * written). Layout `symlinks` (default) is upstream's: every file of the set changes at once.
  * Layout `files`, for path-scoped permissions, writes each file to a `..tmp.` name in the
  * volume and renames it into place: each file changes atomically, the set file by file, and
- * there is no `..data`.
+ * there is no `..data`; on a volume in upstream's layout whose links cover the payload it writes
+ * inside the current `..data` directory instead and keeps the links (a swap back to the upstream
+ * kubelet, docs/swap.md).
  * @throws {RangeError} for a bad payload path; file errors as they come.
  */
 export async function writeAtomically(
@@ -266,11 +268,67 @@ async function removeOwnFile(path: string): Promise<void> {
   }
 }
 
+/** True when every top-level name of `payload` is a link into `..data` (upstream's layout). */
+async function linkedThroughData(
+  targetDir: string,
+  payload: ReadonlyMap<string, PayloadFile>,
+): Promise<boolean> {
+  for (const name of topLevelNames(payload.keys())) {
+    const target = await readLinkOrUndefined(`${targetDir}/${name}`);
+    if (target !== `${DATA_DIR}/${name}`) return false;
+  }
+  return true;
+}
+
+/**
+ * The files layout on a volume in upstream's layout that already links every name (the upstream
+ * kubelet wrote it before a swap): each file is renamed into place inside the current
+ * timestamped directory, and `..data` and the links stay. Replacing the links by files would
+ * freeze the volume after a swap back: upstream's writer keeps a name that is not a link as it
+ * is (`createUserVisibleFiles`), so its updates would never show.
+ */
+async function writeThroughData(
+  targetDir: string,
+  payload: ReadonlyMap<string, PayloadFile>,
+  timestamped: string,
+): Promise<boolean> {
+  const dataDir = `${targetDir}/${timestamped}`;
+  if (await sameAsWritten(dataDir, payload)) return false;
+  for (const [path, file] of payload) {
+    const full = `${dataDir}/${path}`;
+    const parent = full.slice(0, full.lastIndexOf("/"));
+    const name = full.slice(full.lastIndexOf("/") + 1);
+    if (parent !== dataDir) {
+      await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
+    }
+    const tmp = `${parent}/..tmp.${name}`;
+    await Deno.writeFile(tmp, bytesOf(file.data), { mode: file.mode });
+    await Deno.chmod(tmp, file.mode);
+    await Deno.rename(tmp, full);
+  }
+  // files that left the payload go from the data directory, with their links
+  for (const rel of await listFiles(dataDir)) {
+    if (payload.has(rel)) continue;
+    await removeIfPresent(`${dataDir}/${rel}`, false);
+    const top = rel.split("/")[0]!;
+    const link = `${targetDir}/${top}`;
+    if (
+      top === rel && await readLinkOrUndefined(link) === `${DATA_DIR}/${top}`
+    ) {
+      await removeIfPresent(link, false);
+    }
+  }
+  return true;
+}
+
 async function writeFileByFile(
   targetDir: string,
   payload: ReadonlyMap<string, PayloadFile>,
   oldTimestamped: string | undefined,
 ): Promise<boolean> {
+  if (oldTimestamped && await linkedThroughData(targetDir, payload)) {
+    return await writeThroughData(targetDir, payload, oldTimestamped);
+  }
   if (!oldTimestamped && await sameAsWritten(targetDir, payload)) return false;
   for (const [path, file] of payload) {
     const full = `${targetDir}/${path}`;

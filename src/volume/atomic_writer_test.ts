@@ -200,3 +200,44 @@ for (const layout of ["symlinks", "files"] as const) {
     }
   });
 }
+
+Deno.test("writeAtomically() in the files layout writes through upstream's links when they cover the payload", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // the upstream kubelet's volume: ..data and a link per name
+    await writeAtomically(
+      dir,
+      new Map([
+        ["token", { data: "t1", mode: 0o644 }],
+        ["ca.crt", { data: "ca", mode: 0o644 }],
+        ["d/x", { data: "x1", mode: 0o644 }],
+      ]),
+    );
+    const data = await Deno.readLink(`${dir}/..data`);
+    const next = new Map([
+      ["token", { data: "t2", mode: 0o600 }],
+      ["d/x", { data: "x2", mode: 0o644 }],
+    ]);
+    assert.equal(await writeAtomically(dir, next, { layout: "files" }), true);
+    // the links and ..data stay; the files behind them changed
+    assert.equal(await Deno.readLink(`${dir}/..data`), data);
+    assert.equal(await Deno.readLink(`${dir}/token`), "..data/token");
+    assert.equal(await Deno.readLink(`${dir}/d`), "..data/d");
+    assert.equal(await Deno.readTextFile(`${dir}/token`), "t2");
+    assert.equal((await Deno.stat(`${dir}/token`)).mode! & 0o777, 0o600);
+    assert.equal(await Deno.readTextFile(`${dir}/d/x`), "x2");
+    // a name that left the payload goes with its link
+    await assert.rejects(Deno.lstat(`${dir}/ca.crt`));
+    await assert.rejects(Deno.lstat(`${dir}/${data}/ca.crt`));
+    assert.equal(await writeAtomically(dir, next, { layout: "files" }), false);
+    // upstream's layout writer takes it over again as its own
+    await writeAtomically(
+      dir,
+      new Map([["token", { data: "t3", mode: 0o644 }]]),
+    );
+    assert.equal(await Deno.readLink(`${dir}/token`), "..data/token");
+    assert.equal(await Deno.readTextFile(`${dir}/token`), "t3");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

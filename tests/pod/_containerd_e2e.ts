@@ -272,7 +272,10 @@ export async function startE2e(
     write: (f, m) =>
       Deno.writeTextFile(
         `${dir}/manifests/${f}`,
-        typeof m === "string" ? m : JSON.stringify(m),
+        // a manifest needs its type, as upstream's decoder requires
+        typeof m === "string"
+          ? m
+          : JSON.stringify({ apiVersion: "v1", kind: "Pod", ...m as object }),
       ),
     remove: (f) => Deno.remove(`${dir}/manifests/${f}`),
     async restartKubelet() {

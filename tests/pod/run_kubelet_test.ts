@@ -19,7 +19,7 @@ Deno.test("runKubelet() runs static pods on a sim:// runtime and returns 0 after
     await Deno.mkdir(`${dir}/manifests`);
     await Deno.writeTextFile(
       `${dir}/manifests/web.yaml`,
-      "metadata: {name: web}\nspec: {containers: [{name: httpd, image: busybox:1.36, command: [httpd, -f]}]}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: httpd, image: busybox:1.36, command: [httpd, -f]}]}\n",
     );
     const logger = new CaptureLogger();
     const ac = new AbortController();

@@ -249,7 +249,7 @@ Deno.test("an invalid manifest is logged with its file and field while the other
   const [before] = await h.containers("web");
   await h.write(
     "broken.yaml",
-    "metadata: {name: broken}\nspec:\n  containers:\n  - name: app\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec:\n  containers:\n  - name: app\n",
   );
   await h.settle();
   await h.tick(3000);
@@ -263,7 +263,7 @@ Deno.test("an invalid manifest is logged with its file and field while the other
   );
   assert.match(
     error?.msg ?? "",
-    /field "spec\.containers\[0\]\.image" is required/,
+    /spec\.containers\[0\]\.image: Required value/,
   );
 });
 

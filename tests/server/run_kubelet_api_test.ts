@@ -22,7 +22,7 @@ Deno.test("runKubelet() serves /pods, /containerLogs and the read-only port", as
   );
   await Deno.writeTextFile(
     `${dir}/manifests/web.yaml`,
-    "metadata: {name: web}\nspec: {containers: [{name: app, image: busybox:1.36, command: [sh, -c, 'echo hello; echo world; sleep 3600']}]}\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: app, image: busybox:1.36, command: [sh, -c, 'echo hello; echo world; sleep 3600']}]}\n",
   );
   const logger = new CaptureLogger();
   const ac = new AbortController();

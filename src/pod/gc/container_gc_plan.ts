@@ -155,8 +155,13 @@ export function planSandboxGc(
   return out;
 }
 
-/** Pod UID of a pod log directory name (`<namespace>_<name>_<uid>`; upstream's parser). */
+/**
+ * Pod UID of a pod log directory name (`<namespace>_<name>_<uid>`; upstream's parser), or ""
+ * for a dot name: no namespace starts with a dot, and `.containers` holds the container log
+ * links of a custom `podLogsDir` (containerLogLinksDir), which GC must not take for a pod's.
+ */
 export function podUidFromLogDirectory(name: string): string {
+  if (name.startsWith(".")) return "";
   const parts = name.split("_");
   return parts[parts.length - 1] ?? "";
 }

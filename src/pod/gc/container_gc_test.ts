@@ -171,6 +171,8 @@ Deno.test("podUidFromLogDirectory() takes the part after the last underscore", (
     "abc-123",
   );
   assert.equal(podUidFromLogDirectory("plain"), "plain");
+  // the links directory of a custom podLogsDir is no pod's
+  assert.equal(podUidFromLogDirectory(".containers"), "");
 });
 
 Deno.test("createContainerGc() removes the log file with its rotations, the container and a deleted pod's directories", async () => {

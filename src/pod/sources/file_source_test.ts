@@ -18,6 +18,8 @@ Deno.test("createFileSource().refresh() lists a directory, skipping dotfiles and
     await Deno.writeTextFile(
       `${dir}/b.json`,
       JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
         metadata: { name: "b" },
         spec: { containers: [{ name: "c", image: "i" }] },
       }),
@@ -57,7 +59,7 @@ Deno.test("createFileSource() logs an invalid manifest with its file and field a
     await Deno.writeTextFile(`${dir}/good.yaml`, pod("good"));
     await Deno.writeTextFile(
       `${dir}/bad.yaml`,
-      "metadata: {name: bad}\nspec: {containers: [{name: c}]}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c}]}\n",
     );
     const logger = new CaptureLogger();
     const source = createFileSource({ clock: new FakeClock(), logger }, {
@@ -107,7 +109,7 @@ Deno.test("createFileSource() rejects a PodList file and drops a second file wit
     const errors = logger.records.filter((r) => r.severity === "error")
       .map((r) => r.msg);
     assert.equal(errors.length, 2, errors.join("\n"));
-    assert.ok(errors.some((m) => /list\.yaml.*"kind" must be "Pod"/.test(m)));
+    assert.ok(errors.some((m) => /list\.yaml.*not a Pod/.test(m)));
     assert.ok(
       errors.some((m) => /duplicate pod name "web-n", ignoring/.test(m)),
     );

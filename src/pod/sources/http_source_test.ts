@@ -5,7 +5,7 @@ import type { Pod } from "../types.ts";
 import { createHttpSource } from "./http_source.ts";
 
 const POD =
-  `metadata: {name: web}\nspec: {containers: [{name: c, image: busybox:1.36}]}\n`;
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c, image: busybox:1.36}]}\n`;
 
 function fakeFetch(
   responses: (Response | Error)[],

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { readManifest, readManifestValue } from "../../static_pod/mod.ts";
 import { readYaml } from "../../util/yaml.ts";
 import type { Container, Pod } from "../types.ts";
 import { errorMessage } from "../../util/error_message.ts";
@@ -333,67 +333,87 @@ export interface StaticPodDefaultsOptions {
 }
 
 /**
- * Turns a validated manifest pod into the static pod the kubelet runs: API defaults, UID = hex
- * MD5 of the content plus the node and origin (unless the manifest sets one), name
- * `<name>-<nodeName>`, namespace `default`, `spec.nodeName`, the config hash/source annotations
- * and, for file pods, a toleration of every `NoExecute` taint.
+ * Turns a manifest pod into the static pod the kubelet runs, exactly as upstream does (see
+ * `src/static_pod/`): typed decoding, API defaults, UID = MD5 of upstream's spew print of the
+ * internal pod plus the node and file path or URL (unless the manifest sets one), name
+ * `<name>-<nodeName>`, namespace `default`, `spec.nodeName`, the config hash annotation, for file
+ * pods a toleration of every `NoExecute` taint; then the source annotation the pod config adds.
+ * Throws a {@linkcode ManifestError} when upstream would refuse the pod.
  */
 export function applyStaticPodDefaults(
   pod: Pod,
   options: StaticPodDefaultsOptions,
 ): Pod {
-  const out = applyApiDefaults(pod);
-  const meta = out.metadata;
-  if (!meta.uid) {
-    const hash = createHash("md5");
-    hash.update(canonicalJson(out));
-    if (options.source === "file") {
-      hash.update(`host:${options.nodeName}`);
-      hash.update(`file:${options.origin}`);
-    } else {
-      hash.update(`url:${options.origin}`);
-    }
-    meta.uid = hash.digest("hex");
+  const value = { apiVersion: "v1", kind: "Pod", ...structuredClone(pod) };
+  const result = readManifestValue(value, {
+    source: options.source,
+    origin: options.origin,
+    nodeName: options.nodeName,
+  });
+  if (!result.ok) {
+    throw new ManifestError(
+      `Invalid pod manifest "${options.origin}": ${result.message}`,
+      { origin: options.origin },
+    );
   }
-  meta.name = `${meta.name}-${options.nodeName}`;
-  meta.namespace ||= "default";
-  out.spec.nodeName = options.nodeName;
-  meta.annotations = {
-    ...meta.annotations,
-    [CONFIG_HASH_ANNOTATION]: meta.uid,
-    [CONFIG_SOURCE_ANNOTATION]: options.source,
+  return withSourceAnnotation(result.pods[0] as unknown as Pod, options.source);
+}
+
+function withSourceAnnotation(pod: Pod, source: StaticSourceKind): Pod {
+  pod.metadata.annotations = {
+    ...pod.metadata.annotations,
+    [CONFIG_SOURCE_ANNOTATION]: source,
   };
-  if (options.source === "file") {
-    const tolerations = out.spec.tolerations ?? [];
-    if (
-      !tolerations.some((t) =>
-        t.operator === "Exists" && t.effect === "NoExecute" && !t.key
-      )
-    ) {
-      out.spec.tolerations = [
-        ...tolerations,
-        { operator: "Exists", effect: "NoExecute" },
-      ];
-    }
-  }
-  return out;
+  return pod;
 }
 
 /**
  * Reads `text` and returns the static pods it defines plus its problems. This is what the file
  * and HTTP sources call for each file / response body; only the HTTP source accepts a PodList.
+ * Decoding, defaults, UID and validation are upstream's (`src/static_pod/`).
  */
 export async function readStaticPods(
   text: string,
   options: StaticPodDefaultsOptions,
 ): Promise<ParsedManifest> {
-  const parsed = await parseManifest(text, {
+  const warnings: string[] = [];
+  let documents = 1;
+  try {
+    documents = (await readYaml(text)).documents;
+  } catch { /* readManifest reports it */ }
+  if (documents > 1) {
+    warnings.push(
+      `Manifest "${options.origin}" holds ${documents} YAML documents; only the first is read, one pod per manifest as upstream`,
+    );
+  }
+  const result = await readManifest(text, {
+    source: options.source,
     origin: options.origin,
-    allowPodList: options.source === "http",
+    nodeName: options.nodeName,
   });
+  if (result.ok) {
+    return {
+      pods: result.pods.map((p) =>
+        withSourceAnnotation(p as unknown as Pod, options.source)
+      ),
+      errors: [],
+      warnings,
+    };
+  }
+  // An empty file holds no pods; upstream logs its decode error, we stay quiet as before.
+  if (text.trim() === "" && options.source === "file") {
+    return { pods: [], errors: [], warnings };
+  }
+  const field = result.fields?.[0]?.field;
   return {
-    ...parsed,
-    pods: parsed.pods.map((p) => applyStaticPodDefaults(p, options)),
+    pods: [],
+    errors: [
+      new ManifestError(
+        `Invalid pod manifest "${options.origin}": ${result.message}`,
+        { origin: options.origin, ...(field ? { field } : {}) },
+      ),
+    ],
+    warnings,
   };
 }
 
