@@ -14,7 +14,7 @@ import {
   makeCertificate,
   type TestPair,
 } from "../../src/server/testing.ts";
-import { startApi } from "../server/_helpers.ts";
+import { get, startApi } from "../server/_helpers.ts";
 import {
   type Outcome,
   peerGet,
@@ -234,6 +234,35 @@ Deno.test("client certificates of every shape: ours answers as upstream's checks
       table.some((l) =>
         l.startsWith("v3 clientAuth (TLS 1.3): upstream 200, ours 200")
       ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a CA added to clientCAFile while serving authenticates its clients without a restart", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-sec-ca-reload-" });
+  try {
+    const caFile = `${dir}/ca.crt`;
+    await Deno.writeTextFile(caFile, ROOT.certPem);
+    await using api = await startApi({
+      certDir: `${dir}/pki`,
+      clientCAFile: caFile,
+    });
+    const caPem = await Deno.readTextFile(`${dir}/pki/kubelet.crt`);
+    const newcomer = leaf("newcomer", { issuer: WRONG_CA });
+    const ask = () => get(`${api.url}/pods`, { caPem, cert: newcomer });
+    assert.equal((await ask()).status, 401);
+    await Deno.writeTextFile(caFile, ROOT.certPem + WRONG_CA.certPem);
+    // The file watch reloads it at once; the bound only keeps a broken reload from hanging.
+    let status = 401;
+    for (let i = 0; i < 300 && status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await ask()).status;
+    }
+    assert.equal(status, 200);
+    assert.ok(
+      api.logger.records.some((r) => r.msg === "Loaded a new client CA bundle"),
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
