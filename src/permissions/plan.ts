@@ -303,13 +303,19 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   const file = (value: string | undefined, field: string) => {
     if (value) b.add("read", b.path(value, base), field);
   };
+  // The kubelet API (enableServer, upstream's `if s.EnableServer` around both listeners): its
+  // listeners, serving pair, client CA, /logs/ and the streaming proxy are granted only with it.
+  const server = config.enableServer !== false;
+  const apiPort = server ? config.port ?? PLAN_DEFAULTS.port : 0;
   file(config.staticPodPath, "staticPodPath");
-  file(config.tlsCertFile, "tlsCertFile");
-  file(config.tlsPrivateKeyFile, "tlsPrivateKeyFile");
-  file(
-    config.authentication?.x509?.clientCAFile,
-    "authentication.x509.clientCAFile",
-  );
+  if (server) {
+    file(config.tlsCertFile, "tlsCertFile");
+    file(config.tlsPrivateKeyFile, "tlsPrivateKeyFile");
+    file(
+      config.authentication?.x509?.clientCAFile,
+      "authentication.x509.clientCAFile",
+    );
+  }
   file(config.resolvConf ?? PLAN_DEFAULTS.resolvConf, "resolvConf");
   // host-network pods get a copy of the node's hosts file (upstream ensureHostsFile)
   b.add("read", "/etc/hosts", "host-network pods' /etc/hosts");
@@ -324,7 +330,7 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   }
   // the kubelet API's /logs/ (a debugging handler, on by default) lists and reads it
   if (
-    (config.port ?? PLAN_DEFAULTS.port) > 0 &&
+    apiPort > 0 &&
     config.enableDebuggingHandlers !== false &&
     config.enableSystemLogHandler !== false
   ) {
@@ -338,7 +344,7 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
     addEndpoint(b, config.imageServiceEndpoint, "imageServiceEndpoint");
   }
   if (
-    !runtime.startsWith("sim://") && (config.port ?? PLAN_DEFAULTS.port) > 0
+    !runtime.startsWith("sim://") && apiPort > 0
   ) {
     // exec, attach and port-forward are proxied to the runtime's streaming server, which
     // containerd binds to 127.0.0.1 on a port it picks at each start (stream_server_port "0")
@@ -372,11 +378,11 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   }
 
   const address = config.address || PLAN_DEFAULTS.address;
-  addListener(b, address, config.port ?? PLAN_DEFAULTS.port, "port");
+  addListener(b, address, apiPort, "port");
   addListener(
     b,
     address,
-    config.readOnlyPort ?? PLAN_DEFAULTS.readOnlyPort,
+    server ? config.readOnlyPort ?? PLAN_DEFAULTS.readOnlyPort : 0,
     "readOnlyPort",
   );
   addListener(

@@ -71,6 +71,44 @@ Deno.test("planPermissions() reads /var/log only while /logs/ is served", async 
   }
 });
 
+Deno.test("planPermissions() grants the kubelet API's needs only with enableServer", async () => {
+  const server = {
+    tlsCertFile: "/etc/kubelet/tls.crt",
+    tlsPrivateKeyFile: "/etc/kubelet/tls.key",
+    authentication: { x509: { clientCAFile: "/etc/kubelet/ca.crt" } },
+    readOnlyPort: 10255,
+  };
+  const on = await planPermissions({ config: server, flags: {} }, {
+    readFile: noFile,
+  });
+  const off = await planPermissions({
+    config: { ...server, enableServer: false },
+    flags: {},
+  }, { readFile: noFile });
+  const serverOnly = {
+    read: [
+      "/etc/kubelet/ca.crt",
+      "/etc/kubelet/tls.crt",
+      "/etc/kubelet/tls.key",
+      "/var/log",
+    ],
+    net: ["0.0.0.0:10250", "0.0.0.0:10255", STREAMING_SERVER_GRANT],
+  };
+  for (const kind of ["read", "net"] as const) {
+    for (const grant of serverOnly[kind]) {
+      assert.ok(on[kind].includes(grant), `enabled: ${kind} ${grant}`);
+      assert.ok(!off[kind].includes(grant), `disabled: ${kind} ${grant}`);
+    }
+  }
+  // What the node agent needs without its API stays.
+  assert.deepEqual(
+    on.write.filter((w) => !off.write.includes(w)),
+    [],
+  );
+  assert.ok(off.net.includes("127.0.0.1:10248"), "healthz is not the API");
+  assert.ok(off.read.includes("/var/log/pods"));
+});
+
 Deno.test("planPermissions() keeps socket paths exactly as configured", async () => {
   const plan = await planPermissions({
     config: {

@@ -77,6 +77,8 @@ export interface PlanConfig {
   healthzPort?: number | undefined;
   /** Pod IP range(s): httpGet/tcpSocket/grpc probes and httpGet hooks dial pod IPs. */
   podCIDR?: string | undefined;
+  /** false → no kubelet API: none of its listeners, files or directories are granted. */
+  enableServer?: boolean | undefined;
   /** With `enableSystemLogHandler`, the kubelet API's `/logs/` reads the node's log directory. */
   enableDebuggingHandlers?: boolean | undefined;
   enableSystemLogHandler?: boolean | undefined;

@@ -25,7 +25,10 @@ import {
   createWebhookAuthorizer,
 } from "./auth/authorize.ts";
 import { createWebhookTokenAuthenticator } from "./auth/token_webhook.ts";
-import { parseCertificateBundle } from "./auth/x509.ts";
+import {
+  type ClientCaSource,
+  followClientCaFile,
+} from "./auth/client_ca_file.ts";
 import {
   type ApiHandler,
   type ApiServerHost,
@@ -126,11 +129,21 @@ export async function buildApiAuth(
     );
     owned = true;
   }
-  const clientCAs = config.clientCAFile
-    ? parseCertificateBundle(await Deno.readTextFile(config.clientCAFile))
-    : [];
+  let clientCAs: ClientCaSource | undefined;
+  try {
+    clientCAs = config.clientCAFile
+      ? await followClientCaFile(
+        { clock, logger: deps.host.logger },
+        config.clientCAFile,
+      )
+      : undefined;
+  } catch (error) {
+    if (owned) client?.close();
+    throw error;
+  }
   const authenticate = createAuthenticator({
     clock,
+    logger: deps.host.logger,
     ...(config.webhookAuthn.enabled && client
       ? {
         tokens: createWebhookTokenAuthenticator({ reviewer: client, clock }, {
@@ -138,7 +151,10 @@ export async function buildApiAuth(
         }),
       }
       : {}),
-  }, { clientCAs, anonymous: config.anonymousAuth });
+  }, {
+    ...(clientCAs ? { clientCAs: clientCAs.current } : {}),
+    anonymous: config.anonymousAuth,
+  });
   let authorizer: Authorizer;
   if (config.authorizationMode === "AlwaysAllow") {
     authorizer = alwaysAllow;
@@ -148,6 +164,7 @@ export async function buildApiAuth(
       deniedTtlMs: config.webhookAuthz.deniedTtlMs,
     });
   } else {
+    clientCAs?.close();
     throw new RangeError(
       `Invalid kubelet configuration field "authorization.mode": "${config.authorizationMode}" is not AlwaysAllow or Webhook`,
     );
@@ -156,6 +173,7 @@ export async function buildApiAuth(
     authenticate,
     authorizer,
     close: () => {
+      clientCAs?.close();
       if (owned) client?.close();
     },
   };

@@ -43,6 +43,14 @@ export interface MakeCertificateOptions {
   /** Extended key usage OIDs; omitted → `clientAuth`; `[]` → no extension. */
   extKeyUsages?: string[];
   ca?: boolean;
+  /** A CA's `pathLenConstraint`; omitted → none. */
+  pathLen?: number;
+  /** X.509 version; 1 and 2 carry no extensions (what `openssl x509 -req` makes). Default 3. */
+  version?: 1 | 2 | 3;
+  /** Adds a critical extension of a private OID that no verifier knows. */
+  unknownCriticalExtension?: boolean;
+  /** The new key's type (default `ec`, P-256). */
+  keyType?: "ec" | "rsa";
   /** Subject alternative names (IPv4 or DNS). */
   altNames?: string[];
 }
@@ -75,9 +83,9 @@ function signatureAlgorithm(key: KeyObject): Uint8Array {
 
 /** Makes a certificate (and a fresh P-256 key) as the options say. */
 export function makeCertificate(options: MakeCertificateOptions): TestPair {
-  const { privateKey, publicKey } = generateKeyPairSync("ec", {
-    namedCurve: "P-256",
-  });
+  const { privateKey, publicKey } = options.keyType === "rsa"
+    ? generateKeyPairSync("rsa", { modulusLength: 2048 })
+    : generateKeyPairSync("ec", { namedCurve: "P-256" });
   const now = Date.now();
   const signer = options.issuer
     ? createPrivateKey(options.issuer.keyPem)
@@ -97,7 +105,13 @@ export function makeCertificate(options: MakeCertificateOptions): TestPair {
     extension(
       "2.5.29.19",
       options.ca
-        ? der(TAG.sequence, der(TAG.boolean, new Uint8Array([0xff])))
+        ? der(
+          TAG.sequence,
+          der(TAG.boolean, new Uint8Array([0xff])),
+          ...(options.pathLen === undefined
+            ? []
+            : [derUnsigned(new Uint8Array([options.pathLen]))]),
+        )
         : der(TAG.sequence),
     ),
   );
@@ -105,6 +119,14 @@ export function makeCertificate(options: MakeCertificateOptions): TestPair {
     extensions.push(
       extension("2.5.29.15", der(TAG.bitString, new Uint8Array([1, 0x06]))),
     );
+  }
+  if (options.unknownCriticalExtension) {
+    extensions.push(der(
+      TAG.sequence,
+      derOid("1.3.6.1.4.1.99999.1"),
+      der(TAG.boolean, new Uint8Array([0xff])),
+      der(TAG.octetString, der(TAG.null)),
+    ));
   }
   if (options.altNames?.length) {
     extensions.push(extension(
@@ -121,9 +143,12 @@ export function makeCertificate(options: MakeCertificateOptions): TestPair {
   }
   const serial = crypto.getRandomValues(new Uint8Array(12));
   serial[0]! &= 0x7f;
+  const version = options.version ?? 3;
   const tbs = der(
     TAG.sequence,
-    der(0xa0, derUnsigned(new Uint8Array([2]))),
+    ...(version === 1
+      ? []
+      : [der(0xa0, derUnsigned(new Uint8Array([version - 1])))]),
     derUnsigned(serial),
     algorithm,
     issuerName,
@@ -134,7 +159,7 @@ export function makeCertificate(options: MakeCertificateOptions): TestPair {
     ),
     name(options.commonName, options.organizations ?? []),
     new Uint8Array(publicKey.export({ type: "spki", format: "der" })),
-    der(0xa3, der(TAG.sequence, ...extensions)),
+    ...(version === 3 ? [der(0xa3, der(TAG.sequence, ...extensions))] : []),
   );
   return signedPair(tbs, algorithm, signer, privateKey);
 }

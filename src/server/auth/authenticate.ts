@@ -11,6 +11,7 @@
 
 import type { X509Certificate } from "node:crypto";
 import type { Clock } from "../../clock/mod.ts";
+import type { Logger } from "../../log/mod.ts";
 import { CertificateError, verifyClientCertificate } from "./x509.ts";
 
 /** An authenticated identity (`user.Info`). */
@@ -47,14 +48,19 @@ export type Authenticator = (
 /** Dependencies of {@linkcode createAuthenticator}. */
 export interface AuthenticatorDeps {
   clock: Clock;
+  /** Warns once per certificate refused where upstream would accept it. */
+  logger?: Logger;
   /** The TokenReview webhook (`authentication.webhook.enabled`); omitted → tokens are ignored. */
   tokens?: TokenAuthenticator;
 }
 
 /** Options of {@linkcode createAuthenticator}. */
 export interface AuthenticatorOptions {
-  /** `authentication.x509.clientCAFile`, parsed; omitted or empty → certificates are ignored. */
-  clientCAs?: readonly X509Certificate[];
+  /**
+   * `authentication.x509.clientCAFile`, parsed, as it is now (the file is reloaded when it
+   * changes); omitted or empty → certificates are ignored.
+   */
+  clientCAs?: () => readonly X509Certificate[];
   /** `authentication.anonymous.enabled`. */
   anonymous: boolean;
 }
@@ -88,20 +94,29 @@ export function createAuthenticator(
   deps: AuthenticatorDeps,
   options: AuthenticatorOptions,
 ): Authenticator {
-  const roots = options.clientCAs ?? [];
+  const roots = () => options.clientCAs?.() ?? [];
+  const warned = new Set<string>();
+  const warnOnce = (error: CertificateError) => {
+    if (!error.stricter || !deps.logger || warned.has(error.message)) return;
+    if (warned.size >= 1000) warned.clear();
+    warned.add(error.message);
+    deps.logger.warn("Refusing a client certificate", { err: error.message });
+  };
   return async (credentials) => {
     const problems: string[] = [];
     let presented = false;
-    if (roots.length && credentials.peerCertificates.length) {
+    const cas = roots();
+    if (cas.length && credentials.peerCertificates.length) {
       presented = true;
       try {
         const user = verifyClientCertificate(credentials.peerCertificates, {
-          roots,
+          roots: cas,
           nowMs: deps.clock.now(),
         });
         return { user: withAuthenticatedGroup(user) };
       } catch (error) {
         if (!(error instanceof CertificateError)) throw error;
+        warnOnce(error);
         problems.push(`x509: ${error.message}`);
       }
     }

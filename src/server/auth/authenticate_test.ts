@@ -170,7 +170,10 @@ Deno.test("createAuthenticator() tries the certificate, then the token, then ano
   const client = der(makeCertificate({ commonName: "alice", issuer: CA }));
   const untrusted = der(makeCertificate({ commonName: "m", issuer: OTHER_CA }));
   const authn = (anonymous: boolean) =>
-    createAuthenticator({ clock, tokens }, { clientCAs: ROOTS, anonymous });
+    createAuthenticator({ clock, tokens }, {
+      clientCAs: () => ROOTS,
+      anonymous,
+    });
   const on = authn(true);
   const off = authn(false);
   const ask = (

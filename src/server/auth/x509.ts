@@ -1,9 +1,17 @@
 /**
  * Client certificate authentication against `authentication.x509.clientCAFile`, after
- * k8s.io/apiserver's `request/x509` authenticator with `CommonNameUserConversion`: the chain
- * must lead to one of the CAs, every certificate on it must be valid now, the leaf must allow
- * client authentication (no extended key usage, `clientAuth` or `any`), intermediates must be
- * CAs; the user is the subject's common name and the groups its organizations.
+ * k8s.io/apiserver's `request/x509` authenticator with `CommonNameUserConversion`, which runs
+ * Go's `x509.Certificate.Verify` with `ExtKeyUsageClientAuth`: the chain must lead to one of
+ * the CAs, every certificate on it must be valid now, every certificate on it that has an
+ * extended key usage extension must allow `clientAuth` or `any` (`checkChainForKeyUsage`),
+ * intermediates must be CAs and no CA may have more intermediates below it than its
+ * `pathLenConstraint` (`Certificate.isValid`); the user is the subject's common name and the
+ * groups its organizations.
+ *
+ * Stricter than upstream: the leaf must be an X.509 v3 certificate and not a CA. Deno's TLS
+ * (node:tls over rustls/webpki) does not check the handshake signature of a v1 or v2 client
+ * certificate, so such a certificate would authenticate whoever presents it, without its
+ * private key; a CA certificate is no client's identity.
  *
  * The TLS layer (node:tls) hands over the presented chain but its own verdict is not used:
  * everything is checked here, on the injected clock.
@@ -22,9 +30,15 @@ export interface CertificateUser {
 
 /** The certificate was presented but does not authenticate anyone; `message` says why. */
 export class CertificateError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  /** Refused here although upstream accepts it (worth a warning: a client will break). */
+  readonly stricter: boolean;
+  constructor(
+    message: string,
+    options?: ErrorOptions & { stricter?: boolean },
+  ) {
     super(message, options);
     this.name = "CertificateError";
+    this.stricter = options?.stricter ?? false;
   }
 }
 
@@ -33,6 +47,7 @@ const OID_ORGANIZATION = "2.5.4.10";
 const OID_EXT_KEY_USAGE = "2.5.29.37";
 const OID_CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 const OID_ANY_EXT_KEY_USAGE = "2.5.29.37.0";
+const OID_BASIC_CONSTRAINTS = "2.5.29.19";
 /** Longest chain followed (leaf, intermediates, root). */
 const MAX_CHAIN = 10;
 
@@ -48,6 +63,8 @@ export function parseCertificateBundle(pem: string): X509Certificate[] {
 }
 
 interface TbsParts {
+  /** 1, 2 or 3 (the DER field holds the version minus one; absent → 1). */
+  version: number;
   subject: DerNode;
   extensions: DerNode[];
 }
@@ -63,11 +80,68 @@ function tbsParts(raw: Uint8Array): TbsParts {
   const fields = children(tbs);
   // version [0] is optional; then serial, signature, issuer, validity, subject.
   const offset = fields[0]?.tag === 0xa0 ? 1 : 0;
+  const version = offset ? unsigned(children(fields[0]!)[0]) + 1 : 1;
   const subject = fields[offset + 4];
   if (!subject) throw new SyntaxError("Certificate without subject");
   const wrapped = fields.find((f) => f.tag === 0xa3);
   const extensions = wrapped ? children(children(wrapped)[0]!) : [];
-  return { subject, extensions };
+  return { version, subject, extensions };
+}
+
+/** A small non-negative INTEGER's value. */
+function unsigned(node: DerNode | undefined): number {
+  if (!node || node.tag !== TAG.integer) {
+    throw new SyntaxError("Expected a DER INTEGER");
+  }
+  let value = 0;
+  for (const byte of node.content) value = value * 256 + byte;
+  return value;
+}
+
+/** The value (the OCTET STRING's content) of the extension `oid`, or undefined. */
+function extensionValue(
+  extensions: DerNode[],
+  oid: string,
+): Uint8Array | undefined {
+  for (const extension of extensions) {
+    const parts = children(extension);
+    if (parts[0] && oidText(parts[0].content) === oid) {
+      return parts[parts.length - 1]!.content;
+    }
+  }
+  return undefined;
+}
+
+/** What the chain checks read from one certificate. */
+export interface CertificateFacts {
+  version: number;
+  /** basicConstraints cA. */
+  ca: boolean;
+  /** basicConstraints pathLenConstraint; undefined → no limit. */
+  pathLen: number | undefined;
+  /** Extended key usage OIDs; undefined → no extension. */
+  usages: string[] | undefined;
+}
+
+/** The version, basic constraints and extended key usages of a DER certificate. */
+export function certificateFacts(raw: Uint8Array): CertificateFacts {
+  const { version, extensions } = tbsParts(raw);
+  const constraints = extensionValue(extensions, OID_BASIC_CONSTRAINTS);
+  let ca = false;
+  let pathLen: number | undefined;
+  if (constraints) {
+    for (const field of children(readDer(constraints)[0]!)) {
+      if (field.tag === TAG.boolean) ca = field.content[0] !== 0;
+      if (field.tag === TAG.integer) pathLen = unsigned(field);
+    }
+  }
+  return { version, ca, pathLen, usages: extendedKeyUsages(raw) };
+}
+
+/** Whether an extended key usage list lets a certificate take part in client authentication. */
+function allowsClientAuth(usages: string[] | undefined): boolean {
+  return !usages || usages.includes(OID_CLIENT_AUTH) ||
+    usages.includes(OID_ANY_EXT_KEY_USAGE);
 }
 
 /** Every (type OID, text) of a Name, in order. */
@@ -88,13 +162,9 @@ function nameAttributes(name: DerNode): Array<[string, string]> {
 
 /** The extended key usage OIDs, or undefined when the extension is absent. */
 export function extendedKeyUsages(raw: Uint8Array): string[] | undefined {
-  for (const extension of tbsParts(raw).extensions) {
-    const parts = children(extension);
-    if (!parts[0] || oidText(parts[0].content) !== OID_EXT_KEY_USAGE) continue;
-    const value = parts[parts.length - 1]!;
-    return children(children(value)[0]!).map((oid) => oidText(oid.content));
-  }
-  return undefined;
+  const value = extensionValue(tbsParts(raw).extensions, OID_EXT_KEY_USAGE);
+  if (!value) return undefined;
+  return children(readDer(value)[0]!).map((oid) => oidText(oid.content));
 }
 
 /** The user a certificate's subject names (last CN, all O in order). */
@@ -111,12 +181,45 @@ export function certificateUser(raw: Uint8Array): CertificateUser {
 function checkValidity(cert: X509Certificate, nowMs: number): void {
   if (nowMs < cert.validFromDate.getTime()) {
     throw new CertificateError(
-      `certificate "${cert.subject.replaceAll("\n", ",")}" is not yet valid`,
+      `certificate "${describe(cert)}" is not yet valid`,
     );
   }
   if (nowMs > cert.validToDate.getTime()) {
+    throw new CertificateError(`certificate "${describe(cert)}" has expired`);
+  }
+}
+
+function describe(cert: X509Certificate): string {
+  return cert.subject.replaceAll("\n", ",");
+}
+
+/**
+ * A CA on the chain with `below` intermediates under it: its pathLenConstraint must allow
+ * them (Go's `Certificate.isValid`, TooManyIntermediates) and its extended key usages must
+ * allow client authentication (Go's `checkChainForKeyUsage`: no extension or `any` allows
+ * everything).
+ */
+function checkSigner(cert: X509Certificate, below: number): void {
+  let facts: CertificateFacts;
+  try {
+    facts = certificateFacts(new Uint8Array(cert.raw));
+  } catch (cause) {
+    throw new CertificateError("unparsable certificate on the chain", {
+      cause,
+    });
+  }
+  if (facts.pathLen !== undefined && below > facts.pathLen) {
     throw new CertificateError(
-      `certificate "${cert.subject.replaceAll("\n", ",")}" has expired`,
+      `certificate "${
+        describe(cert)
+      }" allows ${facts.pathLen} intermediate certificate(s) below it, the chain has ${below}`,
+    );
+  }
+  if (!allowsClientAuth(facts.usages)) {
+    throw new CertificateError(
+      `certificate "${
+        describe(cert)
+      }" on the chain specifies an incompatible key usage`,
     );
   }
 }
@@ -187,17 +290,28 @@ export function verifyClientCertificate(
   }
   let leaf: X509Certificate;
   let intermediates: X509Certificate[];
+  let leafFacts: CertificateFacts;
   try {
     leaf = new X509Certificate(leafRaw);
     intermediates = rest.map((raw) => new X509Certificate(raw));
+    leafFacts = certificateFacts(leafRaw);
   } catch (cause) {
     throw new CertificateError("unparsable client certificate", { cause });
   }
-  const usages = extendedKeyUsages(leafRaw);
-  if (
-    usages &&
-    !usages.includes(OID_CLIENT_AUTH) && !usages.includes(OID_ANY_EXT_KEY_USAGE)
-  ) {
+  const subject = describe(leaf);
+  if (leafFacts.version !== 3) {
+    throw new CertificateError(
+      `certificate "${subject}" is X.509 version ${leafFacts.version}: only version 3 client certificates are accepted (the TLS layer does not prove that the client holds the key of an older one); issue it again with extensions`,
+      { stricter: true },
+    );
+  }
+  if (leafFacts.ca) {
+    throw new CertificateError(
+      `certificate "${subject}" is a CA certificate (basicConstraints CA:TRUE) and cannot be a client certificate`,
+      { stricter: true },
+    );
+  }
+  if (!allowsClientAuth(leafFacts.usages)) {
     throw new CertificateError(
       "certificate specifies an incompatible key usage",
     );
@@ -212,6 +326,8 @@ export function verifyClientCertificate(
     const root = roots.find((r) => issuedBy(current, r));
     if (root) {
       checkValidity(root, nowMs);
+      // depth = intermediates between the leaf and the root.
+      checkSigner(root, depth);
       const user = certificateUser(leafRaw);
       if (!user.name) {
         throw new CertificateError("certificate has an empty common name");
@@ -228,6 +344,9 @@ export function verifyClientCertificate(
       c !== current && c.ca && issuedBy(current, c)
     );
     if (!next) break;
+    // Go's isValid for an intermediateCertificate: it must be a CA (the find above) and
+    // allow as many intermediates below it as there are.
+    checkSigner(next, depth);
     current = next;
   }
   throw new CertificateError("certificate signed by unknown authority");

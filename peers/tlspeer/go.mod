@@ -1,0 +1,3 @@
+module kubelet-ts.local/peers/tlspeer
+
+go 1.24.0
