@@ -259,7 +259,7 @@ function mutate(pod: Json, rand: () => number): string {
   const roll = rand();
   if (roll < 0.15) {
     const p = pick(rand, all);
-    const v = pick(rand, WRONG);
+    const v = structuredClone(pick(rand, WRONG));
     setAt(pod, p, v);
     return `wrong type at ${p.join(".")}`;
   }
@@ -316,7 +316,7 @@ function mutate(pod: Json, rand: () => number): string {
       "x-y",
     ]);
     const target = p.length ? getAt(pod, p) as Json : pod;
-    target[key] = pick(rand, WRONG);
+    target[key] = structuredClone(pick(rand, WRONG));
     return `unknown field ${[...p, key].join(".")}`;
   }
   if (roll < 0.62) {

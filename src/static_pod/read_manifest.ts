@@ -124,6 +124,11 @@ export function readManifestValue(
       const pods = items.map((item) => finishDecoded(item, source, hashed));
       return { ok: true, pods, hashed };
     }
+    // Another registered kind decodes into its own type first; its metadata is the part
+    // shared with a pod, so its type errors are the decode errors upstream reports too.
+    if (meta.kind !== "PodList" && meta.kind !== "List") {
+      decodeOrThrow("v1.ObjectMeta", (value as Json).metadata ?? null);
+    }
     throw new Refused(
       "notPod",
       `invalid pod: the manifest holds a ${meta.apiVersion} ${meta.kind}, not a Pod`,

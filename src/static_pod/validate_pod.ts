@@ -230,9 +230,25 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
           );
         }
         const fieldRef = obj(item.fieldRef);
-        if (fieldRef && !str(fieldRef.fieldPath)) {
+        const fieldPath = str(fieldRef?.fieldPath);
+        if (fieldRef && !fieldPath) {
           errs.required(`${path}.downwardAPI.fieldRef.fieldPath`);
+        } else if (fieldRef && !VOLUME_FIELD_PATHS.test(fieldPath)) {
+          errs.invalid(
+            `${path}.downwardAPI.fieldRef.fieldPath`,
+            fieldPath,
+            `error converting fieldPath: field label not supported: ${fieldPath}`,
+          );
         }
+      }
+      const sizeLimit = obj(v.emptyDir)?.sizeLimit;
+      if (
+        sizeLimit instanceof DecodedQuantity && decimalOf(sizeLimit.q).m < 0n
+      ) {
+        errs.forbidden(
+          `${path}.emptyDir.sizeLimit`,
+          "SizeLimit field must be a valid resource quantity",
+        );
       }
       const hostPath = obj(v.hostPath);
       if (hostPath) {
@@ -329,6 +345,18 @@ function scaledValue(q: GoQuantity, scale: number): bigint {
   return r * d === m ? r : m < 0n ? r - 1n : r + 1n;
 }
 
+/** Upstream `Quantity.MilliValue()`, wrapping on int64 overflow as its multiplications do. */
+function milliValue(q: GoQuantity): bigint {
+  if (q.dec) return BigInt.asIntN(64, scaledValue(q, -3));
+  if (q.scale < -3) return scaledValue(q, -3);
+  const by = q.scale + 3;
+  if ([0, 1, 2, 3, 6, 9].includes(by)) {
+    return BigInt.asIntN(64, q.value * 10n ** BigInt(by));
+  }
+  const exact = q.value * 10n ** BigInt(by);
+  return BigInt.asIntN(64, exact) === exact ? exact : 0n;
+}
+
 /** Bytes of a `hugepages-<size>` name, or undefined. */
 function hugePageSize(name: string): bigint | undefined {
   try {
@@ -349,7 +377,7 @@ function validateResources(res: Json, path: string, errs: Errors): void {
     if (decimalOf(q).m < 0n) {
       errs.invalid(field, text(q), "must be greater than or equal to 0");
     }
-    if (isExtendedResourceName(name) && scaledValue(q, -3) % 1000n !== 0n) {
+    if (isExtendedResourceName(name) && milliValue(q) % 1000n !== 0n) {
       errs.invalid(field, text(q), "must be an integer");
     }
     if (isHugePages(name)) {
@@ -404,6 +432,54 @@ function validateResources(res: Json, path: string, errs: Errors): void {
   }
 }
 
+/** Upstream `validateHandler`: exactly one handler, each checked. */
+function validateHandler(
+  handler: Json,
+  kinds: string[],
+  path: string,
+  errs: Errors,
+): void {
+  let count = 0;
+  for (const kind of kinds) {
+    const h = handler[kind];
+    if (!set(h)) continue;
+    if (count > 0) {
+      errs.forbidden(
+        `${path}.${kind}`,
+        "may not specify more than 1 handler type",
+      );
+      continue;
+    }
+    count++;
+    const action = obj(h) ?? {};
+    const at = `${path}.${kind}`;
+    if (kind === "exec") {
+      if (!Array.isArray(action.command) || action.command.length === 0) {
+        errs.required(`${at}.command`);
+      }
+    } else if (kind === "httpGet") {
+      if (!str(action.path)) errs.required(`${at}.path`);
+      portNumOrName(action.port ?? 0, `${at}.port`, errs);
+      const scheme = str(action.scheme);
+      if (scheme !== "HTTP" && scheme !== "HTTPS") {
+        errs.notSupported(`${at}.scheme`, scheme, ["HTTP", "HTTPS"]);
+      }
+    } else if (kind === "tcpSocket") {
+      portNumOrName(action.port ?? 0, `${at}.port`, errs);
+    } else if (kind === "grpc") {
+      const port = typeof action.port === "number" ? action.port : 0;
+      if (port < 1 || port > 65535) {
+        errs.invalid(
+          `${at}.port`,
+          port,
+          "must be between 1 and 65535, inclusive",
+        );
+      }
+    }
+  }
+  if (count === 0) errs.required(path, "must specify a handler type");
+}
+
 function validateProbe(
   probe: Json | undefined,
   path: string,
@@ -411,23 +487,7 @@ function validateProbe(
   kind: "liveness" | "readiness" | "startup",
 ): void {
   if (!probe) return;
-  const handlers = ["exec", "httpGet", "tcpSocket", "grpc"].filter((k) =>
-    set(probe[k])
-  );
-  if (handlers.length === 0) {
-    errs.required(path, "must specify a handler type");
-  } else if (handlers.length > 1) {
-    errs.forbidden(
-      `${path}.${handlers[1]}`,
-      "may not specify more than 1 handler type",
-    );
-  }
-  for (const handler of ["httpGet", "tcpSocket"]) {
-    const port = obj(probe[handler])?.port;
-    if (port !== undefined) {
-      portNumOrName(port, `${path}.${handler}.port`, errs);
-    }
-  }
+  validateHandler(probe, ["exec", "httpGet", "tcpSocket", "grpc"], path, errs);
   for (
     const k of [
       "initialDelaySeconds",
@@ -461,11 +521,25 @@ function validateProbe(
   }
 }
 
-const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/;
-
-function isPortName(name: string): boolean {
-  return IANA_SVC_NAME.test(name) && !name.includes("--") &&
-    /[a-z]/.test(name);
+/** Upstream `IsValidPortName` (an IANA_SVC_NAME): its messages, empty when valid. */
+function portNameErrors(name: string): string[] {
+  const errors: string[] = [];
+  if (name.length > 15) errors.push("must be no more than 15 characters");
+  if (!/^[-a-z0-9]+$/.test(name)) {
+    errors.push(
+      "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+    );
+  }
+  if (!/[a-z]/.test(name)) {
+    errors.push("must contain at least one letter (a-z)");
+  }
+  if (name.includes("--")) {
+    errors.push("must not contain consecutive hyphens");
+  }
+  if (name.startsWith("-") || name.endsWith("-")) {
+    errors.push("must not begin or end with a hyphen");
+  }
+  return errors;
 }
 
 /** Upstream `ValidatePortNumOrName`. */
@@ -474,12 +548,8 @@ function portNumOrName(port: unknown, field: string, errs: Errors): void {
     if (port < 1 || port > 65535) {
       errs.invalid(field, port, "must be between 1 and 65535, inclusive");
     }
-  } else if (typeof port === "string" && !isPortName(port)) {
-    errs.invalid(
-      field,
-      port,
-      "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
-    );
+  } else if (typeof port === "string") {
+    for (const m of portNameErrors(port)) errs.invalid(field, port, m);
   }
 }
 
@@ -510,10 +580,12 @@ function validateContainer(
     const pp = `${path}.ports[${i}]`;
     const pname = str(p.name);
     if (pname) {
-      if (!isPortName(pname)) {
-        errs.invalid(`${pp}.name`, pname, "must be an IANA_SVC_NAME");
-      } else if (portNames.has(pname)) errs.duplicate(`${pp}.name`, pname);
-      else portNames.add(pname);
+      const problems = portNameErrors(pname);
+      for (const m of problems) errs.invalid(`${pp}.name`, pname, m);
+      if (problems.length === 0) {
+        if (portNames.has(pname)) errs.duplicate(`${pp}.name`, pname);
+        else portNames.add(pname);
+      }
     }
     const cp = typeof p.containerPort === "number" ? p.containerPort : 0;
     if (cp === 0) errs.required(`${pp}.containerPort`);
@@ -556,8 +628,15 @@ function validateContainer(
         );
       }
       const fieldRef = obj(from.fieldRef);
-      if (fieldRef && !str(fieldRef.fieldPath)) {
-        errs.required(`${path}.env[${i}].valueFrom.fieldRef.fieldPath`);
+      const fieldPath = str(fieldRef?.fieldPath);
+      const at = `${path}.env[${i}].valueFrom.fieldRef.fieldPath`;
+      if (fieldRef && !fieldPath) errs.required(at);
+      else if (fieldRef && !ENV_FIELD_PATHS.test(fieldPath)) {
+        errs.invalid(
+          at,
+          fieldPath,
+          `error converting fieldPath: field label not supported: ${fieldPath}`,
+        );
       }
     }
     const ename = str(e.name);
@@ -589,6 +668,18 @@ function validateContainer(
     errs.notSupported(`${path}.imagePullPolicy`, pull, PULL_POLICIES);
   }
   validateResources(obj(c.resources) ?? {}, `${path}.resources`, errs);
+  const lifecycle = obj(c.lifecycle);
+  for (const hook of ["postStart", "preStop"]) {
+    const h = obj(lifecycle?.[hook]);
+    if (h) {
+      validateHandler(
+        h,
+        ["exec", "httpGet", "tcpSocket", "sleep"],
+        `${path}.lifecycle.${hook}`,
+        errs,
+      );
+    }
+  }
   if (probes) {
     validateProbe(
       obj(c.livenessProbe),
@@ -605,6 +696,89 @@ function validateContainer(
     validateProbe(obj(c.startupProbe), `${path}.startupProbe`, errs, "startup");
   }
 }
+
+/** Upstream `ValidateTolerations`. */
+function validateTolerations(tolerations: unknown, errs: Errors): void {
+  list(tolerations).forEach((t, i) => {
+    const path = `spec.tolerations[${i}]`;
+    const key = str(t.key);
+    const operator = str(t.operator);
+    const value = str(t.value);
+    const effect = str(t.effect);
+    if (key) {
+      for (const m of qualifiedNameErrors(key)) {
+        errs.invalid(`${path}.key`, key, m);
+      }
+    }
+    if (!key && operator !== "Exists") {
+      errs.invalid(
+        `${path}.operator`,
+        operator,
+        'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+      );
+    }
+    if (set(t.tolerationSeconds) && effect !== "NoExecute") {
+      errs.invalid(
+        `${path}.effect`,
+        effect,
+        "effect must be 'NoExecute' when `tolerationSeconds` is set",
+      );
+    }
+    if (operator === "Equal" || operator === "") {
+      const problems = labelValueErrors(value);
+      if (problems.length) {
+        errs.invalid(`${path}.operator`, value, problems.join(";"));
+      }
+    } else if (operator === "Exists") {
+      if (value) {
+        errs.invalid(
+          `${path}.operator`,
+          value,
+          "value must be empty when `operator` is 'Exists'",
+        );
+      }
+    } else {
+      errs.notSupported(`${path}.operator`, operator, ["Equal", "Exists"]);
+    }
+    if (
+      effect &&
+      !["NoSchedule", "PreferNoSchedule", "NoExecute"].includes(effect)
+    ) {
+      errs.notSupported(`${path}.effect`, effect, [
+        "NoExecute",
+        "NoSchedule",
+        "PreferNoSchedule",
+      ]);
+    }
+  });
+}
+
+/** Upstream `checkHostPortConflicts` over one container list. */
+function hostPortConflicts(
+  containers: Json[],
+  path: string,
+  errs: Errors,
+): void {
+  const seen = new Set<string>();
+  containers.forEach((c, i) => {
+    list(c.ports).forEach((p, j) => {
+      const port = typeof p.hostPort === "number" ? p.hostPort : 0;
+      if (port === 0) return;
+      const key = `${str(p.protocol)}/${str(p.hostIP)}/${port}`;
+      if (seen.has(key)) {
+        errs.duplicate(`${path}[${i}].ports[${j}].hostPort`, key);
+      } else seen.add(key);
+    });
+  });
+}
+
+/** The pod fields an env var may read (upstream `validEnvDownwardAPIFieldPathExpressions`). */
+const ENV_FIELD_PATHS =
+  /^(metadata\.(name|namespace|uid|labels|annotations)|metadata\.(labels|annotations)\[.+\]|spec\.(nodeName|serviceAccountName)|status\.(hostIP|hostIPs|podIP|podIPs))$/;
+
+/** The pod fields a downward API volume may project. */
+const VOLUME_FIELD_PATHS =
+  /^(metadata\.(name|namespace|uid|labels|annotations)|metadata\.(labels|annotations)\[.+\])$/;
 
 const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
 const DNS_POLICIES = [
@@ -637,6 +811,7 @@ function validateSpec(spec: Json, errs: Errors): void {
       );
     }
   });
+  hostPortConflicts(containers, "spec.containers", errs);
   const initNames = new Set<string>();
   list(spec.initContainers).forEach((c, i) => {
     const path = `spec.initContainers[${i}]`;
@@ -700,6 +875,7 @@ function validateSpec(spec: Json, errs: Errors): void {
       ["Localhost", "RuntimeDefault", "Unconfined"],
     );
   }
+  validateTolerations(spec.tolerations, errs);
   validateLabels(spec.nodeSelector, "spec.nodeSelector", errs);
   const sa = str(spec.serviceAccountName);
   if (sa) dnsSubdomain(errs, "spec.serviceAccountName", sa);
