@@ -26,6 +26,14 @@ export class DBusError extends Error {
   }
 }
 
+/** The connection is gone (the peer closed it, or it was closed here): a new one may work. */
+export class DBusDisconnectedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "DBusDisconnectedError";
+  }
+}
+
 /** A method call: destination, object, interface, member, and the body by signature. */
 export interface DBusCall {
   destination: string;
@@ -167,10 +175,15 @@ function startConnection(
       }
     } catch (error) {
       if (!closed) {
-        failAll(error instanceof Error ? error : new Error(String(error)));
+        failAll(
+          new DBusDisconnectedError("The D-Bus connection failed", {
+            cause: error,
+          }),
+        );
       }
     }
-    failAll(new Error("The D-Bus connection closed"));
+    closed = true;
+    failAll(new DBusDisconnectedError("The D-Bus connection closed"));
   };
 
   const dispatch = (message: DBusMessage) => {
@@ -193,7 +206,9 @@ function startConnection(
 
   return {
     async call(call, options = {}) {
-      if (closed) throw new Error("The D-Bus connection is closed");
+      if (closed) {
+        throw new DBusDisconnectedError("The D-Bus connection is closed");
+      }
       const id = ++serial;
       const bytes = encodeMessage({
         type: MessageType.methodCall,

@@ -10,6 +10,7 @@ export {
   connectDBus,
   type DBusCall,
   type DBusConnection,
+  DBusDisconnectedError,
   DBusError,
   SYSTEM_BUS_SOCKET,
 } from "./dbus_connection.ts";
@@ -26,6 +27,7 @@ export {
   connectSystemd,
   parseSystemdVersion,
   prop,
+  reconnectingSystemd,
   type SystemdUnits,
   systemdUnits,
   type UnitProperty,

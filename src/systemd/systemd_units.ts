@@ -10,6 +10,7 @@
 import {
   connectDBus,
   type DBusConnection,
+  DBusDisconnectedError,
   DBusError,
   SYSTEM_BUS_SOCKET,
 } from "./dbus_connection.ts";
@@ -218,6 +219,53 @@ export async function systemdUnits(bus: DBusConnection): Promise<SystemdUnits> {
     },
     close() {
       bus.close();
+    },
+  };
+}
+
+/**
+ * A {@linkcode SystemdUnits} that survives a lost bus connection (dbus-daemon or systemd
+ * restarted): a call that finds the connection gone is made once more on a new one from
+ * `connect`, as libcontainer's `retryOnDisconnect` does. `initial` is used first when given.
+ */
+export function reconnectingSystemd(
+  connect: () => Promise<SystemdUnits>,
+  initial?: SystemdUnits,
+): SystemdUnits {
+  let current: Promise<SystemdUnits> | undefined = initial
+    ? Promise.resolve(initial)
+    : undefined;
+  const run = async <T>(call: (units: SystemdUnits) => Promise<T>) => {
+    for (let attempt = 0;; attempt++) {
+      const pending = current ??= connect();
+      let units: SystemdUnits;
+      try {
+        units = await pending;
+      } catch (error) {
+        if (current === pending) current = undefined;
+        throw error;
+      }
+      try {
+        return await call(units);
+      } catch (error) {
+        if (!(error instanceof DBusDisconnectedError)) throw error;
+        units.close();
+        if (current === pending) current = undefined;
+        if (attempt > 0) throw error;
+      }
+    }
+  };
+  return {
+    startTransientUnit: (name, properties) =>
+      run((u) => u.startTransientUnit(name, properties)),
+    setUnitProperties: (name, properties) =>
+      run((u) => u.setUnitProperties(name, properties)),
+    stopUnit: (name) => run((u) => u.stopUnit(name)),
+    version: () => run((u) => u.version()),
+    close() {
+      const pending = current;
+      current = undefined;
+      void pending?.then((u) => u.close(), () => {});
     },
   };
 }

@@ -37,7 +37,7 @@ import {
 } from "./cgroup_tree.ts";
 import type { PodEventRecorder } from "../pod_events.ts";
 import { type CgroupSlices, systemdCgroupSlices } from "./cgroup_slices.ts";
-import { connectSystemd } from "../../systemd/mod.ts";
+import { connectSystemd, reconnectingSystemd } from "../../systemd/mod.ts";
 import {
   type PodCgroupOptions,
   podCgroupParent,
@@ -454,7 +454,9 @@ export async function openPodCgroupManager(
   let slices = deps.slices;
   if (driver === "systemd" && !slices) {
     try {
-      slices = systemdCgroupSlices(await connectSystemd());
+      slices = systemdCgroupSlices(
+        reconnectingSystemd(() => connectSystemd(), await connectSystemd()),
+      );
     } catch (error) {
       // the runtime still makes the slices (runc asks systemd), only without pod limits
       deps.logger.warn(
