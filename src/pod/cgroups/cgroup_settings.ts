@@ -367,9 +367,18 @@ export function podCgroupSettings(
   return out;
 }
 
-/** `pod<uid>` directory names to uids; other names are not pod cgroups. */
+/**
+ * `pod<uid>` directory names (the systemd driver's `kubepods-burstable-pod<uid>.slice`, the
+ * uid's dashes as underscores) to uids; other names are not pod cgroups.
+ */
 export function podUidFromCgroupName(name: string): string | undefined {
-  return name.startsWith("pod") && name.length > 3 ? name.slice(3) : undefined;
+  let base = name;
+  if (base.endsWith(".slice")) {
+    // upstream `ParseSystemdToCgroupName`: the last dash-separated part, unescaped
+    base = (base.slice(0, -".slice".length).split("-").pop() ?? "")
+      .replaceAll("_", "-");
+  }
+  return base.startsWith("pod") && base.length > 3 ? base.slice(3) : undefined;
 }
 
 /**

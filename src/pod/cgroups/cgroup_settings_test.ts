@@ -5,6 +5,7 @@ import {
   kubepodsSettings,
   orphanedPodCgroups,
   podCgroupSettings,
+  podUidFromCgroupName,
   qosTierSettings,
   reservedCgroupPlans,
 } from "./cgroup_settings.ts";
@@ -192,4 +193,16 @@ Deno.test("reservedCgroupPlans() limits the enforced reserved cgroups to their r
     }],
   );
   assert.deepEqual(reservedCgroupPlans({}, []), []);
+});
+
+Deno.test("podUidFromCgroupName() reads cgroupfs and systemd pod cgroup names", () => {
+  assert.equal(podUidFromCgroupName("pod1234-ab"), "1234-ab");
+  assert.equal(
+    podUidFromCgroupName("kubepods-burstable-pod1234_ab.slice"),
+    "1234-ab",
+  );
+  assert.equal(podUidFromCgroupName("kubepods-pod9_9.slice"), "9-9");
+  assert.equal(podUidFromCgroupName("kubepods-burstable.slice"), undefined);
+  assert.equal(podUidFromCgroupName("burstable"), undefined);
+  assert.equal(podUidFromCgroupName("pod"), undefined);
 });

@@ -36,6 +36,8 @@ import {
   removeCgroup,
 } from "./cgroup_tree.ts";
 import type { PodEventRecorder } from "../pod_events.ts";
+import { type CgroupSlices, systemdCgroupSlices } from "./cgroup_slices.ts";
+import { connectSystemd, reconnectingSystemd } from "../../systemd/mod.ts";
 import {
   type PodCgroupOptions,
   podCgroupParent,
@@ -85,6 +87,12 @@ export interface PodCgroupManagerDeps {
    * kill checks the membership); throws `NotFound` when it is gone.
    */
   kill?: (pid: number, cgroup: string) => void | Promise<void>;
+  /**
+   * The systemd driver: each cgroup is also a slice unit, started before its directory is
+   * made, given the settings as unit properties and stopped before it is removed; omitted →
+   * the cgroupfs driver (files only).
+   */
+  slices?: CgroupSlices;
 }
 
 /** Upstream `tryKillingCgroupProcesses` tries this many rounds. */
@@ -115,13 +123,32 @@ export function createPodCgroupManager(
   let lastWritten = "";
   let lastWriteAt = Number.NEGATIVE_INFINITY;
   let lastEnforceTry = Number.NEGATIVE_INFINITY;
+  const { slices } = deps;
+
+  /**
+   * Upstream `cgroupManager.Create` (and `Update` with `create: false`): with the systemd
+   * driver the slice unit first (started when creating, its properties always), then the
+   * files either way.
+   */
+  const apply = async (
+    path: string,
+    settings: CgroupSettings,
+    options: { create?: boolean } = {},
+  ) => {
+    if (slices) {
+      if (options.create ?? true) await slices.start(path);
+      else if (!await cgroupExists(tree, path)) return;
+      await slices.set(path, settings);
+    }
+    await applyCgroup(tree, path, settings, options);
+  };
 
   const enforce = async () => {
     lastEnforceTry = clock.now();
     const settings = kubepodsSettings(options.capacity, options.allocatable);
     const node = nodeReference(options.nodeName);
     try {
-      await applyCgroup(tree, kubepods, settings);
+      await apply(kubepods, settings);
       enforced = true;
       deps.events?.event(
         node,
@@ -163,7 +190,7 @@ export function createPodCgroupManager(
           if (!await cgroupExists(tree, plan.cgroup)) {
             throw new Error(`cgroup "${plan.cgroup}" does not exist`);
           }
-          await applyCgroup(tree, plan.cgroup, plan.settings, {
+          await apply(plan.cgroup, plan.settings, {
             create: false,
           });
           deps.events?.event(
@@ -218,6 +245,7 @@ export function createPodCgroupManager(
       }
     }
     if (failure !== undefined) throw failure;
+    await slices?.stop(path);
     await removeCgroup(tree, path);
   };
 
@@ -235,7 +263,7 @@ export function createPodCgroupManager(
       [tiers.besteffort, wanted.besteffort],
     ];
     for (const [path, settings] of entries) {
-      await applyCgroup(tree, path, settings, { create: false });
+      await apply(path, settings, { create: false });
     }
     lastWritten = key;
     lastWriteAt = now;
@@ -247,7 +275,7 @@ export function createPodCgroupManager(
       await enforceReserved();
       const initial = qosTierSettings([], options.hugepageSizes);
       for (const tier of ["burstable", "besteffort"] as const) {
-        await applyCgroup(tree, tiers[tier], initial[tier]);
+        await apply(tiers[tier], initial[tier]);
       }
     })().catch((error) => {
       started = undefined;
@@ -263,8 +291,7 @@ export function createPodCgroupManager(
       if (await cgroupExists(tree, path)) return;
       await start();
       await updateTiers();
-      await applyCgroup(
-        tree,
+      await apply(
         path,
         podCgroupSettings(pod, {
           hugepageSizes: options.hugepageSizes,
@@ -312,7 +339,7 @@ export function createPodCgroupManager(
         try {
           if (await deps.podVolumesExist?.(uid)) {
             // memory-backed volumes keep their charge here until unmounted
-            await applyCgroup(tree, path, { cpuShares: 2 }, { create: false });
+            await apply(path, { cpuShares: 2 }, { create: false });
             continue;
           }
           await destroy(path);
@@ -385,9 +412,11 @@ export const CGROUP_V1_WARNING =
 
 /**
  * The manager on the host's /sys/fs/cgroup, or undefined where the kubelet leaves cgroups to
- * the runtime: without `cgroupsPerQOS`, with the systemd driver (its slices are made over
- * D-Bus, which the kubelet does not speak) or without host access (every Deno permission, or
- * the cgroup agent as `fs` and `kill`). Having looked at
+ * the runtime: without `cgroupsPerQOS`, without host access (every Deno permission, or the
+ * cgroup agent as `fs` and `kill`), or with the systemd driver when systemd cannot be reached
+ * on the system bus (a warning; the runtime's slices then lack the kubelet's limits). With
+ * the systemd driver each cgroup is also a slice unit (`deps.slices`, default: a connection
+ * to the system bus). Having looked at
  * the host, it also does upstream's start-up `cgroupVersionCheck`: on cgroup v1 a `CgroupV1`
  * warning event on the Node.
  */
@@ -417,10 +446,26 @@ export async function openPodCgroupManager(
     );
     deps.logger.v(2).info("Warning: cgroup check", { err: CGROUP_V1_WARNING });
   }
+  const driver = cgroups.cgroupDriver ?? "cgroupfs";
   if (
     cgroups.cgroupsPerQOS === false ||
-    (cgroups.cgroupDriver ?? "cgroupfs") !== "cgroupfs"
+    (driver !== "cgroupfs" && driver !== "systemd")
   ) return undefined;
+  let slices = deps.slices;
+  if (driver === "systemd" && !slices) {
+    try {
+      slices = systemdCgroupSlices(
+        reconnectingSystemd(() => connectSystemd(), await connectSystemd()),
+      );
+    } catch (error) {
+      // the runtime still makes the slices (runc asks systemd), only without pod limits
+      deps.logger.warn(
+        "Cannot reach systemd on the system bus: pod slices get no kubelet-set limits",
+        { err: error instanceof Error ? error.message : String(error) },
+      );
+      return undefined;
+    }
+  }
   const capacity = await readCgroupCapacity(
     options.memoryBytes,
     options.hugepageSizes,
@@ -433,7 +478,12 @@ export async function openPodCgroupManager(
   const podVolumesExist = deps.podVolumesExist ??
     (rootDir ? (uid: string) => volumeDirsExist(rootDir, uid) : undefined);
   return createPodCgroupManager(
-    { ...deps, tree, ...(podVolumesExist ? { podVolumesExist } : {}) },
+    {
+      ...deps,
+      tree,
+      ...(podVolumesExist ? { podVolumesExist } : {}),
+      ...(slices ? { slices } : {}),
+    },
     { ...options, capacity },
   );
 }

@@ -13,6 +13,7 @@ import {
   openPodCgroupManager,
   QOS_UPDATE_PERIOD_MS,
 } from "./pod_cgroup_manager.ts";
+import { RecordingCgroupSlices } from "../testing.ts";
 import type { Pod, ResourceRequirements } from "../types.ts";
 
 const GiB = 1024 ** 3;
@@ -458,6 +459,105 @@ Deno.test("applyCgroup() on v1 creates the cgroup in every hierarchy but devices
       assert.equal(await read(`${mount}/cpuset/${dir}/cpuset.cpus`), "0-3");
       assert.equal(await read(`${mount}/cpuset/${dir}/cpuset.mems`), "0");
     }
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});
+
+Deno.test("the pod cgroup manager with the systemd driver starts, limits and stops slice units", async () => {
+  const mount = await Deno.makeTempDir({ prefix: "kts-cgsd-" });
+  try {
+    await Deno.writeTextFile(
+      `${mount}/cgroup.controllers`,
+      "cpuset cpu io memory pids",
+    );
+    const tree = await openCgroupTree(v2Kernel(), mount, []);
+    const slices = new RecordingCgroupSlices();
+    const manager = createPodCgroupManager({
+      tree,
+      slices,
+      logger: new CaptureLogger(),
+      clock: { now: () => 0 },
+    }, {
+      nodeName: "n1",
+      cgroups: { cgroupDriver: "systemd" },
+      capacity: { cpuMillis: 2000, memoryBytes: 8 * GiB, pids: 4096 },
+      allocatable: {},
+      hugepageSizes: [],
+    });
+    const uid = "ab-12";
+    const guaranteed = pod(uid, {
+      requests: { cpu: "250m", memory: "64Mi" },
+      limits: { cpu: "250m", memory: "64Mi" },
+    });
+    await manager.ensurePod(guaranteed);
+    const started = slices.calls.filter((c) => c.startsWith("start "));
+    assert.deepEqual(started, [
+      "start kubepods.slice",
+      "start kubepods-burstable.slice",
+      "start kubepods-besteffort.slice",
+      "start kubepods-podab_12.slice",
+    ]);
+    // the pod's limits go to systemd as well as to the files
+    assert.ok(
+      slices.calls.includes(
+        `set kubepods-podab_12.slice {"cpuShares":256,"cpuPeriod":100000,"cpuQuota":25000,"memoryLimit":67108864}`,
+      ),
+      slices.calls.join("\n"),
+    );
+    const dir = `${mount}/kubepods.slice/kubepods-podab_12.slice`;
+    assert.equal(await read(`${dir}/memory.max`), "67108864");
+    assert.equal(await read(`${dir}/cpu.max`), "25000 100000");
+    assert.deepEqual(
+      await listPodCgroups(tree, ["/kubepods.slice"]),
+      new Map([[uid, "/kubepods.slice/kubepods-podab_12.slice"]]),
+    );
+
+    // gone: the unit is stopped, then the directory removed
+    for await (const e of Deno.readDir(dir)) {
+      await Deno.remove(`${dir}/${e.name}`);
+    }
+    await manager.removePod(guaranteed);
+    assert.ok(slices.calls.includes("stop kubepods-podab_12.slice"));
+    assert.equal(await read(`${dir}/memory.max`), undefined);
+    assert.equal(
+      await Deno.stat(dir).then(() => "kept", () => "removed"),
+      "removed",
+    );
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+  }
+});
+
+Deno.test("the pod cgroup manager with the systemd driver makes no pod directory when systemd refuses the slice", async () => {
+  const mount = await Deno.makeTempDir({ prefix: "kts-cgsd-" });
+  try {
+    await Deno.writeTextFile(`${mount}/cgroup.controllers`, "cpu memory pids");
+    const tree = await openCgroupTree(v2Kernel(), mount, []);
+    const slices = new RecordingCgroupSlices();
+    slices.failStart = "kubepods-besteffort-podx.slice";
+    const manager = createPodCgroupManager({
+      tree,
+      slices,
+      logger: new CaptureLogger(),
+      clock: { now: () => 0 },
+    }, {
+      nodeName: "n1",
+      cgroups: { cgroupDriver: "systemd" },
+      capacity: { cpuMillis: 2000, memoryBytes: 8 * GiB },
+      allocatable: {},
+      hugepageSizes: [],
+    });
+    await assert.rejects(
+      () => manager.ensurePod(pod("x")),
+      /systemd refused "kubepods-besteffort-podx.slice"/,
+    );
+    assert.equal(
+      await Deno.stat(
+        `${mount}/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podx.slice`,
+      ).then(() => "made", () => "absent"),
+      "absent",
+    );
   } finally {
     await Deno.remove(mount, { recursive: true });
   }

@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import {
+  sliceResourceProperties,
+  sliceStartProperties,
+  sliceUnit,
+} from "./cgroup_slices.ts";
+import type { UnitProperty } from "../../systemd/mod.ts";
+
+const INFINITY = 0xffff_ffff_ffff_ffffn;
+
+function flat(props: UnitProperty[]): Record<string, unknown> {
+  return Object.fromEntries(props.map(([n, v]) => [n, v.value]));
+}
+
+Deno.test("sliceUnit() splits a systemd path into the unit and its parent slice", () => {
+  assert.deepEqual(
+    sliceUnit(
+      "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1_2.slice",
+    ),
+    {
+      name: "kubepods-burstable-pod1_2.slice",
+      parent: "kubepods-burstable.slice",
+    },
+  );
+  assert.deepEqual(sliceUnit("/kubepods.slice"), {
+    name: "kubepods.slice",
+    parent: "-.slice",
+  });
+  assert.throws(
+    () => sliceUnit("/kubepods/burstable"),
+    /Cgroup "\/kubepods\/burstable" is not a systemd slice path/,
+  );
+});
+
+Deno.test("sliceStartProperties() wants the parent, turns accounting on and drops default dependencies", () => {
+  const props = sliceStartProperties({ name: "a-b.slice", parent: "a.slice" });
+  assert.deepEqual(flat(props), {
+    Description: "libcontainer container a-b.slice",
+    Wants: ["a.slice"],
+    MemoryAccounting: true,
+    CPUAccounting: true,
+    IOAccounting: true,
+    TasksAccounting: true,
+    DefaultDependencies: false,
+  });
+  assert.equal(props.find(([n]) => n === "Wants")?.[1].signature, "as");
+});
+
+Deno.test("sliceResourceProperties() maps a limited pod's settings as libcontainer does", () => {
+  const props = sliceResourceProperties({
+    cpuShares: 256,
+    cpuQuota: 25_000,
+    cpuPeriod: 100_000,
+    memoryLimit: 128 * 1024 * 1024,
+    pidsLimit: 64,
+  }, 252);
+  assert.deepEqual(flat(props), {
+    MemoryMax: 134217728n,
+    CPUWeight: 10n,
+    CPUQuotaPeriodUSec: 100_000n,
+    CPUQuotaPerSecUSec: 250_000n,
+    TasksMax: 64n,
+  });
+  for (const [, v] of props) assert.equal(v.signature, "t");
+});
+
+Deno.test("sliceResourceProperties() rounds the quota per second up to 10 ms", () => {
+  // 1 m-CPU: quota 100 µs per 100 ms = 1 ms per second, rounded up to 10 ms
+  assert.equal(
+    flat(sliceResourceProperties({ cpuQuota: 100, cpuPeriod: 100_000 }, 252))
+      .CPUQuotaPerSecUSec,
+    10_000n,
+  );
+  // exactly 10 ms stays
+  assert.equal(
+    flat(sliceResourceProperties({ cpuQuota: 1_000, cpuPeriod: 100_000 }, 252))
+      .CPUQuotaPerSecUSec,
+    10_000n,
+  );
+  // 10.001 ms goes to 20 ms
+  assert.equal(
+    flat(sliceResourceProperties({ cpuQuota: 1_001, cpuPeriod: 100_000 }, 252))
+      .CPUQuotaPerSecUSec,
+    20_000n,
+  );
+});
+
+Deno.test("sliceResourceProperties() sends infinity for -1 and nothing for unset or 0", () => {
+  assert.deepEqual(
+    flat(sliceResourceProperties({
+      cpuQuota: -1,
+      cpuPeriod: 100_000,
+      memoryLimit: -1,
+      pidsLimit: -1,
+    }, 252)),
+    {
+      MemoryMax: INFINITY,
+      CPUQuotaPeriodUSec: 100_000n,
+      CPUQuotaPerSecUSec: INFINITY,
+      TasksMax: INFINITY,
+    },
+  );
+  assert.deepEqual(sliceResourceProperties({}, 252), []);
+  assert.deepEqual(
+    sliceResourceProperties({ memoryLimit: 0, pidsLimit: 0, cpuQuota: 0 }, 252),
+    [],
+  );
+});
+
+Deno.test("sliceResourceProperties() leaves the period out before systemd 242 and caps the weight", () => {
+  assert.deepEqual(
+    flat(
+      sliceResourceProperties({ cpuQuota: 50_000, cpuPeriod: 100_000 }, 241),
+    ),
+    { CPUQuotaPerSecUSec: 500_000n },
+  );
+  assert.deepEqual(
+    flat(
+      sliceResourceProperties({ cpuQuota: 50_000, cpuPeriod: 100_000 }, 242),
+    ),
+    { CPUQuotaPeriodUSec: 100_000n, CPUQuotaPerSecUSec: 500_000n },
+  );
+  assert.deepEqual(flat(sliceResourceProperties({ cpuShares: 2 }, 252)), {
+    CPUWeight: 1n,
+  });
+  assert.deepEqual(flat(sliceResourceProperties({ cpuShares: 262_144 }, 252)), {
+    CPUWeight: 10_000n,
+  });
+  assert.deepEqual(
+    flat(sliceResourceProperties({ cpuShares: 1_000_000 }, 252)),
+    {
+      CPUWeight: 10_000n,
+    },
+  );
+});

@@ -1,0 +1,34 @@
+/**
+ * systemd over D-Bus, spoken from TypeScript: the wire format, one connection to the system
+ * bus and the manager calls a systemd cgroup driver needs (transient slices, their
+ * properties, stopping them). Nothing here knows about pods or cgroup settings.
+ *
+ * @module
+ */
+
+export {
+  connectDBus,
+  type DBusCall,
+  type DBusConnection,
+  DBusDisconnectedError,
+  DBusError,
+  SYSTEM_BUS_SOCKET,
+} from "./dbus_connection.ts";
+export {
+  type DBusMessage,
+  type DBusValue,
+  decodeMessage,
+  encodeMessage,
+  marshal,
+  unmarshal,
+  type Variant,
+} from "./dbus_wire.ts";
+export {
+  connectSystemd,
+  parseSystemdVersion,
+  prop,
+  reconnectingSystemd,
+  type SystemdUnits,
+  systemdUnits,
+  type UnitProperty,
+} from "./systemd_units.ts";
