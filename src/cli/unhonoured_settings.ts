@@ -4,8 +4,87 @@
  * never silence.
  * @module
  */
-import type { KubeletConfiguration } from "../config/mod.ts";
+import {
+  defaultKubeletConfiguration,
+  type KubeletConfiguration,
+} from "../config/mod.ts";
 import type { KubeletFlags } from "../flags/mod.ts";
+
+/**
+ * Fields accepted, defaulted and validated, that no part of this kubelet reads: a value other
+ * than the default warns. (What their defaults mean upstream is in docs/differences.md.)
+ */
+export const NOT_CARRIED_OUT: readonly (keyof KubeletConfiguration)[] = [
+  "registryPullQPS",
+  "registryBurst",
+  "imagePullCredentialsVerificationPolicy",
+  "preloadedImagesVerificationAllowlist",
+  "enableContentionProfiling",
+  "streamingConnectionIdleTimeout",
+  "imageMinimumGCAge",
+  "imageMaximumGCAge",
+  "imageGCHighThresholdPercent",
+  "imageGCLowThresholdPercent",
+  "volumeStatsAggPeriod",
+  "kubeletCgroups",
+  "systemCgroups",
+  "cpuManagerPolicyOptions",
+  "cpuManagerReconcilePeriod",
+  "topologyManagerScope",
+  "topologyManagerPolicyOptions",
+  "qosReserved",
+  "hairpinMode",
+  "podCIDR",
+  "cpuCFSQuota",
+  "cpuCFSQuotaPeriod",
+  "maxOpenFiles",
+  "contentType",
+  "evictionHard",
+  "evictionSoft",
+  "evictionSoftGracePeriod",
+  "evictionPressureTransitionPeriod",
+  "evictionMaxPodGracePeriod",
+  "evictionMinimumReclaim",
+  "mergeDefaultEvictionSettings",
+  "podsPerCore",
+  "protectKernelDefaults",
+  "makeIPTablesUtilChains",
+  "iptablesMasqueradeBit",
+  "iptablesDropBit",
+  "failSwapOn",
+  "reservedSystemCPUs",
+  "showHiddenMetricsForVersion",
+  "volumePluginDir",
+  "kernelMemcgNotification",
+  "shutdownGracePeriod",
+  "shutdownGracePeriodCriticalPods",
+  "shutdownGracePeriodByPodPriority",
+  "crashLoopBackOff",
+  "reservedMemory",
+  "enableProfilingHandler",
+  "enableDebugFlagsHandler",
+  "memoryThrottlingFactor",
+  "localStorageCapacityIsolation",
+  "tracing",
+];
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** One warning per {@linkcode NOT_CARRIED_OUT} field set away from its default. */
+export function changedIgnoredSettings(config: KubeletConfiguration): string[] {
+  const defaults = defaultKubeletConfiguration();
+  return NOT_CARRIED_OUT.filter((field) =>
+    !sameValue(config[field], defaults[field])
+  ).map((field) =>
+    `${field}: set to ${
+      JSON.stringify(config[field])
+    }, but kubelet.ts does not read this setting: it behaves as with the default ${
+      JSON.stringify(defaults[field] ?? null)
+    }`
+  );
+}
 
 type Settings = Pick<
   KubeletConfiguration,

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { unhonouredSettings } from "./unhonoured_settings.ts";
+import {
+  changedIgnoredSettings,
+  NOT_CARRIED_OUT,
+  unhonouredSettings,
+} from "./unhonoured_settings.ts";
+import {
+  defaultKubeletConfiguration,
+  type KubeletConfiguration,
+} from "../config/mod.ts";
 
 const DEFAULTS = {
   cpuManagerPolicy: "none",
@@ -61,4 +69,30 @@ Deno.test("unhonouredSettings(): singleProcessOOMKill false or unset warns (upst
       "singleProcessOOMKill",
     ]);
   }
+});
+
+Deno.test("changedIgnoredSettings(): each field no part reads warns once set away from its default", () => {
+  const defaults = defaultKubeletConfiguration();
+  assert.deepEqual(changedIgnoredSettings(defaults), []);
+  for (const field of NOT_CARRIED_OUT) {
+    const config = {
+      ...defaults,
+      [field]: { changed: true },
+    } as unknown as KubeletConfiguration;
+    const warnings = changedIgnoredSettings(config);
+    assert.equal(warnings.length, 1, field);
+    assert.ok(
+      warnings[0]!.startsWith(
+        `${field}: set to {"changed":true}, but kubelet.ts does not read this setting`,
+      ),
+      warnings[0],
+    );
+  }
+  const gc = changedIgnoredSettings({
+    ...defaults,
+    imageGCHighThresholdPercent: 90,
+  });
+  assert.deepEqual(gc, [
+    "imageGCHighThresholdPercent: set to 90, but kubelet.ts does not read this setting: it behaves as with the default 85",
+  ]);
 });
