@@ -10,6 +10,10 @@ import { type Connection, loadKubeconfig } from "./kubeconfig.ts";
 import { RestEventApi } from "./event_api.ts";
 import { KubeApiClient } from "./kube_api_client.ts";
 import { type ObjectApi, ObjectClient } from "./object_client.ts";
+import {
+  type RuntimeClassApi,
+  RuntimeClassClient,
+} from "./runtime_class_api.ts";
 import { RestPodApi } from "./pod_api.ts";
 import { type ServiceApi, ServiceClient } from "./service_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
@@ -25,6 +29,8 @@ export interface ApiConnection extends Disposable {
   objects: ObjectApi;
   /** Services (list/watch) for service env vars over the same client. */
   services: ServiceApi;
+  /** RuntimeClasses (get) for the pods' runtime handlers over the same client. */
+  runtimeClasses: RuntimeClassApi;
   /** The connection in use (updated by `reconnect`). */
   connection: Connection;
   /** Sends later requests with `next`'s identity (a rotated certificate). */
@@ -64,6 +70,7 @@ export function openApiClient(
     events: new RestEventApi({ rest: eventRest }),
     objects: new ObjectClient({ rest }),
     services: new ServiceClient({ rest }),
+    runtimeClasses: new RuntimeClassClient({ rest }),
     connection,
     reconnect(next) {
       rest.reconnect(next);

@@ -99,6 +99,9 @@ export { createRestClient } from "./rest_client.ts";
 export type { RestClient, RestClientOptions } from "./rest_client.ts";
 /** The client-side rate limit (`kubeAPIQPS`/`kubeAPIBurst`). */
 export { TokenBucket } from "./token_bucket.ts";
+/** RuntimeClasses by name, for the pods' runtime handlers (`RuntimeClassApi`). */
+export { RuntimeClassClient } from "./runtime_class_api.ts";
+export type { RuntimeClass, RuntimeClassApi } from "./runtime_class_api.ts";
 /** Services of every namespace, for service environment variables (`ServiceApi`). */
 export { ServiceClient } from "./service_api.ts";
 export type {

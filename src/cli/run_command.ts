@@ -233,6 +233,12 @@ export async function runCommand(
       throw new CommandError(startup[0]);
     }
     if (problems.length > 0) throw new CommandError(aggregate(problems));
+    const { unhonouredSettings } = await import("./unhonoured_settings.ts");
+    for (
+      const warning of unhonouredSettings(resolution.config, resolution.flags)
+    ) {
+      logger.warn(warning);
+    }
     printFlags(resolution, logger);
     noteCgroups(resolution.config, logger);
     const handle = resolution.flags.dryRun

@@ -21,7 +21,14 @@ import {
   type NodeAgent,
 } from "../status/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
-import type { ObjectApi, Pod, PodApi, ServiceApi, Taint } from "../api/mod.ts";
+import type {
+  ObjectApi,
+  Pod,
+  PodApi,
+  RuntimeClassApi,
+  ServiceApi,
+  Taint,
+} from "../api/mod.ts";
 import {
   createEventRecorder,
   type EventRecorder,
@@ -79,6 +86,8 @@ export interface JoinedCluster {
   pods: PodApi;
   objects: ObjectApi;
   services: ServiceApi;
+  /** RuntimeClasses, for the handler of a pod's `runtimeClassName`. */
+  runtimeClasses: RuntimeClassApi;
   /** The kubelet's event recorder, writing to the API server. */
   events: EventRecorder;
   /** The mirror pod manager when `deps.pods` was given. */
@@ -266,6 +275,7 @@ export async function joinCluster(
     pods: conn.pods,
     objects: conn.objects,
     services: conn.services,
+    runtimeClasses: conn.runtimeClasses,
     events,
     csr: conn.api,
     ...(mirrors ? { mirrors } : {}),

@@ -13,6 +13,7 @@ import { type KubeletApiContext, runKubeletApi } from "./serve_kubelet_api.ts";
 import { createKubelet, type Kubelet } from "./create_kubelet.ts";
 import type { Logger } from "../log/mod.ts";
 import {
+  apiRuntimeHandlers,
   createContainerGc,
   createContainerLogs,
   createPodSyncer,
@@ -21,6 +22,7 @@ import {
   listRunningPods,
   readPodEnvironmentOptions,
   sysctlAdmission,
+  withUnsupportedFieldRefusal,
 } from "../pod/mod.ts";
 import {
   type ChangeDetectionStrategy,
@@ -290,7 +292,12 @@ export async function runKubelet(
       ? { objects: podObjects, tokens: podTokens }
       : {}),
     ...(services ? { services } : {}),
-    ...(cluster ? { events: cluster.events } : {}),
+    ...(cluster
+      ? {
+        events: cluster.events,
+        runtimeHandlers: apiRuntimeHandlers(cluster.runtimeClasses),
+      }
+      : {}),
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
@@ -352,12 +359,12 @@ export async function runKubelet(
     ...(environment.podCgroups ? { podCgroups: environment.podCgroups } : {}),
     containerGc,
     statuses: statusManager,
-    admission: sysctlAdmission(
+    admission: withUnsupportedFieldRefusal(sysctlAdmission(
       createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
         kernelRelease: kernelRelease(),
       }),
       statusManager,
-    ),
+    )),
     ...(cluster
       ? {
         cluster: {

@@ -194,6 +194,16 @@ export {
   admitPod,
   predicateAdmitter,
 } from "./admission/predicate_admission.ts";
+export {
+  apiRuntimeHandlers,
+  type RuntimeHandlerResolver,
+  STANDALONE_RUNTIME_HANDLERS,
+} from "./lifecycle/runtime_class.ts";
+export {
+  UNSUPPORTED_POD_FIELD_REASON,
+  unsupportedPodField,
+  withUnsupportedFieldRefusal,
+} from "./admission/unsupported_pod_fields.ts";
 export type {
   AdmitVerdict,
   PredicateAdmitterDeps,

@@ -37,6 +37,10 @@ import {
 import { killContainer, type KillDeps, killPod } from "./pod_kill.ts";
 import { runtimeErrorText } from "../containers/runtime_messages.ts";
 import {
+  type RuntimeHandlerResolver,
+  sandboxRuntimeHandler,
+} from "./runtime_class.ts";
+import {
   startContainer,
   type StartContainerDeps,
   type StartContext,
@@ -56,7 +60,8 @@ export interface ExecuteDeps {
   /** Creates a directory with parents (the pod's log directory). */
   mkdir: (path: string) => Promise<void>;
   podLogsDir: string;
-  runtimeHandler: string;
+  /** The handler of each pod's RuntimeClass. */
+  runtimeHandlers: RuntimeHandlerResolver;
   dns?: DnsOptions;
   environment?: PodEnvironment;
   /** SandboxChanged and FailedCreatePodSandBox events; omitted → none. */
@@ -123,11 +128,24 @@ export async function executePodActions(
     ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps]
     : [];
   let nodeOptions: { dns?: DnsOptions } = {};
+  let runtimeHandler = "";
   try {
     nodeOptions = await deps.environment?.sandboxOptions(pod) ?? {};
+    runtimeHandler = await sandboxRuntimeHandler(deps.runtimeHandlers, pod, {
+      signal,
+    });
   } catch (error) {
     signal.throwIfAborted();
     results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
+    if (actions.createSandbox) {
+      // upstream SyncPod reports every createPodSandbox error, the config's included
+      deps.events?.event(
+        podReference(pod),
+        "Warning",
+        "FailedCreatePodSandBox",
+        `Failed to create pod sandbox: ${errorMessage(error)}`,
+      );
+    }
     return results;
   }
   const dns = nodeOptions.dns ?? deps.dns;
@@ -152,7 +170,10 @@ export async function executePodActions(
     ...nodeOptions,
   });
   if (actions.createSandbox) {
-    const created = await createSandbox(deps, pod, sandboxConfig, signal);
+    const created = await createSandbox(deps, pod, sandboxConfig, {
+      runtimeHandler,
+      signal,
+    });
     results.push(created.result);
     if (!created.id) return results;
     sandboxId = created.id;
@@ -210,14 +231,15 @@ async function createSandbox(
   deps: ExecuteDeps,
   pod: Pod,
   config: PodSandboxConfigInit,
-  signal: AbortSignal,
+  options: { runtimeHandler: string; signal: AbortSignal },
 ): Promise<{ id: string; ips: string[]; result: SyncResult }> {
+  const { runtimeHandler, signal } = options;
   const name = pod.metadata.name ?? "";
   try {
     await deps.mkdir(podLogDirectory(deps.podLogsDir, pod));
     startedPodsTotal.inc();
     const res = await deps.runtime.runPodSandbox(
-      { config, runtimeHandler: deps.runtimeHandler },
+      { config, runtimeHandler },
       { signal },
     );
     let ips: string[] = [];

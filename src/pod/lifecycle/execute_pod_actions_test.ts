@@ -9,6 +9,7 @@ import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import { computePodActions } from "./pod_actions.ts";
 import type { PodActions } from "./pod_plan.ts";
 import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
+import { STANDALONE_RUNTIME_HANDLERS } from "./runtime_class.ts";
 import type { Pod, PodRuntimeStatus } from "../types.ts";
 
 function setup() {
@@ -48,7 +49,7 @@ function setup() {
     }),
     mkdir,
     podLogsDir: "/var/log/pods",
-    runtimeHandler: "",
+    runtimeHandlers: STANDALONE_RUNTIME_HANDLERS,
   };
   return { runtime, logger, deps, signal: new AbortController().signal };
 }
@@ -198,4 +199,74 @@ Deno.test("executePodActions() starts an ephemeral container in the running sand
     computePodActions(debug, after).ephemeralContainersToStart,
     [1],
   );
+});
+
+Deno.test("executePodActions() creates the sandbox under the RuntimeClass's handler", async () => {
+  const s = setup();
+  s.deps.runtimeHandlers = {
+    lookupRuntimeHandler: (name) =>
+      Promise.resolve(name === "plain" ? "runc" : ""),
+  };
+  const classed = { ...pod, spec: { ...pod.spec, runtimeClassName: "plain" } };
+  const results = await executePodActions(s.deps, {
+    pod: classed,
+    status: empty,
+    actions: computePodActions(classed, empty),
+    signal: s.signal,
+    logger: s.logger,
+  });
+  assert.equal(results[0]!.reason, undefined);
+  assert.deepEqual(
+    [...s.runtime.sandboxes.values()].map((b) => b.runtimeHandler),
+    ["runc"],
+  );
+});
+
+Deno.test("executePodActions() fails sandbox creation, before any CRI call, for a missing RuntimeClass or hostUsers false", async () => {
+  for (
+    const [spec, detail] of [
+      [
+        { runtimeClassName: "gvisor" },
+        'runtimeclass.node.k8s.io "gvisor" not found',
+      ],
+      [
+        { hostUsers: false },
+        "can't set `spec.hostUsers: false`, runtime does not support user namespaces",
+      ],
+    ] as const
+  ) {
+    const s = setup();
+    const events: string[] = [];
+    s.deps.events = {
+      event: (_ref, type, reason, message) =>
+        void events.push(`${type} ${reason} ${message}`),
+    } as NonNullable<ExecuteDeps["events"]>;
+    s.deps.runtimeHandlers = {
+      lookupRuntimeHandler: (name) =>
+        name
+          ? Promise.reject(
+            new Error(`runtimeclass.node.k8s.io "${name}" not found`),
+          )
+          : Promise.resolve(""),
+    };
+    const bad = { ...pod, spec: { ...pod.spec, ...spec } } as Pod;
+    const results = await executePodActions(s.deps, {
+      pod: bad,
+      status: empty,
+      actions: computePodActions(bad, empty),
+      signal: s.signal,
+      logger: s.logger,
+    });
+    assert.deepEqual(results, [{
+      action: "CreatePodSandbox",
+      target: "web",
+      reason: "CreatePodSandboxError",
+      message:
+        `Failed to generate sandbox config for pod "web_default(u1)": ${detail}`,
+    }]);
+    assert.ok(!s.runtime.calls.includes("runPodSandbox"));
+    assert.deepEqual(events, [
+      `Warning FailedCreatePodSandBox Failed to create pod sandbox: ${detail}`,
+    ]);
+  }
 });

@@ -73,6 +73,10 @@ import {
   denoReadDirNames,
   type StartContainerDeps,
 } from "./start_container.ts";
+import {
+  type RuntimeHandlerResolver,
+  STANDALONE_RUNTIME_HANDLERS,
+} from "./runtime_class.ts";
 import type {
   Pod,
   PodRuntimeStatus,
@@ -120,6 +124,11 @@ export interface PodSyncerDeps {
   services?: ServiceLister;
   /** Pod and container lifecycle events; omitted → none. */
   events?: PodEventRecorder;
+  /**
+   * The handlers of the pods' RuntimeClasses; absent (standalone): only the default class
+   * runs, a named one is refused.
+   */
+  runtimeHandlers?: RuntimeHandlerResolver;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
@@ -150,8 +159,6 @@ export interface PodSyncerOptions {
    * image user; omitted → default pod cgroups and none of the rest.
    */
   environment?: PodEnvironmentOptions;
-  /** CRI runtime handler (RuntimeClass); default "". */
-  runtimeHandler?: string;
   /**
    * tmpfs directory for `medium: Memory` emptyDirs (default `/run/kubelet.ts/memory`); volumes
    * are set up only with a `rootDir`.
@@ -325,7 +332,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       }),
       mkdir,
       podLogsDir: options.podLogsDir,
-      runtimeHandler: options.runtimeHandler ?? "",
+      runtimeHandlers: deps.runtimeHandlers ?? STANDALONE_RUNTIME_HANDLERS,
       ...(deps.events ? { events: deps.events } : {}),
       ...(options.dns ? { dns: options.dns } : {}),
       ...(this.#environment ? { environment: this.#environment } : {}),

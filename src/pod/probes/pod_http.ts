@@ -24,6 +24,12 @@ export const BODY_LIMIT = 10 * 1024;
 /** Same-host redirects followed before giving up (as upstream's redirect checker). */
 export const MAX_REDIRECTS = 10;
 
+/**
+ * The statuses Go's `http.Client` follows (`redirectBehavior`): a 300, 304 or 305 with a
+ * `Location` is an answer, not a redirect.
+ */
+const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
+
 /** The result of {@linkcode getFollowingRedirects}. */
 export interface PodGetResult {
   response: Response;
@@ -49,7 +55,7 @@ export function podFetch(
 }
 
 /**
- * GETs `url`, following redirects to the same host name up to {@linkcode MAX_REDIRECTS}
+ * GETs `url`, following redirects (301, 302, 303, 307, 308) to the same host name up to {@linkcode MAX_REDIRECTS}
  * times (more fail), and stopping at one to another host.
  */
 export async function getFollowingRedirects(
@@ -68,7 +74,7 @@ export async function getFollowingRedirects(
       ...(signal ? { signal } : {}),
     });
     const location = response.headers.get("location");
-    if (!location || response.status < 300 || response.status >= 400) {
+    if (!location || !FOLLOWED_STATUSES.has(response.status)) {
       return { response, url: current };
     }
     const next = new URL(location, current);

@@ -170,6 +170,53 @@ Deno.test({
   },
 });
 
+Deno.test("getFollowingRedirects() follows only the statuses Go's client follows", async () => {
+  for (const status of [300, 301, 302, 303, 304, 305, 307, 308]) {
+    const asked: string[] = [];
+    const fake = (input: string | URL | Request) => {
+      const url = String(input);
+      asked.push(new URL(url).pathname);
+      return Promise.resolve(
+        url.endsWith("/start")
+          ? new Response(null, { status, headers: { location: "/next" } })
+          : new Response("fine"),
+      );
+    };
+    const got = await getFollowingRedirects(
+      fake as typeof fetch,
+      "http://127.0.0.1:1/start",
+      new Headers(),
+    );
+    const followed = [301, 302, 303, 307, 308].includes(status);
+    assert.deepEqual(
+      asked,
+      followed ? ["/start", "/next"] : ["/start"],
+      `status ${status}`,
+    );
+    assert.equal(got.response.status, followed ? 200 : status);
+  }
+});
+
+Deno.test("runProbe(): a 300 with a Location ends there with a ProbeWarning", async () => {
+  const fake = () =>
+    Promise.resolve(
+      new Response("choose", { status: 300, headers: { location: "/a" } }),
+    );
+  const got = await runProbe(
+    { httpGet: { path: "/start", port: 80 } },
+    probeTarget(),
+    {
+      clock: new FakeClock(),
+      signal: new AbortController().signal,
+      runtime: { execSync: () => Promise.reject(new Error("unused")) },
+      fetch: fake as typeof fetch,
+    },
+  );
+  assert.equal(got.result, "success");
+  assert.equal(got.probeWarning, true);
+  assert.equal(got.output, "Probe terminated redirects, Response body: choose");
+});
+
 Deno.test({
   name:
     "runProbe() and runLifecycleHook(): scheme HTTPS against a self-signed pod server",

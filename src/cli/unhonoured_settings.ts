@@ -1,0 +1,149 @@
+/**
+ * Settings upstream acts on and this kubelet accepts without carrying them out. Upstream would
+ * start with them and behave differently, so each is a start-up warning naming the setting,
+ * never silence.
+ * @module
+ */
+import {
+  defaultKubeletConfiguration,
+  type KubeletConfiguration,
+} from "../config/mod.ts";
+import type { KubeletFlags } from "../flags/mod.ts";
+
+/**
+ * Fields accepted, defaulted and validated, that no part of this kubelet reads: a value other
+ * than the default warns. (What their defaults mean upstream is in docs/differences.md.)
+ */
+export const NOT_CARRIED_OUT: readonly (keyof KubeletConfiguration)[] = [
+  "registryPullQPS",
+  "registryBurst",
+  "imagePullCredentialsVerificationPolicy",
+  "preloadedImagesVerificationAllowlist",
+  "enableContentionProfiling",
+  "streamingConnectionIdleTimeout",
+  "imageMinimumGCAge",
+  "imageMaximumGCAge",
+  "imageGCHighThresholdPercent",
+  "imageGCLowThresholdPercent",
+  "volumeStatsAggPeriod",
+  "kubeletCgroups",
+  "systemCgroups",
+  "cpuManagerPolicyOptions",
+  "cpuManagerReconcilePeriod",
+  "topologyManagerScope",
+  "topologyManagerPolicyOptions",
+  "qosReserved",
+  "hairpinMode",
+  "podCIDR",
+  "cpuCFSQuota",
+  "cpuCFSQuotaPeriod",
+  "maxOpenFiles",
+  "contentType",
+  "evictionHard",
+  "evictionSoft",
+  "evictionSoftGracePeriod",
+  "evictionPressureTransitionPeriod",
+  "evictionMaxPodGracePeriod",
+  "evictionMinimumReclaim",
+  "mergeDefaultEvictionSettings",
+  "podsPerCore",
+  "protectKernelDefaults",
+  "makeIPTablesUtilChains",
+  "iptablesMasqueradeBit",
+  "iptablesDropBit",
+  "failSwapOn",
+  "reservedSystemCPUs",
+  "showHiddenMetricsForVersion",
+  "volumePluginDir",
+  "kernelMemcgNotification",
+  "shutdownGracePeriod",
+  "shutdownGracePeriodCriticalPods",
+  "shutdownGracePeriodByPodPriority",
+  "crashLoopBackOff",
+  "reservedMemory",
+  "enableProfilingHandler",
+  "enableDebugFlagsHandler",
+  "memoryThrottlingFactor",
+  "localStorageCapacityIsolation",
+  "tracing",
+];
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** One warning per {@linkcode NOT_CARRIED_OUT} field set away from its default. */
+export function changedIgnoredSettings(config: KubeletConfiguration): string[] {
+  const defaults = defaultKubeletConfiguration();
+  return NOT_CARRIED_OUT.filter((field) =>
+    !sameValue(config[field], defaults[field])
+  ).map((field) =>
+    `${field}: set to ${
+      JSON.stringify(config[field])
+    }, but kubelet.ts does not read this setting: it behaves as with the default ${
+      JSON.stringify(defaults[field] ?? null)
+    }`
+  );
+}
+
+type Settings = Pick<
+  KubeletConfiguration,
+  | "cpuManagerPolicy"
+  | "memoryManagerPolicy"
+  | "topologyManagerPolicy"
+  | "memorySwap"
+  | "singleProcessOOMKill"
+>;
+
+/** One warning per setting not carried out, `<field>: <what happens instead>`. */
+export function unhonouredSettings(
+  config: Settings,
+  flags: Pick<
+    KubeletFlags,
+    "imageCredentialProviderConfig" | "imageCredentialProviderBinDir"
+  >,
+): string[] {
+  const warnings: string[] = [];
+  if (config.cpuManagerPolicy && config.cpuManagerPolicy !== "none") {
+    warnings.push(
+      `cpuManagerPolicy: "${config.cpuManagerPolicy}" is not carried out (kubelet.ts has no CPU manager): containers get no exclusive CPUs, as with "none"`,
+    );
+  }
+  if (config.memoryManagerPolicy && config.memoryManagerPolicy !== "None") {
+    warnings.push(
+      `memoryManagerPolicy: "${config.memoryManagerPolicy}" is not carried out (kubelet.ts has no memory manager): containers get no NUMA memory pinning, as with "None"`,
+    );
+  }
+  if (config.topologyManagerPolicy && config.topologyManagerPolicy !== "none") {
+    warnings.push(
+      `topologyManagerPolicy: "${config.topologyManagerPolicy}" is not carried out (kubelet.ts has no topology manager): pods are admitted without NUMA alignment, as with "none"`,
+    );
+  }
+  if (config.memorySwap?.swapBehavior === "LimitedSwap") {
+    warnings.push(
+      'memorySwap.swapBehavior: "LimitedSwap" is not carried out: containers get no swap limit, as with "NoSwap"',
+    );
+  }
+  // upstream's default on cgroup v2 (the version validation assumes): all of a container's
+  // processes die together on an OOM
+  if (config.singleProcessOOMKill !== true) {
+    warnings.push(
+      "singleProcessOOMKill: containers are not given memory.oom.group; an out-of-memory kill takes one process, as with singleProcessOOMKill: true",
+    );
+  }
+  const credentialFlags = [
+    ["--image-credential-provider-config", flags.imageCredentialProviderConfig],
+    [
+      "--image-credential-provider-bin-dir",
+      flags.imageCredentialProviderBinDir,
+    ],
+  ] as const;
+  for (const [flag, value] of credentialFlags) {
+    if (value) {
+      warnings.push(
+        `${flag}: image credential provider plugins are not run; images are pulled with imagePullSecrets only`,
+      );
+    }
+  }
+  return warnings;
+}

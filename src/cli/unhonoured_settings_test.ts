@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import {
+  changedIgnoredSettings,
+  NOT_CARRIED_OUT,
+  unhonouredSettings,
+} from "./unhonoured_settings.ts";
+import {
+  defaultKubeletConfiguration,
+  type KubeletConfiguration,
+} from "../config/mod.ts";
+
+const DEFAULTS = {
+  cpuManagerPolicy: "none",
+  memoryManagerPolicy: "None",
+  topologyManagerPolicy: "none",
+  memorySwap: {},
+  singleProcessOOMKill: true,
+};
+const NO_FLAGS = {
+  imageCredentialProviderConfig: "",
+  imageCredentialProviderBinDir: "",
+};
+
+function fields(warnings: string[]): string[] {
+  return warnings.map((w) => w.slice(0, w.indexOf(":")));
+}
+
+Deno.test("unhonouredSettings(): the defaults (with singleProcessOOMKill true) warn of nothing", () => {
+  assert.deepEqual(unhonouredSettings(DEFAULTS, NO_FLAGS), []);
+  assert.deepEqual(
+    unhonouredSettings(
+      { ...DEFAULTS, memorySwap: { swapBehavior: "NoSwap" } },
+      NO_FLAGS,
+    ),
+    [],
+  );
+});
+
+Deno.test("unhonouredSettings(): each setting not carried out is one warning naming it", () => {
+  const warnings = unhonouredSettings({
+    cpuManagerPolicy: "static",
+    memoryManagerPolicy: "Static",
+    topologyManagerPolicy: "single-numa-node",
+    memorySwap: { swapBehavior: "LimitedSwap" },
+  }, {
+    imageCredentialProviderConfig: "/etc/kubernetes/credential-providers.yaml",
+    imageCredentialProviderBinDir:
+      "/usr/libexec/kubernetes/credential-providers",
+  });
+  assert.deepEqual(fields(warnings), [
+    "cpuManagerPolicy",
+    "memoryManagerPolicy",
+    "topologyManagerPolicy",
+    "memorySwap.swapBehavior",
+    "singleProcessOOMKill",
+    "--image-credential-provider-config",
+    "--image-credential-provider-bin-dir",
+  ]);
+  assert.match(warnings[0]!, /"static" is not carried out/);
+});
+
+Deno.test("unhonouredSettings(): singleProcessOOMKill false or unset warns (upstream groups the OOM kill on cgroup v2)", () => {
+  for (const value of [false, undefined]) {
+    const { singleProcessOOMKill: _, ...rest } = DEFAULTS;
+    const config = value === undefined
+      ? rest
+      : { ...rest, singleProcessOOMKill: value };
+    assert.deepEqual(fields(unhonouredSettings(config, NO_FLAGS)), [
+      "singleProcessOOMKill",
+    ]);
+  }
+});
+
+Deno.test("changedIgnoredSettings(): each field no part reads warns once set away from its default", () => {
+  const defaults = defaultKubeletConfiguration();
+  assert.deepEqual(changedIgnoredSettings(defaults), []);
+  for (const field of NOT_CARRIED_OUT) {
+    const config = {
+      ...defaults,
+      [field]: { changed: true },
+    } as unknown as KubeletConfiguration;
+    const warnings = changedIgnoredSettings(config);
+    assert.equal(warnings.length, 1, field);
+    assert.ok(
+      warnings[0]!.startsWith(
+        `${field}: set to {"changed":true}, but kubelet.ts does not read this setting`,
+      ),
+      warnings[0],
+    );
+  }
+  const gc = changedIgnoredSettings({
+    ...defaults,
+    imageGCHighThresholdPercent: 90,
+  });
+  assert.deepEqual(gc, [
+    "imageGCHighThresholdPercent: set to 90, but kubelet.ts does not read this setting: it behaves as with the default 85",
+  ]);
+});
