@@ -65,6 +65,34 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     text: "should have their auto-restart back-off timer reset on image update",
     why: "it updates the pod to the nginx image, not built here",
   },
+  // The node e2e suite (--suite=e2e-node).
+  {
+    in: "failure",
+    text: "nmeter: not found",
+    why:
+      "the test times its containers with busybox's `nmeter '%3t'`; Debian's busybox 1.35 has no nmeter applet",
+  },
+  {
+    in: "name",
+    text: "Device Plugin Failures:",
+    why:
+      "its plugin registers at /var/lib/kubelet/device-plugins; the harness gives the kubelet a root directory of its own on this shared machine",
+  },
+  ...[
+    "[sig-node] MirrorPod when create a mirror pod ",
+    "[sig-node] MirrorPod (Pod Generation)",
+  ].map((text) => ({
+    in: "name" as const,
+    text,
+    why:
+      "its static pod runs the nginx image, not built here (the failure names only the pending pod)",
+  })),
+  {
+    in: "name",
+    text: "ContainerLogPath",
+    why:
+      "it looks for the log under /var/log/pods; the harness gives the kubelet a pod log directory of its own on this shared machine",
+  },
   {
     in: "name",
     text:
@@ -84,7 +112,7 @@ export type Suite = "conformance" | "node" | "e2e-node";
  */
 export const NODE_LABELS =
   "(sig-node || sig-storage) && !NodeConformance && !/Feature:.+/ && !Alpha && " +
-  "!BetaOffByDefault && !Serial && !Disruptive && !Flaky";
+  "!BetaOffByDefault && !DRA && !Serial && !Disruptive && !Flaky";
 
 /** Per suite: the default Ginkgo label filter and the default report directory. */
 export const SUITES: Record<Suite, { labels: string; out: string }> = {
