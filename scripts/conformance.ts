@@ -89,6 +89,12 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   })),
   {
     in: "name",
+    text: "Kubelet Cgroup Manager",
+    why:
+      "it expects the pod cgroups under cgroup root /; the harness gives the kubelet a cgroup root of its own on this shared machine",
+  },
+  {
+    in: "name",
     text: "ContainerLogPath",
     why:
       "it looks for the log under /var/log/pods; the harness gives the kubelet a pod log directory of its own on this shared machine",
