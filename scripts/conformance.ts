@@ -68,9 +68,9 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   // The node e2e suite (--suite=e2e-node).
   {
     in: "failure",
-    text: "nmeter: not found",
+    text: "Failed to parse the timestamp",
     why:
-      "the test times its containers with busybox's `nmeter '%3t'`; Debian's busybox 1.35 has no nmeter applet",
+      "the test times its containers with busybox's `nmeter '%3t'` (its log line then has no time); Debian's busybox 1.35 has no nmeter applet",
   },
   {
     in: "name",
@@ -95,7 +95,7 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   },
   {
     in: "name",
-    text: "ContainerLogPath",
+    text: "should print log to correct cri log path",
     why:
       "it looks for the log under /var/log/pods; the harness gives the kubelet a pod log directory of its own on this shared machine",
   },
