@@ -1,8 +1,13 @@
 /**
- * `deno task conformance [--kubelet=upstream|ours|both] [--focus=<regex>] [--skip=<regex>]
- * [--procs=N] [--timeout=<go duration>] [--out=<dir>] [--slot=N] [--summarize]`: upstream's
+ * `deno task conformance [--suite=conformance|node|e2e-node] [--kubelet=upstream|ours|both]
+ * [--label-filter=<ginkgo labels>] [--focus=<regex>] [--skip=<regex>] [--procs=N]
+ * [--timeout=<go duration>] [--out=<dir>] [--slot=N] [--summarize]`: upstream's
  * [NodeConformance] e2e tests (the e2e.test binary of the pinned Kubernetes version,
  * scripts/peers.sh build-e2e) against a one-node cluster whose node is the chosen kubelet.
+ * `--suite=node`: the same binary's other sig-node and sig-storage tests that one node can
+ * run (NODE_LABELS). `--suite=e2e-node`: upstream's node e2e suite (test/e2e_node,
+ * scripts/peers.sh build-e2e-node) run by tests/conformance/e2e_node.ts, which starts its own
+ * API server and starts, restarts and kills the kubelet itself.
  * For each kubelet: a fresh control plane of its own (scripts/cluster_env.sh under its own
  * root and ports, so no other node exists), the test images pushed to the local registry
  * (scripts/conformance/images.sh), the kubelet joined through TLS bootstrap
@@ -14,6 +19,7 @@
  */
 import { run } from "../tests/cluster/_cluster.ts";
 import { type KubeletKind, startNode } from "../tests/conformance/node.ts";
+import { runE2eNode } from "../tests/conformance/e2e_node.ts";
 import {
   type EnvironmentRule,
   parseJUnit,
@@ -59,6 +65,40 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     text: "should have their auto-restart back-off timer reset on image update",
     why: "it updates the pod to the nginx image, not built here",
   },
+  // The node e2e suite (--suite=e2e-node).
+  {
+    in: "failure",
+    text: "Failed to parse the timestamp",
+    why:
+      "the test times its containers with busybox's `nmeter '%3t'` (its log line then has no time); Debian's busybox 1.35 has no nmeter applet",
+  },
+  {
+    in: "name",
+    text: "Device Plugin Failures:",
+    why:
+      "its plugin registers at /var/lib/kubelet/device-plugins; the harness gives the kubelet a root directory of its own on this shared machine",
+  },
+  ...[
+    "[sig-node] MirrorPod when create a mirror pod ",
+    "[sig-node] MirrorPod (Pod Generation)",
+  ].map((text) => ({
+    in: "name" as const,
+    text,
+    why:
+      "its static pod runs the nginx image, not built here (the failure names only the pending pod)",
+  })),
+  {
+    in: "name",
+    text: "Kubelet Cgroup Manager",
+    why:
+      "it expects the pod cgroups under cgroup root /; the harness gives the kubelet a cgroup root of its own on this shared machine",
+  },
+  {
+    in: "name",
+    text: "should print log to correct cri log path",
+    why:
+      "it looks for the log under /var/log/pods; the harness gives the kubelet a pod log directory of its own on this shared machine",
+  },
   {
     in: "name",
     text:
@@ -67,6 +107,32 @@ export const ENVIRONMENT: EnvironmentRule[] = [
       "this machine's kernel has no dummy link type (`ip link add dummy1 type dummy`)",
   },
 ];
+
+export type Suite = "conformance" | "node" | "e2e-node";
+
+/**
+ * The cluster binary's tests beyond the NodeConformance label that a single node can run:
+ * sig-node and sig-storage, without the labels of special environments (Feature:*), of feature
+ * gates that are off by default, of tests that take the node away (Serial, Disruptive) and of
+ * known flakes.
+ */
+export const NODE_LABELS =
+  "(sig-node || sig-storage) && !NodeConformance && !/Feature:.+/ && !Alpha && " +
+  "!BetaOffByDefault && !DRA && !Serial && !Disruptive && !Flaky";
+
+/** Per suite: the default Ginkgo label filter and the default report directory. */
+export const SUITES: Record<Suite, { labels: string; out: string }> = {
+  conformance: {
+    labels: "NodeConformance",
+    out: "/tmp/kts-conformance/report",
+  },
+  node: { labels: NODE_LABELS, out: "/tmp/kts-conformance/report-node" },
+  // The node e2e suite's own conformance set first; --label-filter widens it.
+  "e2e-node": {
+    labels: "NodeConformance",
+    out: "/tmp/kts-conformance/report-e2e-node",
+  },
+};
 
 const slotSuffix = (slot: number) => slot === 0 ? "" : `-${slot}`;
 
@@ -83,7 +149,9 @@ function clusterEnv(kind: KubeletKind, slot: number): Record<string, string> {
 }
 
 export interface Options {
+  suite: Suite;
   kubelets: KubeletKind[];
+  labelFilter: string;
   focus: string;
   skip: string;
   procs: number;
@@ -110,6 +178,10 @@ export function parseOptions(args: readonly string[]): Options {
   if (!kubelets) {
     throw new Error(`--kubelet=${kubelet}: use upstream, ours or both`);
   }
+  const suite = get("suite") ?? "conformance";
+  if (!(suite in SUITES)) {
+    throw new Error(`--suite=${suite}: use conformance, node or e2e-node`);
+  }
   const procs = Number(get("procs") ?? "4");
   if (!Number.isInteger(procs) || procs < 1) {
     throw new Error(
@@ -118,21 +190,25 @@ export function parseOptions(args: readonly string[]): Options {
   }
   for (const a of args) {
     if (
-      !/^--((kubelet|focus|skip|procs|timeout|out|slot)=|summarize$)/.test(a)
+      !/^--((suite|kubelet|label-filter|focus|skip|procs|timeout|out|slot)=|summarize$)/
+        .test(a)
     ) {
       throw new Error(
-        `unknown argument ${a}: use --kubelet=, --focus=, --skip=, --procs=, --timeout=, --out=, --slot=, --summarize`,
+        `unknown argument ${a}: use --suite=, --kubelet=, --label-filter=, --focus=, --skip=, --procs=, --timeout=, --out=, --slot=, --summarize`,
       );
     }
   }
+  const s = SUITES[suite as Suite];
   return {
+    suite: suite as Suite,
     kubelets,
+    labelFilter: get("label-filter") ?? s.labels,
     focus: get("focus") ?? "",
     skip: get("skip") ?? "",
     procs,
     slot: Number(get("slot") ?? "0") || 0,
     timeout: get("timeout") ?? "3h",
-    out: get("out") ?? "/tmp/kts-conformance/report",
+    out: get("out") ?? s.out,
   };
 }
 
@@ -188,15 +264,23 @@ async function waitSchedulable(bin: string, kubeconfig: string, node: string) {
   }
 }
 
-/** The selected tests of a JUnit report, scored with the environment rules. */
-function scoreReport(xml: string, sel: { focus: string; skip: string }) {
+/**
+ * The selected tests of a JUnit report, scored with the environment rules. The default
+ * suite keeps to the tests named [NodeConformance] as it always did; the others take every
+ * test the run selected.
+ */
+function scoreReport(
+  xml: string,
+  sel: { focus: string; skip: string; suite?: Suite },
+) {
   const focus = sel.focus ? new RegExp(sel.focus) : undefined;
   const skip = sel.skip ? new RegExp(sel.skip) : undefined;
+  const conformance = (sel.suite ?? "conformance") === "conformance";
   return parseJUnit(
     xml,
     (name) =>
-      name.includes("[NodeConformance]") && (!focus || focus.test(name)) &&
-      !(skip?.test(name)),
+      (!conformance || name.includes("[NodeConformance]")) &&
+      (!focus || focus.test(name)) && !(skip?.test(name)),
     ENVIRONMENT,
   );
 }
@@ -231,7 +315,7 @@ async function runFor(
   const ginkgoArgs = [
     `--procs=${opts.procs}`,
     `--timeout=${opts.timeout}`,
-    "--label-filter=NodeConformance",
+    ...(opts.labelFilter ? [`--label-filter=${opts.labelFilter}`] : []),
     ...(opts.focus ? [`--focus=${opts.focus}`] : []),
     ...(opts.skip ? [`--skip=${opts.skip}`] : []),
     "--silence-skips",
@@ -264,16 +348,28 @@ async function runFor(
   }).output();
   const seconds = (Date.now() - started) / 1000;
   await Deno.copyFile(node.log, `${out}/kubelet.log`).catch(() => {});
+  return await scoreRun(kind, opts, out, seconds, suite.code);
+}
+
+/** Scores the JUnit report a run left in `out` and writes its results.json. */
+async function scoreRun(
+  kind: KubeletKind,
+  opts: Options,
+  out: string,
+  seconds: number,
+  code: number,
+): Promise<Run> {
+  const suiteLog = `${out}/e2e.log`;
   const xml = await Deno.readTextFile(`${out}/junit.xml`).catch(() => "");
   if (xml === "") {
     throw new Error(
-      `${kind}: the suite wrote no JUnit report (exit ${suite.code}); see ${suiteLog}`,
+      `${kind}: the suite wrote no JUnit report (exit ${code}); see ${suiteLog}`,
     );
   }
   const results = scoreReport(xml, opts);
   if (results.length === 0) {
     throw new Error(
-      `${kind}: the JUnit report has no selected test (suite exit ${suite.code}); see ${suiteLog}`,
+      `${kind}: the JUnit report has no selected test (suite exit ${code}); see ${suiteLog}`,
     );
   }
   const s = score(results);
@@ -284,12 +380,43 @@ async function runFor(
   await Deno.writeTextFile(
     `${out}/results.json`,
     JSON.stringify(
-      { seconds, focus: opts.focus, skip: opts.skip, results },
+      {
+        seconds,
+        suite: opts.suite,
+        labelFilter: opts.labelFilter,
+        focus: opts.focus,
+        skip: opts.skip,
+        results,
+      },
       null,
       1,
     ),
   );
   return { kubelet: kind, results, seconds };
+}
+
+/** One kubelet's run of the node e2e suite (tests/conformance/e2e_node.ts). */
+async function runE2eNodeFor(
+  kind: KubeletKind,
+  opts: Options,
+  bins: { e2e: string; peers: string },
+): Promise<Run> {
+  const out = `${opts.out}/${kind}`;
+  await Deno.remove(out, { recursive: true }).catch(() => {});
+  await Deno.mkdir(out, { recursive: true });
+  log(`${kind}: node e2e suite (${opts.procs} processes)`);
+  const started = Date.now();
+  const code = await runE2eNode(kind, {
+    out,
+    procs: opts.procs,
+    timeout: opts.timeout,
+    labelFilter: opts.labelFilter,
+    focus: opts.focus,
+    skip: opts.skip,
+    e2eBin: bins.e2e,
+    peersBin: bins.peers,
+  });
+  return await scoreRun(kind, opts, out, (Date.now() - started) / 1000, code);
 }
 
 async function main(): Promise<number> {
@@ -305,15 +432,23 @@ async function main(): Promise<number> {
     return 2;
   }
   let e2eBin = "";
+  let peersBin = "";
   const runs: Run[] = [];
   if (opts.kubelets.length > 0) {
     log("building or reusing the peers and the e2e suite (scripts/peers.sh)");
-    await bash(["scripts/peers.sh", "build"]);
+    peersBin = (await bash(["scripts/peers.sh", "build"])).trim();
     e2eBin = (await bash(["scripts/peers.sh", "build-e2e"])).trim();
     await bash(["scripts/cri_env.sh", "up"]);
     await bash(["scripts/conformance/images.sh", e2eBin]);
   }
-  for (const kind of opts.kubelets) {
+  if (opts.suite === "e2e-node" && opts.kubelets.length > 0) {
+    const e2e = (await bash(["scripts/peers.sh", "build-e2e-node"])).trim();
+    // One after the other: the suite's API server and the kubelet use fixed ports.
+    for (const kind of opts.kubelets) {
+      runs.push(await runE2eNodeFor(kind, opts, { e2e, peers: peersBin }));
+    }
+  }
+  for (const kind of opts.suite === "e2e-node" ? [] : opts.kubelets) {
     try {
       runs.push(await runFor(kind, opts, e2eBin));
     } finally {
@@ -336,7 +471,7 @@ async function main(): Promise<number> {
     runs.push({
       kubelet: kind,
       seconds,
-      results: scoreReport(xml, { focus, skip }),
+      results: scoreReport(xml, { focus, skip, suite: opts.suite }),
     });
   }
   const summary = renderSummary(runs);

@@ -13,6 +13,9 @@
 #   bash scripts/peers.sh static-oracle  build the static pod oracle (peers/staticpod: upstream's
 #                                    manifest decoding, defaults, validation and UID); prints
 #                                    the binary's path on stdout
+#   bash scripts/peers.sh build-e2e-node  build upstream's node e2e suite (e2e_node.test) and the
+#                                    ginkgo CLI (peers/e2enode); prints their directory
+#   bash scripts/peers.sh e2e-node-dir    print that directory (exit 1 when it is not complete)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -38,6 +41,11 @@ e2e_want=(e2e.test ginkgo agnhost)
 # The static pod oracle has its own key too, so editing it rebuilds nothing else.
 oracle_sum=$(cd "$peers/staticpod" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-12)
 oracle_bin="$cache_root/staticpod-$KUBERNETES_VERSION-$oracle_sum/bin"
+# The node e2e suite needs a few more modules than the cluster suite: a module of its own, so
+# adding it changed neither the e2e key nor the peers' one.
+e2e_node_sum=$(cat "$peers/e2enode/go.mod" "$peers/e2enode/go.sum" | sha256sum | cut -c1-12)
+e2e_node_bin="$cache_root/e2e-node-$KUBERNETES_VERSION-$e2e_node_sum/bin"
+e2e_node_want=(e2e_node.test ginkgo)
 
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
@@ -47,6 +55,10 @@ complete() {
 e2e_complete() {
   local b
   for b in "${e2e_want[@]}"; do [ -x "$e2e_bin/$b" ] || return 1; done
+}
+e2e_node_complete() {
+  local b
+  for b in "${e2e_node_want[@]}"; do [ -x "$e2e_node_bin/$b" ] || return 1; done
 }
 
 export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
@@ -71,6 +83,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   out=$bin/$name
   [ "$dir" = e2e ] && out=$e2e_bin/$name
   [ "$dir" = staticpod ] && out=$oracle_bin/$name
+  [ "$dir" = e2enode ] && out=$e2e_node_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -125,6 +138,21 @@ build_static_oracle() {
   echo "$oracle_bin/staticpod"
 }
 
+# Upstream's node e2e suite (test/e2e_node), run by tests/conformance/e2e_node.ts.
+build_e2e_node() {
+  local t0
+  t0=$(date +%s)
+  mkdir -p "$e2e_node_bin"
+  if e2e_node_complete; then
+    log "cached: $e2e_node_bin"
+  else
+    build_one e2e_node.test e2enode k8s.io/kubernetes/test/e2e_node "$(k8s_ldflags)" test -c -vet=off
+    build_one ginkgo e2enode github.com/onsi/ginkgo/v2/ginkgo
+    log "node e2e suite built in $(($(date +%s) - t0)) s, $(du -sm "$e2e_node_bin" | cut -f1) MiB in $e2e_node_bin"
+  fi
+  echo "$e2e_node_bin"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -137,8 +165,13 @@ e2e-dir)
   e2e_complete || { log "e2e suite not built: run bash scripts/peers.sh build-e2e"; exit 1; }
   echo "$e2e_bin"
   ;;
+build-e2e-node) build_e2e_node ;;
+e2e-node-dir)
+  e2e_node_complete || { log "node e2e suite not built: run bash scripts/peers.sh build-e2e-node"; exit 1; }
+  echo "$e2e_node_bin"
+  ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir" >&2
   exit 2
   ;;
 esac
