@@ -77,7 +77,7 @@ const CLI_FLAGS: FlagSpec[] = [
     ["runtime-cgroups", "string", "runtimeCgroups", "", "Cgroup in which to create and run the container runtime."],
   ]),
   ...rows("cli", [
-    ["pod-infra-container-image", "string", "podInfraContainerImage", "", "Ignored: the sandbox (pause) image is configured in the container runtime, which also keeps it from image garbage collection."],
+    ["pod-infra-container-image", "string", "podInfraContainerImage", "", "Specified image will not be pruned by the image garbage collector. CRI implementations have their own configuration to set this image."],
   ], {
     deprecated:
       "will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.",

@@ -19,6 +19,7 @@ import {
   createFileSource,
   createHttpSource,
   createProber,
+  type ImageGc,
   LoopEventQueue,
   Pleg,
   type PodAdmission,
@@ -32,6 +33,7 @@ import {
   predicateAdmitter,
   type ProbeConnect,
   type ProbeResults,
+  runImageGc,
   type RunningPod,
   runSyncLoop,
   type SyncLoopActivity,
@@ -102,6 +104,12 @@ export interface KubeletDeps {
   };
   /** Container GC, run every `containerGcPeriodMs` with the pod workers as state provider. */
   containerGc?: ContainerGc;
+  /** Image GC, run now and every `imageGcPeriodMs`; omitted → images are never removed. */
+  imageGc?: {
+    gc: ImageGc;
+    /** Records a Warning event on the Node (`ImageGCFailed` …). */
+    warn?: (reason: string, message: string) => void;
+  };
   /** The status cache; housekeeping drops statuses of pods that are gone. */
   statuses?: Pick<PodStatusManager, "allStatuses" | "removePod">;
   /** Admission of new pods (sysctls); omitted → every pod is admitted. */
@@ -134,6 +142,8 @@ export interface KubeletOptions {
   random?: () => number;
   /** Container GC period (default 1 min, upstream `ContainerGCPeriod`). */
   containerGcPeriodMs?: number;
+  /** Image GC period (default 5 min, upstream `ImageGCPeriod`). */
+  imageGcPeriodMs?: number;
 }
 
 /** A wired standalone kubelet. */
@@ -314,6 +324,19 @@ export function createKubelet(
           allSourcesReady: () => podConfig.allSourcesReady(),
         }, {
           periodMs: options.containerGcPeriodMs ?? CONTAINER_GC_PERIOD_MS,
+          signal,
+        }));
+      }
+      if (deps.imageGc) {
+        const { gc, warn } = deps.imageGc;
+        tasks.push(runImageGc(gc, {
+          clock,
+          logger: logger.with({ component: "image-gc" }),
+          ...(warn ? { warn } : {}),
+        }, {
+          ...(options.imageGcPeriodMs !== undefined
+            ? { periodMs: options.imageGcPeriodMs }
+            : {}),
           signal,
         }));
       }

@@ -16,9 +16,12 @@ import {
   apiRuntimeHandlers,
   createContainerGc,
   createContainerLogs,
+  createImageGc,
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
+  imageGcEnabled,
+  type ImageGcPolicy,
   listRunningPods,
   readPodEnvironmentOptions,
   sysctlAdmission,
@@ -41,6 +44,8 @@ import {
   DEFAULT_MEMORY_VOLUME_DIR,
 } from "../volume/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
+import { nodeReference } from "../events/mod.ts";
+import { fsFigures } from "./stats_summary.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -76,6 +81,11 @@ export interface KubeletRunContext {
     /** Sysctls pods may set beyond the safe set (names or `prefix*`). */
     allowedUnsafeSysctls?: string[] | undefined;
     configMapAndSecretChangeDetectionStrategy?: string | undefined;
+    /** Image GC policy (defaults 85 %, 80 %, 2m, 0 = no maximum age). */
+    imageGCHighThresholdPercent?: number | undefined;
+    imageGCLowThresholdPercent?: number | undefined;
+    imageMinimumGCAge?: string | undefined;
+    imageMaximumGCAge?: string | undefined;
   };
   flags: {
     hostnameOverride?: string | undefined;
@@ -87,6 +97,8 @@ export interface KubeletRunContext {
     maxPerPodContainerCount?: number | undefined;
     /** `--maximum-dead-containers` (default -1: no limit). */
     maxContainerCount?: number | undefined;
+    /** `--pod-infra-container-image`: kept by image GC (runtimes that do not pin it). */
+    podInfraContainerImage?: string | undefined;
   };
   logger: Logger;
   signal: AbortSignal;
@@ -134,6 +146,27 @@ function mirrorHooks(mirrors: MirrorPodManager) {
     mirrorPodOf: (pod: Pod) => mirrors.mirrorPodOf(pod),
     onMirrorPods: (pods: Pod[]) => mirrors.observeMirrorPods(pods),
   };
+}
+
+/**
+ * Upstream `ImageFsStats`: the image filesystem's capacity and free bytes, from `statfs` of
+ * the mount point CRI `ImageFsInfo` names (upstream asks cadvisor for the same figures).
+ */
+async function imageFsStats(
+  runtime: Pick<CriRuntime, "imageFsInfo">,
+): Promise<{ capacityBytes: number; availableBytes: number }> {
+  const info = await runtime.imageFsInfo({});
+  const mountpoint = info.imageFilesystems[0]?.fsId?.mountpoint ?? "";
+  if (!mountpoint) {
+    throw new Error("The runtime reports no image filesystem mount point");
+  }
+  const fs = await fsFigures(mountpoint);
+  if (!fs) {
+    throw new Error(
+      `Cannot read the filesystem of the image filesystem mount point "${mountpoint}"`,
+    );
+  }
+  return fs;
 }
 
 function durationMs(
@@ -344,6 +377,35 @@ export async function runKubelet(
       maxContainers: ctx.flags.maxContainerCount ?? -1,
     },
   });
+  const imagePolicy: ImageGcPolicy = {
+    highThresholdPercent: config.imageGCHighThresholdPercent ?? 85,
+    lowThresholdPercent: config.imageGCLowThresholdPercent ?? 80,
+    minAgeMs: durationMs(
+      config.imageMinimumGCAge,
+      "imageMinimumGCAge",
+      120_000,
+    ),
+    maxAgeMs: durationMs(config.imageMaximumGCAge, "imageMaximumGCAge", 0),
+  };
+  const nodeRef = nodeReference(nodeName);
+  const warnNode = cluster
+    ? (reason: string, message: string) =>
+      cluster?.events.event(nodeRef, "Warning", reason, message)
+    : undefined;
+  const imageGc = imageGcEnabled(imagePolicy)
+    ? createImageGc({
+      runtime,
+      imageFsStats: () => imageFsStats(runtime),
+      clock,
+      logger: logger.with({ component: "image-gc" }),
+      ...(warnNode ? { warn: warnNode } : {}),
+    }, {
+      policy: imagePolicy,
+      ...(ctx.flags.podInfraContainerImage
+        ? { sandboxImage: ctx.flags.podInfraContainerImage }
+        : {}),
+    })
+    : undefined;
   const kubelet = createKubelet({
     runtime,
     syncer,
@@ -358,6 +420,9 @@ export async function runKubelet(
     listRunningPods: () => listRunningPods(runtime),
     ...(environment.podCgroups ? { podCgroups: environment.podCgroups } : {}),
     containerGc,
+    ...(imageGc
+      ? { imageGc: { gc: imageGc, ...(warnNode ? { warn: warnNode } : {}) } }
+      : {}),
     statuses: statusManager,
     admission: withUnsupportedFieldRefusal(sysctlAdmission(
       createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {

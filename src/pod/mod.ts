@@ -74,6 +74,16 @@ export type {
   GcFileSystem,
   PodStateProvider,
 } from "./gc/container_gc.ts";
+/** Image GC (upstream `image_gc_manager.go`): the executor and its loop. */
+export { createImageGc, imageGcEnabled, runImageGc } from "./gc/image_gc.ts";
+export type {
+  ImageGc,
+  ImageGcDeps,
+  ImageGcOptions,
+  NodeWarning,
+} from "./gc/image_gc.ts";
+export { IMAGE_GC_PERIOD_MS } from "./gc/image_gc_plan.ts";
+export type { ImageFsStats, ImageGcPolicy } from "./gc/image_gc_plan.ts";
 export {
   listRunningPods,
   runningPodStandIn,

@@ -173,6 +173,16 @@ export interface ContainerView {
   terminationMessagePolicy?: string;
   /** Absolute path of the container's CRI log file, if the runtime reports one. */
   logPath?: string;
+  /** The cgroup figures the runtime reports it applied (CRI `ContainerStatus.resources`). */
+  resources?: RuntimeContainerResources;
+}
+
+/** CRI `LinuxContainerResources` figures read back into status (0: not reported). */
+export interface RuntimeContainerResources {
+  cpuPeriod: number;
+  cpuQuota: number;
+  cpuShares: number;
+  memoryLimitBytes: number;
 }
 
 /**

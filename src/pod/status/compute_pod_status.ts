@@ -26,8 +26,17 @@ import {
 } from "./active_deadline.ts";
 import { computePodPhase } from "./pod_phase.ts";
 import { podReadyCondition } from "./readiness_gates.ts";
-import { podQOSClass } from "../cgroups/pod_resources.ts";
+import {
+  milliCpuToQuota,
+  milliCpuToShares,
+  podQOSClass,
+} from "../cgroups/pod_resources.ts";
+import { milliValue, quantityValue } from "../../util/quantity.ts";
 import { mergeConditions, rfc3339 } from "./pod_conditions.ts";
+import {
+  RESIZE_INFEASIBLE_CONDITION,
+  resizeNotApplied,
+} from "./resize_pending.ts";
 
 /** Options of {@linkcode computePodStatus}. */
 export interface ComputePodStatusOptions {
@@ -173,7 +182,7 @@ function convert(
     ) => newest && m?.has(newest.id) ? m.get(newest.id)! : !hasProbe;
     status.started = running &&
       probed(options.started, c.startupProbe !== undefined);
-    if (running) status.resources = runningResources(c);
+    if (running) status.resources = runningResources(c, newest, oldStatus);
     if (c.volumeMounts?.length) {
       // read-only mounts are never recursively so here: containerd 1.6 cannot
       status.volumeMounts = c.volumeMounts.map((m) => ({
@@ -195,17 +204,62 @@ function convert(
 }
 
 /**
- * What a running container's status reports as its resources: its requests and limits, an
- * empty object when it has none (upstream reads cpu and memory back from the runtime, which
- * gives the same values for what the kubelet set).
+ * What a running container's status reports as its resources (upstream
+ * `convertContainerStatusResources` with in-place resize on): what it was started with (the
+ * previous status of the same container, else the spec when it is first seen), with the CPU
+ * limit, CPU request and memory limit the runtime reports it applied. A resized spec that the
+ * kubelet has not applied therefore never shows up here.
  */
-function runningResources(c: Container): ResourceRequirements {
+function runningResources(
+  c: Container,
+  view: ContainerView | undefined,
+  old: ContainerStatus | undefined,
+): ResourceRequirements {
+  const sameContainer = view !== undefined && old?.state.running &&
+    old.containerID?.endsWith(`://${view.id}`) && old.resources;
+  const { requests, limits } = sameContainer ? old.resources! : c.resources ??
+    {};
   const out: ResourceRequirements = {};
-  const { requests, limits } = c.resources ?? {};
   if (limits && Object.keys(limits).length) out.limits = { ...limits };
   if (requests && Object.keys(requests).length) out.requests = { ...requests };
+  const applied = view?.resources;
+  if (applied) readBackRuntimeFigures(out, applied);
   return out;
 }
+
+/** Overwrites cpu/memory values the runtime reports differently (upstream's quota, shares and memory read-back). */
+function readBackRuntimeFigures(
+  out: ResourceRequirements,
+  applied: NonNullable<ContainerView["resources"]>,
+): void {
+  const limitCpu = out.limits?.["cpu"];
+  if (limitCpu !== undefined && applied.cpuQuota > 0 && applied.cpuPeriod > 0) {
+    const milli = Math.trunc(applied.cpuQuota * 1000 / applied.cpuPeriod);
+    const spec = milliValue(limitCpu);
+    if (
+      (milli > MIN_MILLI_CPU_LIMIT || spec > MIN_MILLI_CPU_LIMIT) &&
+      milliCpuToQuota(spec, applied.cpuPeriod) !== applied.cpuQuota
+    ) out.limits!["cpu"] = `${milli}m`;
+  }
+  const limitMemory = out.limits?.["memory"];
+  if (
+    limitMemory !== undefined && applied.memoryLimitBytes > 0 &&
+    quantityValue(limitMemory) !== applied.memoryLimitBytes
+  ) out.limits!["memory"] = String(applied.memoryLimitBytes);
+  const requestCpu = out.requests?.["cpu"];
+  if (requestCpu !== undefined && applied.cpuShares > 0) {
+    const milli = Math.ceil(applied.cpuShares * 1000 / 1024);
+    const spec = milliValue(requestCpu);
+    if (
+      (milli > MIN_SHARES || spec > MIN_SHARES) &&
+      milliCpuToShares(spec) !== applied.cpuShares
+    ) out.requests!["cpu"] = `${milli}m`;
+  }
+}
+
+/** Upstream `cm.MinMilliCPULimit` and `cm.MinShares`: below them the runtime figure is not read back. */
+const MIN_MILLI_CPU_LIMIT = 10;
+const MIN_SHARES = 2;
 
 function listMessage(prefix: string, names: string[]): string {
   return `containers with ${prefix} status: [${names.join(" ")}]`;
@@ -402,8 +456,12 @@ export function computePodStatus(
     status.reason = DEADLINE_EXCEEDED_REASON;
     status.message = DEADLINE_EXCEEDED_MESSAGE;
   }
+  const conditions = buildConditions(pod, runtime, status);
+  if (resizeNotApplied(pod.spec.containers, containerStatuses)) {
+    conditions.push({ ...RESIZE_INFEASIBLE_CONDITION });
+  }
   status.conditions = mergeConditions(
-    buildConditions(pod, runtime, status),
+    conditions,
     previous?.conditions,
     options.clock,
   );

@@ -522,3 +522,118 @@ Deno.test("computePodStatus() reports ephemeral containers apart: never ready, n
     undefined,
   );
 });
+
+Deno.test("computePodStatus() reports the resources a running container was started with, not a resized spec", () => {
+  const started: Container = {
+    name: "app",
+    image: "busybox",
+    resources: { limits: { cpu: "200m", memory: "64Mi" } },
+  };
+  const first = computePodStatus(
+    pod({ containers: [started] }),
+    rs([view(started)]),
+    { clock: new FakeClock(T0) },
+  );
+  assert.deepEqual(first.containerStatuses?.[0]?.resources, {
+    limits: { cpu: "200m", memory: "64Mi" },
+  });
+  // `kubectl patch --subresource resize` changed the spec; the container was not touched
+  const resized: Container = {
+    ...started,
+    resources: { limits: { cpu: "300m", memory: "128Mi" } },
+  };
+  const after = computePodStatus(
+    pod({ containers: [resized] }),
+    rs([view(resized)]),
+    { clock: new FakeClock(T0), previous: first },
+  );
+  assert.deepEqual(after.containerStatuses?.[0]?.resources, {
+    limits: { cpu: "200m", memory: "64Mi" },
+  });
+});
+
+Deno.test("computePodStatus() takes cpu and memory figures the runtime reports over the spec", () => {
+  const c: Container = {
+    name: "app",
+    image: "busybox",
+    resources: {
+      requests: { cpu: "0.3", memory: "32Mi" },
+      limits: { cpu: "0.3", memory: "128Mi" },
+    },
+  };
+  const s = computePodStatus(
+    pod({ containers: [c] }),
+    rs([view(c, {
+      resources: {
+        cpuPeriod: 100_000,
+        cpuQuota: 20_000,
+        cpuShares: 204,
+        memoryLimitBytes: 67_108_864,
+      },
+    })]),
+    { clock: new FakeClock(T0) },
+  );
+  assert.deepEqual(s.containerStatuses?.[0]?.resources, {
+    requests: { cpu: "200m", memory: "32Mi" },
+    limits: { cpu: "200m", memory: "67108864" },
+  });
+  // figures equal to the spec keep the spec's spelling
+  const same = computePodStatus(
+    pod({ containers: [c] }),
+    rs([view(c, {
+      resources: {
+        cpuPeriod: 100_000,
+        cpuQuota: 30_000,
+        cpuShares: 307,
+        memoryLimitBytes: 134_217_728,
+      },
+    })]),
+    { clock: new FakeClock(T0) },
+  );
+  assert.deepEqual(same.containerStatuses?.[0]?.resources, c.resources);
+});
+
+Deno.test("computePodStatus() marks a resize it does not apply PodResizePending Infeasible", () => {
+  const started: Container = {
+    name: "app",
+    image: "busybox",
+    resources: { limits: { cpu: "200m" } },
+  };
+  const first = computePodStatus(
+    pod({ containers: [started] }),
+    rs([view(started)]),
+    { clock: new FakeClock(T0) },
+  );
+  assert.equal(
+    first.conditions?.some((c) => c.type === "PodResizePending"),
+    false,
+  );
+  const resized: Container = {
+    ...started,
+    resources: { limits: { cpu: "0.3" } },
+  };
+  const after = computePodStatus(
+    pod({ containers: [resized] }),
+    rs([view(resized)]),
+    { clock: new FakeClock(T0), previous: first },
+  );
+  const pending = after.conditions?.find((c) => c.type === "PodResizePending");
+  assert.deepEqual(
+    [pending?.status, pending?.reason, pending?.message],
+    ["True", "Infeasible", "In-place pod resize is not supported on this node"],
+  );
+  // the same value spelled otherwise is no resize
+  const respelled: Container = {
+    ...started,
+    resources: { limits: { cpu: "0.2" } },
+  };
+  const same = computePodStatus(
+    pod({ containers: [respelled] }),
+    rs([view(respelled)]),
+    { clock: new FakeClock(T0), previous: first },
+  );
+  assert.equal(
+    same.conditions?.some((c) => c.type === "PodResizePending"),
+    false,
+  );
+});

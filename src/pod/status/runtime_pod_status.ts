@@ -113,6 +113,15 @@ export function toContainerView(
     10,
   );
   if (Number.isFinite(grace)) view.terminationGracePeriodSeconds = grace;
+  const linux = status.resources?.linux;
+  if (linux) {
+    view.resources = {
+      cpuPeriod: Number(linux.cpuPeriod),
+      cpuQuota: Number(linux.cpuQuota),
+      cpuShares: Number(linux.cpuShares),
+      memoryLimitBytes: Number(linux.memoryLimitInBytes),
+    };
+  }
   const messagePath = annotations[TERMINATION_MESSAGE_PATH_ANNOTATION] ||
     DEFAULT_TERMINATION_MESSAGE_PATH;
   const mount = (status.mounts ?? []).find((m) =>
