@@ -21,10 +21,6 @@ export const NOT_CARRIED_OUT: readonly (keyof KubeletConfiguration)[] = [
   "preloadedImagesVerificationAllowlist",
   "enableContentionProfiling",
   "streamingConnectionIdleTimeout",
-  "imageMinimumGCAge",
-  "imageMaximumGCAge",
-  "imageGCHighThresholdPercent",
-  "imageGCLowThresholdPercent",
   "volumeStatsAggPeriod",
   "kubeletCgroups",
   "systemCgroups",
@@ -80,8 +76,10 @@ export function changedIgnoredSettings(config: KubeletConfiguration): string[] {
   ).map((field) =>
     `${field}: set to ${
       JSON.stringify(config[field])
-    }, but kubelet.ts does not read this setting: it behaves as with the default ${
-      JSON.stringify(defaults[field] ?? null)
+    }, but kubelet.ts does not read this setting: it behaves as ${
+      defaults[field] === undefined
+        ? "when it is unset"
+        : `with the default ${JSON.stringify(defaults[field])}`
     }`
   );
 }

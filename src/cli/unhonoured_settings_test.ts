@@ -90,9 +90,11 @@ Deno.test("changedIgnoredSettings(): each field no part reads warns once set awa
   }
   const gc = changedIgnoredSettings({
     ...defaults,
-    imageGCHighThresholdPercent: 90,
+    registryPullQPS: 10,
+    podsPerCore: 4,
   });
   assert.deepEqual(gc, [
-    "imageGCHighThresholdPercent: set to 90, but kubelet.ts does not read this setting: it behaves as with the default 85",
+    "registryPullQPS: set to 10, but kubelet.ts does not read this setting: it behaves as with the default 5",
+    "podsPerCore: set to 4, but kubelet.ts does not read this setting: it behaves as when it is unset",
   ]);
 });

@@ -86,26 +86,10 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ["nodeStatusUpdateFrequency", "honoured", "src/kubelet/join_cluster.ts"],
   ["nodeStatusReportFrequency", "honoured", "src/kubelet/join_cluster.ts"],
   ["nodeLeaseDurationSeconds", "honoured", "src/kubelet/join_cluster.ts"],
-  [
-    "imageMinimumGCAge",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
-  [
-    "imageMaximumGCAge",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
-  [
-    "imageGCHighThresholdPercent",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
-  [
-    "imageGCLowThresholdPercent",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
+  ["imageMinimumGCAge", "honoured", "src/kubelet/run_kubelet.ts"],
+  ["imageMaximumGCAge", "honoured", "src/kubelet/run_kubelet.ts"],
+  ["imageGCHighThresholdPercent", "honoured", "src/kubelet/run_kubelet.ts"],
+  ["imageGCLowThresholdPercent", "honoured", "src/kubelet/run_kubelet.ts"],
   [
     "volumeStatsAggPeriod",
     "refused",
