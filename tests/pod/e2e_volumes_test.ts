@@ -348,8 +348,17 @@ Deno.test({
       memoryDir,
       writerLayout: "symlinks",
     });
-    const updates = 200;
-    for (let gen = 1; gen <= updates; gen++) {
+    // at least 200 updates, and more (up to 2,000) until the reader, which a loaded machine
+    // may schedule rarely, has seen a dozen generations
+    const generationsSeen = async () =>
+      (await readOrUndefined(`${mem}/seen`) ?? "").trim().split("\n").length;
+    let updates = 0;
+    for (
+      let gen = 1;
+      gen <= 200 || (gen <= 2_000 && await generationsSeen() <= 11);
+      gen++
+    ) {
+      updates = gen;
       const pod = {
         metadata: {
           name: `atomic-${e.node}`,
