@@ -8,6 +8,7 @@
  */
 
 import { DecodedQuantity, roundUpGoQuantity } from "./go_quantity.ts";
+import { VOLUME_SOURCES } from "./volume_sources.ts";
 
 type Json = Record<string, unknown>;
 
@@ -89,39 +90,6 @@ function roundResourceList(parent: Json, key: string): void {
     }
   }
 }
-
-const VOLUME_SOURCES = [
-  "hostPath",
-  "emptyDir",
-  "gcePersistentDisk",
-  "awsElasticBlockStore",
-  "gitRepo",
-  "secret",
-  "nfs",
-  "iscsi",
-  "glusterfs",
-  "persistentVolumeClaim",
-  "rbd",
-  "flexVolume",
-  "cinder",
-  "cephfs",
-  "flocker",
-  "downwardAPI",
-  "fc",
-  "azureFile",
-  "configMap",
-  "vsphereVolume",
-  "quobyte",
-  "azureDisk",
-  "photonPersistentDisk",
-  "projected",
-  "portworxVolume",
-  "scaleIO",
-  "storageos",
-  "csi",
-  "ephemeral",
-  "image",
-];
 
 function setVolumeDefaults(v: Json): void {
   if (!VOLUME_SOURCES.some((k) => v[k] !== undefined && v[k] !== null)) {

@@ -15,6 +15,7 @@ import {
   qualifiedNameErrors,
 } from "../util/k8s_names.ts";
 import { isExtendedResourceName } from "../util/resource_names.ts";
+import { VOLUME_SOURCES } from "./volume_sources.ts";
 import {
   DecodedQuantity,
   type GoQuantity,
@@ -151,39 +152,6 @@ function validateMetadata(meta: Json, errs: Errors): void {
   }
   if (total > 256 * 1024) errs.tooLong("metadata.annotations", 256 * 1024);
 }
-
-const VOLUME_SOURCES = [
-  "hostPath",
-  "emptyDir",
-  "gcePersistentDisk",
-  "awsElasticBlockStore",
-  "gitRepo",
-  "secret",
-  "nfs",
-  "iscsi",
-  "glusterfs",
-  "persistentVolumeClaim",
-  "rbd",
-  "flexVolume",
-  "cinder",
-  "cephfs",
-  "flocker",
-  "downwardAPI",
-  "fc",
-  "azureFile",
-  "configMap",
-  "vsphereVolume",
-  "quobyte",
-  "azureDisk",
-  "photonPersistentDisk",
-  "projected",
-  "portworxVolume",
-  "scaleIO",
-  "storageos",
-  "csi",
-  "ephemeral",
-  "image",
-];
 
 const HOST_PATH_TYPES = [
   "",
