@@ -111,7 +111,12 @@ export async function joinCluster(
      * Every configured pod and whether all sources reported: given → the static ones get
      * mirror pods (the kubelet is created after joining, so these are read late).
      */
-    pods?: { all(): readonly Pod[]; sourcesReady(): boolean };
+    pods?: {
+      all(): readonly Pod[];
+      sourcesReady(): boolean;
+      /** A pod with this full name is stopping its containers (its mirror stays). */
+      isTerminatingByFullName(fullName: string): boolean;
+    };
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
 ): Promise<JoinedCluster> {
@@ -245,6 +250,7 @@ export async function joinCluster(
       pods: () => podsOf.all(),
       nodeUid: () => agent.reporter.nodeUid,
       sourcesReady: () => podsOf.sourcesReady(),
+      isTerminatingByFullName: (name) => podsOf.isTerminatingByFullName(name),
     }, { nodeName: ctx.nodeName })
     : undefined;
   if (mirrors) background.push(mirrors.run(stopBackground.signal));

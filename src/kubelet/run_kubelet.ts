@@ -241,7 +241,7 @@ export async function runKubelet(
   let node: (() => Node | undefined) | undefined;
   let cluster: Omit<JoinedCluster, "agent"> | undefined;
   // The kubelet is created after joining: mirror pods read its pods through this.
-  const late: { kubelet?: Pick<Kubelet, "podConfig"> } = {};
+  const late: { kubelet?: Pick<Kubelet, "podConfig" | "workers"> } = {};
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
@@ -253,6 +253,8 @@ export async function runKubelet(
           all: () => late.kubelet?.podConfig.pods() ?? [],
           sourcesReady: () =>
             late.kubelet?.podConfig.allSourcesReady() ?? false,
+          isTerminatingByFullName: (name) =>
+            late.kubelet?.workers.isTerminatingByFullName(name) ?? false,
         },
       }, {
         ...ctx,

@@ -199,6 +199,8 @@ export async function startApiKubelet(
       pods: {
         all: () => late.kubelet?.podConfig.pods() ?? [],
         sourcesReady: () => late.kubelet?.podConfig.allSourcesReady() ?? false,
+        isTerminatingByFullName: (name) =>
+          late.kubelet?.workers.isTerminatingByFullName(name) ?? false,
       },
     }, {
       nodeName: node,

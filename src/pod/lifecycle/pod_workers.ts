@@ -197,6 +197,20 @@ export class PodWorkers implements AsyncDisposable {
     return phase !== undefined && phase !== "syncing";
   }
 
+  /**
+   * True while a pod with this full name (`namespace/name`) is stopping its containers
+   * (upstream `IsPodForMirrorPodTerminatingByFullName`): its mirror pod stays until then.
+   * Runtime-only orphans do not count; terminated and finished pods no longer do.
+   */
+  isTerminatingByFullName(fullName: string): boolean {
+    for (const w of this.#workers.values()) {
+      if (
+        w.fullName === fullName && w.phase === "terminating" && !w.runtimeOnly
+      ) return true;
+    }
+    return false;
+  }
+
   /** True when the UID has a worker (in any phase, finished included). */
   has(uid: string): boolean {
     return this.#workers.has(uid);

@@ -235,6 +235,31 @@ Deno.test("PodWorkers starts a pod with the same full name only after the old UI
   ]);
 });
 
+Deno.test("PodWorkers.isTerminatingByFullName() is true only while a known pod of that name is being killed", async () => {
+  const rec = recorder();
+  const { workers } = setup(rec);
+  await using _ = workers;
+  workers.updatePod({ pod: pod("a", { name: "web" }), updateType: "create" });
+  await workers.whenIdle();
+  assert.equal(workers.isTerminatingByFullName("default/web"), false);
+  rec.hold();
+  workers.updatePod({ pod: pod("a", { name: "web" }), updateType: "kill" });
+  // an orphan only the runtime knows does not hold a mirror pod back
+  workers.updatePod({
+    pod: pod("orphan", { name: "db" }),
+    updateType: "kill",
+    runtimeOnly: true,
+  });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(workers.isTerminatingByFullName("default/web"), true);
+  assert.equal(workers.isTerminatingByFullName("default/other"), false);
+  assert.equal(workers.isTerminatingByFullName("default/db"), false);
+  rec.release();
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("a"), "finished");
+  assert.equal(workers.isTerminatingByFullName("default/web"), false);
+});
+
 Deno.test("PodWorkers restarts termination when the grace period is shortened", async () => {
   const rec = recorder();
   const { workers } = setup(rec);

@@ -3,7 +3,8 @@
  * decides): one pass takes the node's mirror pods (as the API pod source last reported them
  * through `observeMirrorPods`, else from a LIST of the pods bound to the node), deletes the
  * outdated and orphaned mirrors (grace 0, UID precondition; NotFound and Conflict mean someone
- * was faster) and creates the missing ones. Passes run every `periodMs`, when `trigger()` is
+ * was faster) and creates the missing ones; a full name whose static pod is still being
+ * killed is left as it is until the kill finished. Passes run every `periodMs`, when `trigger()` is
  * called (static pods changed) or mirror pods changed, and not before the Node's UID is known.
  * `mirrorPodOf` tells the status manager where a static pod's status goes.
  * @module
@@ -55,6 +56,11 @@ export interface MirrorPodDeps {
    * omitted → always. No pass acts before.
    */
   sourcesReady?(): boolean;
+  /**
+   * True while a static pod with this full name (`namespace/name`) is stopping its
+   * containers; its mirror pod is then kept until the kill finished. Omitted → never.
+   */
+  isTerminatingByFullName?(fullName: string): boolean;
 }
 
 /** Options of {@linkcode MirrorPodManager}. */
@@ -153,6 +159,7 @@ export class MirrorPodManager {
       this.#deps.pods().filter(isStaticPod),
       [...this.#mirrors.values()],
       { name: this.#options.nodeName, uid },
+      (name) => this.#deps.isTerminatingByFullName?.(name) ?? false,
     );
     for (const d of plan.delete) {
       const name = `${d.namespace}/${d.name}`;

@@ -8,8 +8,11 @@
  * (`controller: true`; NodeRestriction admits a node's mirror pods only with it). A mirror
  * that is being deleted or carries another hash (the manifest was edited) is deleted with
  * grace 0 and a UID precondition and created again; a mirror pod whose static pod is gone is
- * deleted the same way. Mirror pods are never run: the API pod source drops them
- * ({@linkcode isMirrorPod}).
+ * deleted the same way. While a static pod with the same full name is still stopping its
+ * containers (deleted or replaced manifest, within its grace period), its mirror is left
+ * alone: neither deleted nor replaced until the kill finished, as upstream (the orphan check
+ * of `deleteOrphanedMirrorPods`, and the new static pod starting only after the old one).
+ * Mirror pods are never run: the API pod source drops them ({@linkcode isMirrorPod}).
  * @module
  */
 import {
@@ -81,12 +84,14 @@ function fullName(pod: Pod): string {
 /**
  * Plans the mirror pod writes. `mirrors` are the mirror pods bound to this node in the API
  * server; pods without the mirror annotation are ignored (an API pod of the same name is not
- * ours to delete, and creating over it fails with AlreadyExists until it goes).
+ * ours to delete, and creating over it fails with AlreadyExists until it goes). Full names
+ * for which `terminating` is true are skipped (a static pod of that name is being killed).
  */
 export function planMirrorPods(
   staticPods: readonly Pod[],
   mirrors: readonly Pod[],
   node: MirrorOwner,
+  terminating: (fullName: string) => boolean = () => false,
 ): MirrorPlan {
   const plan: MirrorPlan = { delete: [], create: [] };
   const byName = new Map<string, Pod>();
@@ -103,6 +108,7 @@ export function planMirrorPods(
     if (!isStaticPod(pod)) continue;
     const name = fullName(pod);
     wanted.add(name);
+    if (terminating(name)) continue;
     const mirror = byName.get(name);
     if (mirror) {
       const hash = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
@@ -116,7 +122,7 @@ export function planMirrorPods(
     plan.create.push(mirrorPodFor(pod, node));
   }
   for (const [name, mirror] of byName) {
-    if (!wanted.has(name)) remove(mirror, "orphaned");
+    if (!wanted.has(name) && !terminating(name)) remove(mirror, "orphaned");
   }
   return plan;
 }

@@ -4,6 +4,7 @@ import { FakePodApi } from "../../api/testing.ts";
 import { FakeClock } from "../../clock/testing.ts";
 import { CaptureLogger } from "../../log/testing.ts";
 import { MirrorPodManager } from "./mirror_pod_manager.ts";
+import { PodWorkers } from "../lifecycle/pod_workers.ts";
 import { isMirrorPod, mirrorPodFor, planMirrorPods } from "./mirror_pods.ts";
 import type { Pod } from "../types.ts";
 
@@ -237,4 +238,137 @@ Deno.test("manager: observed mirror pods replace the LIST; mirrorPodOf needs a m
   const now = api.pods.get("default/web-n1")!;
   assert.notEqual(now.metadata.uid, old.metadata.uid);
   assert.equal(m.mirrorPodOf(staticPod("web", "h2"))?.uid, now.metadata.uid);
+});
+
+Deno.test("plan: a full name whose static pod is being killed keeps its mirror as it is", () => {
+  const mirror = (name: string, hash: string, uid: string) => {
+    const m = mirrorPodFor(staticPod(name, hash), node);
+    m.metadata.uid = uid;
+    return m;
+  };
+  const killing = new Set(["default/gone-n1", "default/edited-n1"]);
+  const plan = planMirrorPods(
+    [staticPod("edited", "h3b"), staticPod("other", "h7b")],
+    [
+      mirror("gone", "h6", "u6"),
+      mirror("edited", "h3a", "u3"),
+      mirror("other", "h7a", "u7"),
+    ],
+    node,
+    (name) => killing.has(name),
+  );
+  assert.deepEqual(plan.delete.map((d) => `${d.name}/${d.reason}`), [
+    "other-n1/outdated",
+  ]);
+  assert.deepEqual(plan.create.map((p) => p.metadata.name), ["other-n1"]);
+});
+
+/**
+ * Real pod workers whose container takes `stopAfterMs` (fake clock) to exit after SIGTERM,
+ * and the mirror manager asking them which full names are being killed.
+ */
+function killingNode(stopAfterMs: number) {
+  const api = podApi();
+  const clock = new FakeClock(0);
+  const log: string[] = [];
+  const workers = new PodWorkers({
+    clock,
+    logger: new CaptureLogger(),
+    syncer: {
+      syncPod(w) {
+        log.push(`sync ${w.pod.metadata.uid}`);
+        return Promise.resolve({ terminal: false });
+      },
+      async syncTerminatingPod(w, signal) {
+        log.push(`kill ${w.pod.metadata.uid} grace ${w.gracePeriodSeconds}`);
+        await clock.sleep(stopAfterMs, signal);
+        log.push(`stopped ${w.pod.metadata.uid}`);
+      },
+      syncTerminatedPod() {
+        return Promise.resolve();
+      },
+    },
+  }, { random: () => 0 });
+  let pods: Pod[] = [];
+  const mirrors = new MirrorPodManager({
+    api,
+    clock,
+    logger: new CaptureLogger(),
+    pods: () => pods,
+    nodeUid: () => "node-uid",
+    isTerminatingByFullName: (name) => workers.isTerminatingByFullName(name),
+  }, { nodeName: "n1" });
+  /** One second passes (the container may stop meanwhile), then a mirror pass. */
+  const second = async () => {
+    await clock.advance(1_000);
+    // Let the workers act on what the second brought (a kill may still be sleeping).
+    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+    await mirrors.sync();
+  };
+  const mirrorUid = () => api.pods.get("default/web-n1")?.metadata.uid;
+  return {
+    api,
+    workers,
+    log,
+    second,
+    mirrorUid,
+    setPods: (next: Pod[]) => pods = next,
+  };
+}
+
+function graceful(hash: string): Pod {
+  const pod = staticPod("web", hash);
+  pod.spec.terminationGracePeriodSeconds = 30;
+  return pod;
+}
+
+Deno.test("a deleted static pod's mirror stays until its containers stopped", async () => {
+  const n = killingNode(20_000);
+  await using _ = n.workers;
+  n.setPods([graceful("h1")]);
+  n.workers.updatePod({ pod: graceful("h1"), updateType: "create" });
+  await n.second();
+  const uid = n.mirrorUid();
+  assert.ok(uid);
+  n.setPods([]);
+  n.workers.updatePod({ pod: graceful("h1"), updateType: "kill" });
+  for (let s = 1; s < 20; s++) {
+    await n.second();
+    assert.equal(n.mirrorUid(), uid, `mirror gone after ${s} s`);
+  }
+  await n.second();
+  assert.deepEqual(n.log, ["sync h1", "kill h1 grace 30", "stopped h1"]);
+  assert.equal(n.mirrorUid(), undefined);
+});
+
+Deno.test("an edited static pod keeps the old mirror, and the new pod waits, until the old one stopped", async () => {
+  const n = killingNode(20_000);
+  await using _ = n.workers;
+  n.setPods([graceful("h1")]);
+  n.workers.updatePod({ pod: graceful("h1"), updateType: "create" });
+  await n.second();
+  const uid = n.mirrorUid();
+  // The manifest changed: the old UID is killed, the new one added with the same full name.
+  n.setPods([graceful("h2")]);
+  n.workers.updatePod({ pod: graceful("h1"), updateType: "kill" });
+  n.workers.updatePod({ pod: graceful("h2"), updateType: "create" });
+  for (let s = 1; s < 20; s++) {
+    await n.second();
+    assert.equal(n.mirrorUid(), uid, `mirror replaced after ${s} s`);
+  }
+  assert.deepEqual(n.log, ["sync h1", "kill h1 grace 30"]);
+  await n.second();
+  assert.deepEqual(n.log, [
+    "sync h1",
+    "kill h1 grace 30",
+    "stopped h1",
+    "sync h2",
+  ]);
+  assert.notEqual(n.mirrorUid(), uid);
+  assert.equal(
+    n.api.pods.get("default/web-n1")?.metadata.annotations?.[
+      "kubernetes.io/config.mirror"
+    ],
+    "h2",
+  );
 });
