@@ -303,6 +303,7 @@ export interface PodSpec {
   securityContext?: PodSecurityContext;
   hostname?: string;
   subdomain?: string;
+  setHostnameAsFQDN?: boolean;
   tolerations?: Toleration[];
   priorityClassName?: string;
   priority?: number;

@@ -418,7 +418,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
     "read by the API server's ServiceAccount admission, which adds the token volume; the kubelet mounts the volumes it is given",
   ],
   ["PodSpec.nodeName", "honoured", "src/pod/admission/predicate_admission.ts"],
-  ["PodSpec.hostNetwork", "honoured", "src/pod/containers/container_config.ts"],
+  ["PodSpec.hostNetwork", "honoured", "src/pod/containers/security_context.ts"],
   ["PodSpec.hostPID", "honoured", "src/pod/containers/security_context.ts"],
   ["PodSpec.hostIPC", "honoured", "src/pod/containers/security_context.ts"],
   [
@@ -437,7 +437,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
     "src/pod/images/pull_credentials.ts",
   ],
   ["PodSpec.hostname", "honoured", "src/pod/containers/container_config.ts"],
-  ["PodSpec.subdomain", "honoured", "src/pod/containers/hosts_file.ts"],
+  ["PodSpec.subdomain", "honoured", "src/pod/containers/pod_hostname.ts"],
   ["PodSpec.affinity", "honoured", "src/pod/admission/predicate_admission.ts"],
   ["PodSpec.schedulerName", "no-op upstream too", "read by the scheduler only"],
   [
@@ -473,8 +473,8 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
   ],
   [
     "PodSpec.setHostnameAsFQDN",
-    "refused",
-    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names setHostnameAsFQDN, resourceClaims and volumeDevices",
+    "honoured",
+    "src/pod/containers/pod_hostname.ts",
   ],
   ["PodSpec.os", "honoured", "src/pod/admission/predicate_admission.ts"],
   [
@@ -490,7 +490,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
   [
     "PodSpec.resourceClaims",
     "refused",
-    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names setHostnameAsFQDN, resourceClaims and volumeDevices",
+    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names resourceClaims and volumeDevices",
   ],
   ["PodSpec.resources", "honoured", "src/pod/cgroups/pod_resources.ts"],
   [
@@ -530,7 +530,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
   [
     "Container.volumeDevices",
     "refused",
-    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names setHostnameAsFQDN, resourceClaims and volumeDevices",
+    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names resourceClaims and volumeDevices",
   ],
   ["Container.livenessProbe", "honoured", "src/pod/probes/probe_worker.ts"],
   ["Container.readinessProbe", "honoured", "src/pod/probes/probe_worker.ts"],

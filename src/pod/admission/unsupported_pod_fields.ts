@@ -14,7 +14,6 @@ export const UNSUPPORTED_POD_FIELD_REASON = "UnsupportedPodField";
 
 /** The parts of the spec read here, beyond the shared model. */
 interface UnsupportedSpec {
-  setHostnameAsFQDN?: boolean;
   resourceClaims?: unknown[];
   containers?: { volumeDevices?: unknown[] }[];
   initContainers?: { volumeDevices?: unknown[] }[];
@@ -24,9 +23,6 @@ interface UnsupportedSpec {
 /** The first field of `pod` this kubelet would otherwise ignore, with why; none → undefined. */
 export function unsupportedPodField(pod: Pod): string | undefined {
   const spec = pod.spec as UnsupportedSpec;
-  if (spec.setHostnameAsFQDN === true) {
-    return "spec.setHostnameAsFQDN: the pod's hostname would not be its fully qualified name";
-  }
   if ((spec.resourceClaims ?? []).length > 0) {
     return "spec.resourceClaims: dynamic resource allocation (DRA) drivers are not supported";
   }

@@ -17,16 +17,16 @@ function pod(spec: Record<string, unknown> = {}, uid = "u"): Pod {
   } as Pod;
 }
 
-Deno.test("unsupportedPodField() names setHostnameAsFQDN, resourceClaims and volumeDevices", () => {
+Deno.test("unsupportedPodField() names resourceClaims and volumeDevices", () => {
   assert.equal(unsupportedPodField(pod()), undefined);
   assert.equal(
     unsupportedPodField(pod({ setHostnameAsFQDN: false })),
     undefined,
   );
   assert.equal(unsupportedPodField(pod({ resourceClaims: [] })), undefined);
-  assert.match(
-    unsupportedPodField(pod({ setHostnameAsFQDN: true })) ?? "",
-    /^spec\.setHostnameAsFQDN: /,
+  assert.equal(
+    unsupportedPodField(pod({ setHostnameAsFQDN: true, subdomain: "s" })),
+    undefined,
   );
   assert.match(
     unsupportedPodField(
@@ -84,21 +84,21 @@ Deno.test("PodSyncHandler with withUnsupportedFieldRefusal() fails the pod with 
       }),
     ),
   });
-  const fqdn = pod({ setHostnameAsFQDN: true, subdomain: "s" }, "fqdn");
+  const dra = pod({ resourceClaims: [{ name: "gpu" }] }, "dra");
   // the sysctl refusal comes first, as the earlier admit handler
   const both = pod({
-    setHostnameAsFQDN: true,
+    resourceClaims: [{ name: "gpu" }],
     securityContext: { sysctls: [{ name: "kernel.msgmax", value: "1" }] },
   }, "both");
-  handler.handlePodAdditions([fqdn, both, pod({}, "plain")]);
+  handler.handlePodAdditions([dra, both, pod({}, "plain")]);
   await workers.whenIdle();
   assert.deepEqual(synced, ["plain"]);
-  assert.deepEqual(statuses.get("fqdn"), {
+  assert.deepEqual(statuses.get("dra"), {
     qosClass: "BestEffort",
     phase: "Failed",
     reason: "UnsupportedPodField",
     message:
-      "Pod was rejected: spec.setHostnameAsFQDN: the pod's hostname would not be its fully qualified name (kubelet.ts does not implement it)",
+      "Pod was rejected: spec.resourceClaims: dynamic resource allocation (DRA) drivers are not supported (kubelet.ts does not implement it)",
   });
   assert.equal(statuses.get("both")?.reason, "SysctlForbidden");
 });

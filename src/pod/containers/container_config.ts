@@ -20,6 +20,7 @@ import type {
 import { containerHashString } from "./container_hash.ts";
 import type { Container, Pod } from "../types.ts";
 import { dnsConfigForPod, type DnsOptions } from "./dns_config.ts";
+import { sandboxHostname } from "./pod_hostname.ts";
 import {
   CONTAINER_HASH_ANNOTATION,
   CONTAINER_NAME_LABEL,
@@ -99,17 +100,6 @@ export function podIdentityLabels(pod: Pod): Record<string, string> {
   };
 }
 
-/**
- * Hostname for the sandbox: `spec.hostname` or the pod name, cut to 63 characters without a
- * trailing `-`/`.`. Host-network pods get none (the runtime then keeps the node's).
- */
-export function podHostname(pod: Pod): string {
-  if (pod.spec.hostNetwork) return "";
-  let name = pod.spec.hostname ?? pod.metadata.name ?? "";
-  if (name.length > 63) name = name.slice(0, 63).replace(/[-.]+$/, "");
-  return name;
-}
-
 /** Options of {@linkcode generatePodSandboxConfig}. */
 export interface SandboxConfigOptions {
   podLogsDir: string;
@@ -171,7 +161,10 @@ function sandboxCgroupParent(
   }
 }
 
-/** Builds the CRI `PodSandboxConfig` for `pod`. */
+/**
+ * Builds the CRI `PodSandboxConfig` for `pod`.
+ * @throws {RangeError} when the pod asks for an FQDN host name that is too long.
+ */
 export function generatePodSandboxConfig(
   pod: Pod,
   options: SandboxConfigOptions,
@@ -183,7 +176,7 @@ export function generatePodSandboxConfig(
       uid: pod.metadata.uid ?? "",
       attempt: options.attempt,
     },
-    hostname: podHostname(pod),
+    hostname: sandboxHostname(pod, options.dns?.clusterDomain ?? ""),
     logDirectory: podLogDirectory(options.podLogsDir, pod),
     portMappings: portMappings(pod),
     labels: { ...(pod.metadata.labels ?? {}), ...podIdentityLabels(pod) },

@@ -10,24 +10,11 @@
  */
 
 import type { HostAlias, Pod } from "../types.ts";
+import { podHostNameAndDomain } from "./pod_hostname.ts";
 
 /** The hosts file's path under the kubelet root dir. */
 export function hostsFilePath(rootDir: string, podUid: string): string {
   return `${rootDir.replace(/\/+$/, "")}/pods/${podUid}/etc-hosts`;
-}
-
-/** The pod's short host name and its domain (upstream `GeneratePodHostNameAndDomain`). */
-export function podHostNameAndDomain(
-  pod: Pod,
-  clusterDomain: string,
-): { hostname: string; domain: string } {
-  let hostname = pod.spec.hostname || pod.metadata.name || "";
-  if (hostname.length > 63) {
-    hostname = hostname.slice(0, 63).replace(/[-.]+$/, "");
-  }
-  const sub = pod.spec.subdomain;
-  const ns = pod.metadata.namespace ?? "default";
-  return { hostname, domain: sub ? `${sub}.${ns}.svc.${clusterDomain}` : "" };
 }
 
 function aliasLines(aliases: readonly HostAlias[] | undefined): string {

@@ -129,13 +129,7 @@ export async function executePodActions(
     : [];
   let nodeOptions: { dns?: DnsOptions } = {};
   let runtimeHandler = "";
-  try {
-    nodeOptions = await deps.environment?.sandboxOptions(pod) ?? {};
-    runtimeHandler = await sandboxRuntimeHandler(deps.runtimeHandlers, pod, {
-      signal,
-    });
-  } catch (error) {
-    signal.throwIfAborted();
+  const configFailed = (error: unknown): SyncResult[] => {
     results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
     if (actions.createSandbox) {
       // upstream SyncPod reports every createPodSandbox error, the config's included
@@ -147,6 +141,15 @@ export async function executePodActions(
       );
     }
     return results;
+  };
+  try {
+    nodeOptions = await deps.environment?.sandboxOptions(pod) ?? {};
+    runtimeHandler = await sandboxRuntimeHandler(deps.runtimeHandlers, pod, {
+      signal,
+    });
+  } catch (error) {
+    signal.throwIfAborted();
+    return configFailed(error);
   }
   const dns = nodeOptions.dns ?? deps.dns;
   if (dns && missingClusterDns(pod, dns)) {
@@ -163,12 +166,19 @@ export async function executePodActions(
       `pod: "${formatPod(pod)}". ${MISSING_CLUSTER_DNS_MESSAGE}`,
     );
   }
-  const sandboxConfig = generatePodSandboxConfig(pod, {
-    podLogsDir: deps.podLogsDir,
-    attempt: actions.attempt,
-    ...(deps.dns ? { dns: deps.dns } : {}),
-    ...nodeOptions,
-  });
+  let sandboxConfig;
+  try {
+    sandboxConfig = generatePodSandboxConfig(pod, {
+      podLogsDir: deps.podLogsDir,
+      attempt: actions.attempt,
+      ...(deps.dns ? { dns: deps.dns } : {}),
+      ...nodeOptions,
+    });
+  } catch (error) {
+    // a host name the kernel cannot hold (upstream GetNodenameForKernel)
+    if (!(error instanceof RangeError)) throw error;
+    return configFailed(error);
+  }
   if (actions.createSandbox) {
     const created = await createSandbox(deps, pod, sandboxConfig, {
       runtimeHandler,

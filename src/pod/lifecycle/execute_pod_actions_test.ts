@@ -270,3 +270,43 @@ Deno.test("executePodActions() fails sandbox creation, before any CRI call, for 
     ]);
   }
 });
+
+Deno.test("executePodActions() fails sandbox creation, before any CRI call, for an FQDN over 64 bytes", async () => {
+  const s = setup();
+  const events: string[] = [];
+  s.deps.events = {
+    event: (_ref, type, reason, message) =>
+      void events.push(`${type} ${reason} ${message}`),
+  } as NonNullable<ExecuteDeps["events"]>;
+  s.deps.dns = { clusterDNS: ["10.96.0.10"], clusterDomain: "cluster.local" };
+  const long = {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      hostname: "h".repeat(30),
+      subdomain: "s".repeat(10),
+      setHostnameAsFQDN: true,
+    },
+  } as Pod;
+  const fqdn = `${"h".repeat(30)}.${"s".repeat(10)}.default.svc.cluster.local`;
+  const detail =
+    `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, 67 characters requested)`;
+  const results = await executePodActions(s.deps, {
+    pod: long,
+    status: empty,
+    actions: computePodActions(long, empty),
+    signal: s.signal,
+    logger: s.logger,
+  });
+  assert.deepEqual(results, [{
+    action: "CreatePodSandbox",
+    target: "web",
+    reason: "CreatePodSandboxError",
+    message:
+      `Failed to generate sandbox config for pod "web_default(u1)": ${detail}`,
+  }]);
+  assert.ok(!s.runtime.calls.includes("runPodSandbox"));
+  assert.deepEqual(events, [
+    `Warning FailedCreatePodSandBox Failed to create pod sandbox: ${detail}`,
+  ]);
+});
