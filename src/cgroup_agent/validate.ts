@@ -16,7 +16,11 @@ import {
 /** The logical locations the agent serves (the executor may prefix a test root). */
 export const CGROUP_MOUNT = "/sys/fs/cgroup";
 export const HUGEPAGES_DIR = "/sys/kernel/mm/hugepages";
-const FACT_FILES = ["/proc/sys/kernel/pid_max", "/proc/sys/kernel/threads-max"];
+const FACT_FILES = [
+  "/proc/sys/kernel/pid_max",
+  "/proc/sys/kernel/threads-max",
+  "/sys/module/apparmor/parameters/enabled",
+];
 const NR_HUGEPAGES =
   /^\/sys\/kernel\/mm\/hugepages\/hugepages-\d+kB\/nr_hugepages$/;
 

@@ -66,6 +66,10 @@ const allowed: [string, typeof v2, AgentRequest][] = [
     path: `${M}/cpuset/cpuset.mems`,
   }],
   ["pid_max", v2, { op: "readTextFile", path: "/proc/sys/kernel/pid_max" }],
+  ["AppArmor switch", v2, {
+    op: "readTextFile",
+    path: "/sys/module/apparmor/parameters/enabled",
+  }],
   ["hugepages", v2, {
     op: "readTextFile",
     path: "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
@@ -83,6 +87,11 @@ const allowed: [string, typeof v2, AgentRequest][] = [
 ];
 
 const refused: [string, typeof v2, AgentRequest][] = [
+  ["writing the AppArmor switch", v2, {
+    op: "writeTextFile",
+    path: "/sys/module/apparmor/parameters/enabled",
+    text: "N",
+  }],
   ["dot-dot escape", v2, {
     op: "writeTextFile",
     path: `${M}/h9/kubepods/../../memory.max`,

@@ -14,6 +14,7 @@ import { createKubelet, type Kubelet } from "./create_kubelet.ts";
 import type { Logger } from "../log/mod.ts";
 import {
   apiRuntimeHandlers,
+  appArmorHostError,
   createContainerGc,
   createContainerLogs,
   createImageGc,
@@ -25,6 +26,7 @@ import {
   listRunningPods,
   readPodEnvironmentOptions,
   sysctlAdmission,
+  withAppArmorAdmission,
   withUnsupportedFieldRefusal,
 } from "../pod/mod.ts";
 import {
@@ -426,11 +428,15 @@ export async function runKubelet(
       ? { imageGc: { gc: imageGc, ...(warnNode ? { warn: warnNode } : {}) } }
       : {}),
     statuses: statusManager,
-    admission: withUnsupportedFieldRefusal(sysctlAdmission(
-      createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
-        kernelRelease: kernelRelease(),
-      }),
-      statusManager,
+    // upstream checks AppArmor after the node predicates; here it comes before them
+    admission: withUnsupportedFieldRefusal(withAppArmorAdmission(
+      sysctlAdmission(
+        createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
+          kernelRelease: kernelRelease(),
+        }),
+        statusManager,
+      ),
+      appArmorHostError(environment.appArmorEnabled ?? ""),
     )),
     ...(cluster
       ? {

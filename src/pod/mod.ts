@@ -214,6 +214,12 @@ export {
   unsupportedPodField,
   withUnsupportedFieldRefusal,
 } from "./admission/unsupported_pod_fields.ts";
+export {
+  APPARMOR_NOT_ADMITTED_REASON,
+  appArmorHostError,
+  appArmorRefusal,
+  withAppArmorAdmission,
+} from "./admission/apparmor_admission.ts";
 export type {
   AdmitVerdict,
   PredicateAdmitterDeps,

@@ -77,6 +77,11 @@ export interface PodEnvironmentOptions {
    * silently (a simulated runtime).
    */
   volumeTmpfs?: TmpfsAccess;
+  /**
+   * The kernel's AppArmor switch ({@linkcode APPARMOR_ENABLED_FILE}) as read once at start,
+   * or why it could not be read; see {@linkcode readAppArmorEnabled}.
+   */
+  appArmorEnabled?: string | Error;
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -376,6 +381,18 @@ export async function readPodEnvironmentOptions(
       socket: cgroupAgentSocket(options.rootDir ?? ""),
     });
   }
+  const appArmorEnabled = await readAppArmorEnabled(
+    hostAccess
+      ? (path) => Deno.readTextFile(path)
+      : agent
+      ? (path) => agent.fs.readTextFile(path)
+      : {
+        unavailable:
+          `the kubelet lacks permissions and no cgroup agent answers (${
+            noAgent ?? "no root dir"
+          })`,
+      },
+  );
   const volumeTmpfs: TmpfsAccess | undefined = !manage || !options.rootDir
     ? undefined
     : hostAccess
@@ -429,5 +446,26 @@ export async function readPodEnvironmentOptions(
     ...(podCgroups ? { podCgroups } : {}),
     ...(config.seccompDefault ? { seccompDefault: true } : {}),
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
+    appArmorEnabled,
   };
+}
+
+/** The kernel's AppArmor switch: "Y" when AppArmor is enabled. */
+export const APPARMOR_ENABLED_FILE = "/sys/module/apparmor/parameters/enabled";
+
+/**
+ * The text of the kernel's AppArmor switch, or why it could not be read: directly with every
+ * permission, else through the cgroup agent. Missing means a kernel without the AppArmor
+ * module, as upstream reads it.
+ */
+export async function readAppArmorEnabled(
+  read: ((path: string) => Promise<string>) | { unavailable: string },
+): Promise<string | Error> {
+  if ("unavailable" in read) return new Error(read.unavailable);
+  try {
+    return await read(APPARMOR_ENABLED_FILE);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return "";
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }

@@ -5,6 +5,7 @@ import type { HostsFileIo } from "./hosts_file.ts";
 import {
   createPodEnvironment,
   hasEveryPermission,
+  readAppArmorEnabled,
   readNodeResources,
   readPodEnvironmentOptions,
   sandboxConfigFailure,
@@ -187,4 +188,20 @@ Deno.test("readNodeResources() looks at /sys only with every permission", async 
   const quiet = new CaptureLogger();
   await readNodeResources(quiet, { hostAccess: false, warnWithoutHost: false });
   assert.deepEqual(quiet.records.filter((r) => r.severity === "warn"), []);
+});
+
+Deno.test("readAppArmorEnabled() reads the switch, a missing one as off, and says why it cannot", async () => {
+  assert.equal(await readAppArmorEnabled(() => Promise.resolve("Y\n")), "Y\n");
+  assert.equal(
+    await readAppArmorEnabled(() =>
+      Promise.reject(new Deno.errors.NotFound("no such file"))
+    ),
+    "",
+  );
+  const denied = await readAppArmorEnabled(() =>
+    Promise.reject(new Deno.errors.PermissionDenied("read access"))
+  );
+  assert.ok(denied instanceof Error && /read access/.test(denied.message));
+  const none = await readAppArmorEnabled({ unavailable: "no agent" });
+  assert.ok(none instanceof Error && none.message === "no agent");
 });

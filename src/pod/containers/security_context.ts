@@ -79,7 +79,7 @@ const APPARMOR_RUNTIME_DEFAULT = "runtime/default";
 const APPARMOR_UNCONFINED = "unconfined";
 const APPARMOR_LOCALHOST_PREFIX = "localhost/";
 /** Pod annotation prefix of the pre-field AppArmor setting, still honoured upstream. */
-const APPARMOR_ANNOTATION_PREFIX =
+export const APPARMOR_ANNOTATION_PREFIX =
   "container.apparmor.security.beta.kubernetes.io/";
 
 /**
