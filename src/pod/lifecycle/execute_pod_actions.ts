@@ -132,6 +132,10 @@ export async function executePodActions(
   const configFailed = (error: unknown): SyncResult[] => {
     results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
     if (actions.createSandbox) {
+      deps.logger.error("Failed to generate sandbox config for pod", {
+        pod: formatPod(pod),
+        err: errorMessage(error),
+      });
       // upstream SyncPod reports every createPodSandbox error, the config's included
       deps.events?.event(
         podReference(pod),
