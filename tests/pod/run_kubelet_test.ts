@@ -126,3 +126,66 @@ Deno.test("healthzListenAddress() binds exactly what the permission plan grants"
     );
   }
 });
+
+function hostHasAppArmor(): boolean {
+  try {
+    return Deno.readTextFileSync("/sys/module/apparmor/parameters/enabled")
+      .startsWith("Y");
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name:
+    "runKubelet() fails a static pod asking for AppArmor on a host without it and runs the others",
+  ignore: hostHasAppArmor(),
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "kts-run-kubelet-" });
+    try {
+      await Deno.mkdir(`${dir}/manifests`);
+      const pod = (name: string, profile: string) =>
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec: {containers: [{name: c, image: busybox:1.36, command: [httpd, -f], securityContext: {appArmorProfile: {type: ${profile}}}}]}\n`;
+      await Deno.writeTextFile(
+        `${dir}/manifests/confined.yaml`,
+        pod("confined", "RuntimeDefault"),
+      );
+      await Deno.writeTextFile(
+        `${dir}/manifests/free.yaml`,
+        pod("free", "Unconfined"),
+      );
+      const logger = new CaptureLogger();
+      const ac = new AbortController();
+      const running = runKubelet({
+        config: {
+          staticPodPath: `${dir}/manifests`,
+          containerRuntimeEndpoint: "sim://default",
+          podLogsDir: `${dir}/logs`,
+          fileCheckFrequency: "20s",
+          syncFrequency: "1m",
+          healthzPort: 0,
+        },
+        flags: { hostnameOverride: "node-a", rootDir: `${dir}/root` },
+        logger,
+        signal: ac.signal,
+      });
+      const phase = (pod: string) =>
+        logger.records.find((r) =>
+          r.msg === "Pod status" && r.fields.pod === `default/${pod}-node-a`
+        )?.fields.phase;
+      const deadline = Date.now() + 30_000;
+      while (
+        (phase("confined") === undefined || phase("free") === undefined) &&
+        Date.now() < deadline
+      ) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      ac.abort();
+      assert.equal(await running, 0);
+      assert.equal(phase("confined"), "Failed");
+      assert.notEqual(phase("free"), "Failed");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
