@@ -162,6 +162,16 @@ async function imageFsStats(
   if (!mountpoint) {
     throw new Error("The runtime reports no image filesystem mount point");
   }
+  // Under path-scoped grants the runtime's mount point is usually outside the lists: ask
+  // first, so a refusal is a clear image GC failure and never a denied access.
+  if (
+    Deno.permissions.querySync({ name: "read", path: mountpoint }).state !==
+      "granted"
+  ) {
+    throw new Error(
+      `Image garbage collection needs read access to the image filesystem mount point "${mountpoint}", which the permission lists do not grant`,
+    );
+  }
   const fs = await fsFigures(mountpoint);
   if (!fs) {
     throw new Error(

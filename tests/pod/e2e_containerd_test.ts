@@ -14,6 +14,8 @@ import {
 
 function manifest(name: string, command: string[], grace = 2): string {
   return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
     metadata: { name },
     spec: {
       terminationGracePeriodSeconds: grace,

@@ -9,6 +9,8 @@ import { endpoint, IMAGE, startE2e, waitFor } from "./_containerd_e2e.ts";
 
 function manifest(name: string, container: Record<string, unknown>): string {
   return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
     metadata: { name },
     spec: {
       terminationGracePeriodSeconds: 2,

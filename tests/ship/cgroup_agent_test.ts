@@ -172,10 +172,17 @@ Deno.test({
         60_000,
       );
       const podDir = `${kubepods}/burstable/${pod}`;
-      const podLimit =
+      // the directory is made before its limits are written: wait for them
+      const readLimit = async () =>
         await readCgroupFile(`${podDir}/memory.limit_in_bytes`) ??
           await readCgroupFile(`${podDir}/memory.max`);
-      assert.equal(podLimit, String(64 * 1024 * 1024));
+      await waitFor(
+        "the pod cgroup's memory limit",
+        async () =>
+          await readLimit() === String(64 * 1024 * 1024) ? true : undefined,
+        30_000,
+      ).catch(() => undefined);
+      assert.equal(await readLimit(), String(64 * 1024 * 1024));
       // its downwardAPI volume is on a tmpfs the agent mounted, sized by the pod's limit
       const [uid] = await Array.fromAsync(Deno.readDir(`${dir}/root/pods`));
       const info = `${dir}/root/pods/${
