@@ -46,6 +46,7 @@ import {
   kubectlOn,
   waitFor,
 } from "./_cluster.ts";
+import { removeTree } from "../_mounts.ts";
 
 /** Why a test of {@linkcode startApiKubelet} on the shared environments cannot run here. */
 export const apiKubeletMissing: string | undefined = clusterMissing ??
@@ -188,7 +189,7 @@ export async function startApiKubelet(
     ).catch(() => {});
     await deleteNode(node, ctl);
     await runtime.close();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await removeTree(dir).catch(() => {});
   };
   try {
     await kubectl("create", "namespace", node);

@@ -13,6 +13,7 @@ import { run } from "../cluster/_cluster.ts";
 import type { KubeletKind } from "./node.ts";
 import { ensureMemoryTmpfs } from "./node.ts";
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
+import { removeTree } from "../_mounts.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -153,7 +154,7 @@ export async function runE2eNode(
   };
   await stopUnits(state, env);
   await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
-  await Deno.remove(root, { recursive: true }).catch(() => {});
+  await removeTree(root);
   await Deno.mkdir(`${root}/pod-logs`, { recursive: true });
   await Deno.mkdir(state, { recursive: true });
   // The node address is the gateway of the run's own CNI bridge (as in node.ts): the upstream

@@ -12,6 +12,7 @@ import { statfs } from "node:fs/promises";
 import { run } from "../cluster/_cluster.ts";
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 import { DEFAULT_MEMORY_VOLUME_DIR } from "../../src/volume/mod.ts";
+import { removeTree } from "../_mounts.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -239,7 +240,7 @@ export async function startNode(
   };
   // A fresh root: certificates and kubeconfig of an earlier run name an earlier cluster.
   await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
-  await Deno.remove(`${root}`, { recursive: true }).catch(() => {});
+  await removeTree(root);
   await makeBridge(n.bridge, n.ip, n.subnet);
   await sh(["scripts/cri_env.sh", "up"], criEnv);
   await Deno.mkdir(`${root}/manifests`, { recursive: true });
@@ -300,7 +301,7 @@ export async function startNode(
       // Its pods go with its containerd (cri_env down kills every task it has).
       await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
       await run("ip", ["link", "delete", n.bridge]);
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      await removeTree(root).catch(() => {});
     },
   };
 }

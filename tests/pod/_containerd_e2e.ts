@@ -29,6 +29,7 @@ import {
   type CriRuntime,
 } from "../../src/runtime/mod.ts";
 import { createPodStatusManager } from "../../src/status/mod.ts";
+import { removeTree } from "../_mounts.ts";
 
 export const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
 export const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
@@ -326,7 +327,7 @@ export async function startE2e(
         return left.length === 0 ? true : undefined;
       }, 30_000);
       await runtime.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await removeTree(dir).catch(() => {});
     },
   };
 }

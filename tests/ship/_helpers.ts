@@ -13,6 +13,7 @@ import {
 } from "../../scripts/permission_lists.ts";
 import type { PermissionPlan } from "../../src/permissions/mod.ts";
 import type { CriRuntime } from "../../src/runtime/mod.ts";
+import { removeTree } from "../_mounts.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -364,7 +365,7 @@ export async function finishBundled(
     await runtime.removePodSandbox({ podSandboxId: s.id }).catch(() => {});
   }
   await runtime.close();
-  await Deno.remove(cleanup.dir, { recursive: true }).catch(() => {});
+  await removeTree(cleanup.dir).catch(() => {});
   if (failure) {
     throw new Error(
       `${failure.message}\nkubelet stderr (tail):\n${err.slice(-4000)}`,

@@ -1,0 +1,38 @@
+/**
+ * Test clean-up for kubelet roots: a stopped kubelet leaves the tmpfs of its pods' secret,
+ * projected and downwardAPI volumes mounted (as upstream's does), and a recursive remove then
+ * fails on them with EBUSY, leaving the old root (certificates, kubeconfig) in place for the
+ * next run of a harness that reuses a fixed path.
+ * @module
+ */
+
+/** Unmounts every mount at or below `dir`, deepest first (lazily where a plain unmount fails). */
+export async function unmountBelow(dir: string): Promise<void> {
+  const mounts = await Deno.readTextFile("/proc/self/mounts").catch(() => "");
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  const points = mounts.split("\n")
+    .map((line) => line.split(" ")[1] ?? "")
+    .map((p) => p.replaceAll("\\040", " "))
+    .filter((p) => p === dir || p.startsWith(prefix))
+    .sort()
+    .reverse();
+  for (const point of points) {
+    const plain = await new Deno.Command("umount", {
+      args: [point],
+      stderr: "null",
+    })
+      .output().catch(() => undefined);
+    if (!plain?.success) {
+      await new Deno.Command("umount", { args: ["-l", point], stderr: "null" })
+        .output().catch(() => undefined);
+    }
+  }
+}
+
+/** Unmounts what is mounted below `dir`, then removes it; a missing `dir` is fine. */
+export async function removeTree(dir: string): Promise<void> {
+  await unmountBelow(dir);
+  await Deno.remove(dir, { recursive: true }).catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  });
+}
