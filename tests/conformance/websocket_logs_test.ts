@@ -17,6 +17,7 @@ import {
 } from "../cluster/_cluster.ts";
 import { openStream, websocketHeaders } from "../server/_stream_client.ts";
 import { type NodeSpec, startNode } from "./node.ts";
+import { removeTree } from "../_mounts.ts";
 
 const SPEC: NodeSpec = {
   node: "h3-wslogs",
@@ -60,65 +61,77 @@ Deno.test({
     };
     const ns = `h3-wslogs-${crypto.randomUUID().slice(0, 6)}`;
     const root = await Deno.makeTempDir({ prefix: "kts-h3-wslogs-" });
-    await using _node = await startNode("ours", root, {
-      bootstrapKubeconfig: cluster.bootstrapKubeconfig,
-      ca: cluster.ca,
-    }, SPEC);
     try {
-      await kubectl("create", "namespace", ns);
-      const pod = {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "logs", namespace: ns },
-        spec: {
-          nodeName: SPEC.node,
-          tolerations: [{ operator: "Exists" }],
-          terminationGracePeriodSeconds: 0,
-          containers: [{
-            name: "main",
-            image: "kts.local/busybox:latest",
-            imagePullPolicy: "IfNotPresent",
-            command: ["sh", "-c", "echo container is alive; sleep 10000"],
-          }],
-        },
-      };
-      await Deno.writeTextFile(`${root}/pod.json`, JSON.stringify(pod));
-      await kubectl("apply", "-f", `${root}/pod.json`);
-      await kubectl(
-        "-n",
-        ns,
-        "wait",
-        "--for=jsonpath={.status.phase}=Running",
-        "pod/logs",
-        "--timeout=60s",
-      );
-      const path = `/api/v1/namespaces/${ns}/pods/logs/log?container=main`;
-      const read = async (protocol: string) => {
-        const session = await openStream(
-          target,
-          "GET",
-          path,
-          websocketHeaders([protocol]),
-        );
-        assert.equal(session.status, 101, session.body);
-        await session.closed;
-        const text = session.messages().map((m) => new TextDecoder().decode(m));
-        return protocol.startsWith("base64")
-          ? text.map((t) => atob(t)).join("")
-          : text.join("");
-      };
-      // As the conformance test: right after Running, one read of the whole stream.
-      assert.equal(await read("binary.k8s.io"), "container is alive\n");
-      assert.equal(
-        await read("base64.binary.k8s.io"),
-        "container is alive\n",
-      );
-      for (let i = 0; i < 10; i++) {
-        assert.equal(await read("binary.k8s.io"), "container is alive\n");
-      }
+      await readLogsOnNode(root);
     } finally {
-      await kubectl("delete", "namespace", ns, "--wait=false").catch(() => {});
-      await deleteNode(SPEC.node);
+      await removeTree(root);
+    }
+
+    async function readLogsOnNode(root: string) {
+      await using _node = await startNode("ours", root, {
+        bootstrapKubeconfig: cluster.bootstrapKubeconfig,
+        ca: cluster.ca,
+      }, SPEC);
+      try {
+        await kubectl("create", "namespace", ns);
+        const pod = {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "logs", namespace: ns },
+          spec: {
+            nodeName: SPEC.node,
+            tolerations: [{ operator: "Exists" }],
+            terminationGracePeriodSeconds: 0,
+            containers: [{
+              name: "main",
+              image: "kts.local/busybox:latest",
+              imagePullPolicy: "IfNotPresent",
+              command: ["sh", "-c", "echo container is alive; sleep 10000"],
+            }],
+          },
+        };
+        await Deno.writeTextFile(`${root}/pod.json`, JSON.stringify(pod));
+        await kubectl("apply", "-f", `${root}/pod.json`);
+        await kubectl(
+          "-n",
+          ns,
+          "wait",
+          "--for=jsonpath={.status.phase}=Running",
+          "pod/logs",
+          "--timeout=60s",
+        );
+        const path = `/api/v1/namespaces/${ns}/pods/logs/log?container=main`;
+        const read = async (protocol: string) => {
+          const session = await openStream(
+            target,
+            "GET",
+            path,
+            websocketHeaders([protocol]),
+          );
+          assert.equal(session.status, 101, session.body);
+          await session.closed;
+          const text = session.messages().map((m) =>
+            new TextDecoder().decode(m)
+          );
+          return protocol.startsWith("base64")
+            ? text.map((t) => atob(t)).join("")
+            : text.join("");
+        };
+        // As the conformance test: right after Running, one read of the whole stream.
+        assert.equal(await read("binary.k8s.io"), "container is alive\n");
+        assert.equal(
+          await read("base64.binary.k8s.io"),
+          "container is alive\n",
+        );
+        for (let i = 0; i < 10; i++) {
+          assert.equal(await read("binary.k8s.io"), "container is alive\n");
+        }
+      } finally {
+        await kubectl("delete", "namespace", ns, "--wait=false").catch(
+          () => {},
+        );
+        await deleteNode(SPEC.node);
+      }
     }
   },
 });
