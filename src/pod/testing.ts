@@ -1,16 +1,23 @@
 /**
  * Builders for tests and benches of `src/pod`: a runtime view of one running
- * container and of one pod; a recording systemd cgroup driver. Import only from
- * tests and benches.
+ * container and of one pod; a recording systemd cgroup driver; a sync handler
+ * over real pod workers for admission tests. Import only from tests and benches.
  * @module
  */
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
 import type { CgroupSettings } from "./cgroups/cgroup_settings.ts";
 import type { CgroupSlices } from "./cgroups/cgroup_slices.ts";
 import { containerHashString } from "./containers/container_hash.ts";
+import { PodWorkers } from "./lifecycle/pod_workers.ts";
+import { type PodAdmission, PodSyncHandler } from "./lifecycle/sync_loop.ts";
 import type {
   Container,
   ContainerView,
+  Pod,
   PodRuntimeStatus,
+  PodStatus,
+  PodSyncer,
   SandboxView,
 } from "./types.ts";
 
@@ -79,4 +86,57 @@ export class RecordingCgroupSlices implements CgroupSlices {
     this.calls.push(`stop ${path.split("/").pop()}`);
     return Promise.resolve();
   }
+}
+
+/** What `admissionHarness` gives a test. */
+export interface AdmissionHarness extends AsyncDisposable {
+  /** UIDs of the pods the workers synced, in order. */
+  synced: string[];
+  /** The last status the admission set per pod UID. */
+  statuses: Map<string, PodStatus>;
+  handler: PodSyncHandler;
+  workers: PodWorkers;
+}
+
+/**
+ * A `PodSyncHandler` over real pod workers whose syncer records the UIDs it syncs, with the
+ * admission `admission` builds around a status sink that records each pod's status by UID.
+ * Dispose it (`await using`) to stop the workers.
+ */
+export function admissionHarness(
+  admission: (
+    statuses: { setPodStatus(pod: Pod, status: PodStatus): void },
+  ) => PodAdmission,
+  { clock, logger }: { clock: Clock; logger: Logger },
+): AdmissionHarness {
+  const synced: string[] = [];
+  const statuses = new Map<string, PodStatus>();
+  const syncer: PodSyncer = {
+    syncPod: (w) => {
+      synced.push(w.pod.metadata.uid!);
+      return Promise.resolve({ terminal: false });
+    },
+    syncTerminatingPod: () => Promise.resolve(),
+    syncTerminatedPod: () => Promise.resolve(),
+  };
+  const workers = new PodWorkers(
+    { syncer, clock, logger },
+    { random: () => 0 },
+  );
+  const handler = new PodSyncHandler({
+    workers,
+    clock,
+    logger,
+    allSourcesReady: () => true,
+    admission: admission({
+      setPodStatus: (p, s) => void statuses.set(p.metadata.uid!, s),
+    }),
+  });
+  return {
+    synced,
+    statuses,
+    handler,
+    workers,
+    [Symbol.asyncDispose]: () => workers[Symbol.asyncDispose](),
+  };
 }

@@ -1,10 +1,9 @@
-import assert from "node:assert/strict";
 import { FakeClock } from "../../clock/testing.ts";
 import { CaptureLogger } from "../../log/testing.ts";
-import { PodWorkers } from "../lifecycle/pod_workers.ts";
-import { PodSyncHandler } from "../lifecycle/sync_loop.ts";
+import { admissionHarness } from "../testing.ts";
+import assert from "node:assert/strict";
 import { createSysctlAllowlist, sysctlAdmission } from "./sysctl_admission.ts";
-import type { Pod, PodStatus, PodSyncer } from "../types.ts";
+import type { Pod } from "../types.ts";
 import {
   APPARMOR_NOT_ENABLED,
   appArmorHostError,
@@ -105,33 +104,15 @@ Deno.test("appArmorRefusal() refuses a pending pod asking for AppArmor on a host
 });
 
 Deno.test("PodSyncHandler with withAppArmorAdmission() fails the pod with reason AppArmor and never syncs it", async () => {
-  const synced: string[] = [];
-  const clock = new FakeClock();
-  const syncer: PodSyncer = {
-    syncPod: (w) => {
-      synced.push(w.pod.metadata.uid!);
-      return Promise.resolve({ terminal: false });
-    },
-    syncTerminatingPod: () => Promise.resolve(),
-    syncTerminatedPod: () => Promise.resolve(),
-  };
-  await using workers = new PodWorkers(
-    { syncer, clock, logger: new CaptureLogger() },
-    { random: () => 0 },
-  );
-  const statuses = new Map<string, PodStatus>();
-  const handler = new PodSyncHandler({
-    workers,
-    clock,
-    logger: new CaptureLogger(),
-    allSourcesReady: () => true,
-    admission: withAppArmorAdmission(
-      sysctlAdmission(createSysctlAllowlist([]), {
-        setPodStatus: (p, s) => void statuses.set(p.metadata.uid!, s),
-      }),
+  await using h = admissionHarness((statuses) =>
+    withAppArmorAdmission(
+      sysctlAdmission(createSysctlAllowlist([]), statuses),
       APPARMOR_NOT_ENABLED,
-    ),
+    ), {
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
   });
+  const { synced, statuses, handler, workers } = h;
   handler.handlePodAdditions([
     pod(withProfile("RuntimeDefault"), undefined, "confined"),
     pod(withProfile("Unconfined"), undefined, "plain"),

@@ -1,3 +1,6 @@
+import { FakeClock } from "../../clock/testing.ts";
+import { CaptureLogger } from "../../log/testing.ts";
+import { admissionHarness } from "../testing.ts";
 import assert from "node:assert/strict";
 import {
   createSysctlAllowlist,
@@ -6,11 +9,7 @@ import {
   sysctlAdmission,
   SysctlAllowlist,
 } from "./sysctl_admission.ts";
-import { FakeClock } from "../../clock/testing.ts";
-import { CaptureLogger } from "../../log/testing.ts";
-import { PodWorkers } from "../lifecycle/pod_workers.ts";
-import { PodSyncHandler } from "../lifecycle/sync_loop.ts";
-import type { Pod, PodStatus, PodSyncer } from "../types.ts";
+import type { Pod } from "../types.ts";
 
 function pod(
   sysctls: { name: string; value: string }[],
@@ -113,30 +112,14 @@ Deno.test("SysctlAllowlist refuses patterns outside a known namespace or malform
 });
 
 Deno.test("PodSyncHandler with sysctlAdmission() fails a forbidden pod and never syncs it", async () => {
-  const synced: string[] = [];
-  const clock = new FakeClock();
-  const syncer: PodSyncer = {
-    syncPod: (w) => {
-      synced.push(w.pod.metadata.uid!);
-      return Promise.resolve({ terminal: false });
+  await using h = admissionHarness(
+    (statuses) => sysctlAdmission(createSysctlAllowlist([]), statuses),
+    {
+      clock: new FakeClock(),
+      logger: new CaptureLogger(),
     },
-    syncTerminatingPod: () => Promise.resolve(),
-    syncTerminatedPod: () => Promise.resolve(),
-  };
-  await using workers = new PodWorkers(
-    { syncer, clock, logger: new CaptureLogger() },
-    { random: () => 0 },
   );
-  const statuses = new Map<string, PodStatus>();
-  const handler = new PodSyncHandler({
-    workers,
-    clock,
-    logger: new CaptureLogger(),
-    allSourcesReady: () => true,
-    admission: sysctlAdmission(createSysctlAllowlist([]), {
-      setPodStatus: (p, s) => void statuses.set(p.metadata.uid!, s),
-    }),
-  });
+  const { synced, statuses, handler, workers } = h;
   const bad = pod([{ name: "kernel.msgmax", value: "1" }]);
   const good = {
     ...pod([]),

@@ -1,10 +1,9 @@
-import assert from "node:assert/strict";
 import { FakeClock } from "../../clock/testing.ts";
 import { CaptureLogger } from "../../log/testing.ts";
-import { PodWorkers } from "../lifecycle/pod_workers.ts";
-import { PodSyncHandler } from "../lifecycle/sync_loop.ts";
+import { admissionHarness } from "../testing.ts";
+import assert from "node:assert/strict";
 import { createSysctlAllowlist, sysctlAdmission } from "./sysctl_admission.ts";
-import type { Pod, PodStatus, PodSyncer } from "../types.ts";
+import type { Pod } from "../types.ts";
 import {
   unsupportedPodField,
   withUnsupportedFieldRefusal,
@@ -58,32 +57,14 @@ Deno.test("unsupportedPodField() names resourceClaims and volumeDevices", () => 
 });
 
 Deno.test("PodSyncHandler with withUnsupportedFieldRefusal() fails the pod with UnsupportedPodField and never syncs it", async () => {
-  const synced: string[] = [];
-  const clock = new FakeClock();
-  const syncer: PodSyncer = {
-    syncPod: (w) => {
-      synced.push(w.pod.metadata.uid!);
-      return Promise.resolve({ terminal: false });
-    },
-    syncTerminatingPod: () => Promise.resolve(),
-    syncTerminatedPod: () => Promise.resolve(),
-  };
-  await using workers = new PodWorkers(
-    { syncer, clock, logger: new CaptureLogger() },
-    { random: () => 0 },
-  );
-  const statuses = new Map<string, PodStatus>();
-  const handler = new PodSyncHandler({
-    workers,
-    clock,
+  await using h = admissionHarness((statuses) =>
+    withUnsupportedFieldRefusal(
+      sysctlAdmission(createSysctlAllowlist([]), statuses),
+    ), {
+    clock: new FakeClock(),
     logger: new CaptureLogger(),
-    allSourcesReady: () => true,
-    admission: withUnsupportedFieldRefusal(
-      sysctlAdmission(createSysctlAllowlist([]), {
-        setPodStatus: (p, s) => void statuses.set(p.metadata.uid!, s),
-      }),
-    ),
   });
+  const { synced, statuses, handler, workers } = h;
   const dra = pod({ resourceClaims: [{ name: "gpu" }] }, "dra");
   // the sysctl refusal comes first, as the earlier admit handler
   const both = pod({
