@@ -24,6 +24,7 @@ import {
   imageGcEnabled,
   type ImageGcPolicy,
   listRunningPods,
+  type PodEnvironmentConfig,
   readPodEnvironmentOptions,
   sysctlAdmission,
   withAppArmorAdmission,
@@ -51,7 +52,8 @@ import { fsFigures } from "./stats_summary.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
-  config: {
+  /** Pod cgroups, DNS and hosts files come from `PodEnvironmentConfig`. */
+  config: PodEnvironmentConfig & {
     staticPodPath?: string | undefined;
     staticPodURL?: string | undefined;
     staticPodURLHeader?: Record<string, string[]> | undefined;
@@ -68,14 +70,6 @@ export interface KubeletRunContext {
     healthzBindAddress?: string | undefined;
     /** Default 10248, as the permission plan assumes; 0 turns the healthz listener off. */
     healthzPort?: number | undefined;
-    /** Pod cgroups, DNS and hosts files (see `readPodEnvironmentOptions`). */
-    cgroupRoot?: string | undefined;
-    cgroupsPerQOS?: boolean | undefined;
-    cgroupDriver?: string | undefined;
-    resolvConf?: string | undefined;
-    clusterDNS?: string[] | undefined;
-    clusterDomain?: string | undefined;
-    seccompDefault?: boolean | undefined;
     containerLogMaxSize?: string | undefined;
     containerLogMaxFiles?: number | undefined;
     containerLogMaxWorkers?: number | undefined;
