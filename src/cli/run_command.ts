@@ -235,7 +235,7 @@ export async function runCommand(
     if (problems.length > 0) throw new CommandError(aggregate(problems));
     const { unhonouredSettings } = await import("./unhonoured_settings.ts");
     for (
-      const warning of unhonouredSettings(resolution.config, resolution.flags)
+      const warning of unhonouredSettings(resolution.config)
     ) {
       logger.warn(warning);
     }

@@ -8,7 +8,6 @@ import {
   defaultKubeletConfiguration,
   type KubeletConfiguration,
 } from "../config/mod.ts";
-import type { KubeletFlags } from "../flags/mod.ts";
 
 /**
  * Fields accepted, defaulted and validated, that no part of this kubelet reads: a value other
@@ -94,13 +93,7 @@ type Settings = Pick<
 >;
 
 /** One warning per setting not carried out, `<field>: <what happens instead>`. */
-export function unhonouredSettings(
-  config: Settings,
-  flags: Pick<
-    KubeletFlags,
-    "imageCredentialProviderConfig" | "imageCredentialProviderBinDir"
-  >,
-): string[] {
+export function unhonouredSettings(config: Settings): string[] {
   const warnings: string[] = [];
   if (config.cpuManagerPolicy && config.cpuManagerPolicy !== "none") {
     warnings.push(
@@ -128,20 +121,6 @@ export function unhonouredSettings(
     warnings.push(
       "singleProcessOOMKill: containers are not given memory.oom.group; an out-of-memory kill takes one process, as with singleProcessOOMKill: true",
     );
-  }
-  const credentialFlags = [
-    ["--image-credential-provider-config", flags.imageCredentialProviderConfig],
-    [
-      "--image-credential-provider-bin-dir",
-      flags.imageCredentialProviderBinDir,
-    ],
-  ] as const;
-  for (const [flag, value] of credentialFlags) {
-    if (value) {
-      warnings.push(
-        `${flag}: image credential provider plugins are not run; images are pulled with imagePullSecrets only`,
-      );
-    }
   }
   return warnings;
 }

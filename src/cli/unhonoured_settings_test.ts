@@ -16,22 +16,15 @@ const DEFAULTS = {
   memorySwap: {},
   singleProcessOOMKill: true,
 };
-const NO_FLAGS = {
-  imageCredentialProviderConfig: "",
-  imageCredentialProviderBinDir: "",
-};
 
 function fields(warnings: string[]): string[] {
   return warnings.map((w) => w.slice(0, w.indexOf(":")));
 }
 
 Deno.test("unhonouredSettings(): the defaults (with singleProcessOOMKill true) warn of nothing", () => {
-  assert.deepEqual(unhonouredSettings(DEFAULTS, NO_FLAGS), []);
+  assert.deepEqual(unhonouredSettings(DEFAULTS), []);
   assert.deepEqual(
-    unhonouredSettings(
-      { ...DEFAULTS, memorySwap: { swapBehavior: "NoSwap" } },
-      NO_FLAGS,
-    ),
+    unhonouredSettings({ ...DEFAULTS, memorySwap: { swapBehavior: "NoSwap" } }),
     [],
   );
 });
@@ -42,10 +35,6 @@ Deno.test("unhonouredSettings(): each setting not carried out is one warning nam
     memoryManagerPolicy: "Static",
     topologyManagerPolicy: "single-numa-node",
     memorySwap: { swapBehavior: "LimitedSwap" },
-  }, {
-    imageCredentialProviderConfig: "/etc/kubernetes/credential-providers.yaml",
-    imageCredentialProviderBinDir:
-      "/usr/libexec/kubernetes/credential-providers",
   });
   assert.deepEqual(fields(warnings), [
     "cpuManagerPolicy",
@@ -53,8 +42,6 @@ Deno.test("unhonouredSettings(): each setting not carried out is one warning nam
     "topologyManagerPolicy",
     "memorySwap.swapBehavior",
     "singleProcessOOMKill",
-    "--image-credential-provider-config",
-    "--image-credential-provider-bin-dir",
   ]);
   assert.match(warnings[0]!, /"static" is not carried out/);
 });
@@ -65,7 +52,7 @@ Deno.test("unhonouredSettings(): singleProcessOOMKill false or unset warns (upst
     const config = value === undefined
       ? rest
       : { ...rest, singleProcessOOMKill: value };
-    assert.deepEqual(fields(unhonouredSettings(config, NO_FLAGS)), [
+    assert.deepEqual(fields(unhonouredSettings(config)), [
       "singleProcessOOMKill",
     ]);
   }

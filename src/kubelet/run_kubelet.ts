@@ -18,12 +18,14 @@ import {
   createContainerGc,
   createContainerLogs,
   createImageGc,
+  createNodeLogins,
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
   imageGcEnabled,
   type ImageGcPolicy,
   listRunningPods,
+  type NodeLoginSource,
   type PodEnvironmentConfig,
   readPodEnvironmentOptions,
   sysctlAdmission,
@@ -95,6 +97,9 @@ export interface KubeletRunContext {
     maxContainerCount?: number | undefined;
     /** `--pod-infra-container-image`: kept by image GC (runtimes that do not pin it). */
     podInfraContainerImage?: string | undefined;
+    /** `--image-credential-provider-config` and `--image-credential-provider-bin-dir`. */
+    imageCredentialProviderConfig?: string | undefined;
+    imageCredentialProviderBinDir?: string | undefined;
   };
   logger: Logger;
   signal: AbortSignal;
@@ -210,6 +215,18 @@ export async function runKubelet(
     "runtimeRequestTimeout",
     120_000,
   );
+  // a wrong plugin config stops the kubelet before it touches anything, as upstream's
+  let nodeLogins: NodeLoginSource;
+  try {
+    nodeLogins = await createNodeLogins({
+      rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+      providerConfig: ctx.flags.imageCredentialProviderConfig ?? "",
+      providerBinDir: ctx.flags.imageCredentialProviderBinDir ?? "",
+    }, { clock, logger });
+  } catch (cause) {
+    logger.error("Cannot start the kubelet", { err: errorMessage(cause) });
+    return 1;
+  }
   let runtime: CriRuntime;
   try {
     if (endpoint.trim().toLowerCase().startsWith("sim://")) {
@@ -326,6 +343,7 @@ export async function runKubelet(
     images: runtime,
     clock,
     logger,
+    nodeLogins,
     statusManager,
     logLinks: containerLogs.links,
     probes: probeResults,

@@ -30,6 +30,8 @@ const FLAG_NAMES: ReadonlyArray<[keyof PlanFlags, string]> = [
   ["configDir", "--config-dir"],
   ["lockFile", "--lock-file"],
   ["hostnameOverride", "--hostname-override"],
+  ["imageCredentialProviderConfig", "--image-credential-provider-config"],
+  ["imageCredentialProviderBinDir", "--image-credential-provider-bin-dir"],
 ];
 
 /** The kubelet flags (besides `--config`) that change the plan. */

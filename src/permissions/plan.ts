@@ -6,6 +6,10 @@
  */
 import { clean, dir, isAbs, join } from "../util/posix_path.ts";
 import { DEFAULT_MEMORY_VOLUME_DIR } from "../volume/mod.ts";
+import {
+  credentialPluginPath,
+  readCredentialProviderConfig,
+} from "../pod/mod.ts";
 import { podNetworkGrants } from "./cidr.ts";
 import { PermissionPlanError } from "./errors.ts";
 import { kubeconfigNeeds } from "./kubeconfig.ts";
@@ -256,14 +260,65 @@ function defaultReadFile(path: string): string | undefined {
   }
 }
 
+function defaultListDir(path: string): string[] | undefined {
+  try {
+    return [...Deno.readDirSync(path)].filter((e) => e.isFile).map((e) =>
+      e.name
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The node's docker config files outside the root dir, and the image credential plugins: the
+ * config (file or directory) is read, the bin dir inspected, each named plugin run.
+ */
+async function addRegistryLogins(
+  b: PlanBuilder,
+  flags: PlanFlags,
+  readFile: (path: string) => string | undefined,
+  listDir: (path: string) => string[] | undefined,
+): Promise<void> {
+  b.add("read", "/.docker/config.json", "node registry logins");
+  b.add("read", "/.dockercfg", "node registry logins");
+  const configFlag = "--image-credential-provider-config";
+  const binFlag = "--image-credential-provider-bin-dir";
+  if (flags.imageCredentialProviderConfig) {
+    b.add("read", b.path(flags.imageCredentialProviderConfig), configFlag);
+  }
+  if (!flags.imageCredentialProviderBinDir) return;
+  const binDir = b.path(flags.imageCredentialProviderBinDir);
+  b.add("read", binDir, binFlag);
+  if (!flags.imageCredentialProviderConfig) return;
+  const providers = await readCredentialProviderConfig(
+    b.path(flags.imageCredentialProviderConfig),
+    {
+      isDirectory: (path) => Promise.resolve(listDir(path) !== undefined),
+      listFiles: (path) => Promise.resolve(listDir(path) ?? []),
+      readText: (path) => {
+        const text = readFile(path);
+        return text === undefined
+          ? Promise.reject(new Error("unreadable"))
+          : Promise.resolve(text);
+      },
+    },
+  ).catch(() => []); // an unreadable or wrong config: the kubelet refuses it at start
+  for (const { name } of providers) {
+    b.add("run", credentialPluginPath(binDir, name), `${binFlag} plugin`);
+  }
+}
+
 async function addFlags(
   b: PlanBuilder,
   flags: PlanFlags,
   readFile: (path: string) => string | undefined,
+  listDir: (path: string) => string[] | undefined,
 ): Promise<void> {
   const rootDir = b.path(flags.rootDir || PLAN_DEFAULTS.rootDir);
   b.add("read", rootDir, "--root-dir");
   b.add("write", rootDir, "--root-dir");
+  await addRegistryLogins(b, flags, readFile, listDir);
   // emptyDir medium Memory: a directory on the host's /run tmpfs (no mount without --allow-run)
   b.add("read", PLAN_DEFAULTS.memoryVolumeDir, "emptyDir medium: Memory");
   b.add("write", PLAN_DEFAULTS.memoryVolumeDir, "emptyDir medium: Memory");
@@ -406,7 +461,12 @@ export async function planPermissions(
 ): Promise<PermissionPlan> {
   const b = new PlanBuilder(options.cwd);
   const readFile = options.readFile ?? defaultReadFile;
-  await addFlags(b, ctx.flags, readFile);
+  await addFlags(
+    b,
+    ctx.flags,
+    readFile,
+    options.listDir ?? defaultListDir,
+  );
   const base = ctx.flags.config ? dir(b.path(ctx.flags.config)) : undefined;
   addConfig(b, ctx.config, base);
   const runtime = ctx.config.containerRuntimeEndpoint ||

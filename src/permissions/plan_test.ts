@@ -15,6 +15,9 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     readFile: noFile,
   });
   assert.deepEqual(plan.read, [
+    // the node's registry logins outside the root dir
+    "/.docker/config.json",
+    "/.dockercfg",
     "/etc/hosts",
     "/etc/resolv.conf",
     "/run/containerd/containerd.sock",
@@ -402,4 +405,53 @@ Deno.test("planPermissions() grants read on --config-dir, resolved against cwd, 
   );
   assert.ok(plan.read.includes("/etc/kubernetes/kubelet.conf.d"));
   assert.ok(!plan.write.includes("/etc/kubernetes/kubelet.conf.d"));
+});
+
+Deno.test("planPermissions() runs exactly the credential plugins the provider config names, from a file or a directory", async () => {
+  const provider = (name: string) => ({
+    name,
+    apiVersion: "credentialprovider.kubelet.k8s.io/v1",
+    matchImages: ["registry.example"],
+    defaultCacheDuration: "1m",
+  });
+  const config = (...names: string[]) =>
+    JSON.stringify({
+      apiVersion: "kubelet.config.k8s.io/v1",
+      kind: "CredentialProviderConfig",
+      providers: names.map(provider),
+    });
+  const files: Record<string, string> = {
+    "/etc/kp.json": config("ecr-login", "local-login"),
+    "/etc/kp.d/a.yaml": config("a"),
+    "/etc/kp.d/b.json": config("b"),
+  };
+  const plan = (path: string, binDir = "/usr/libexec/kp/") =>
+    planPermissions({
+      config: {},
+      flags: {
+        imageCredentialProviderConfig: path,
+        imageCredentialProviderBinDir: binDir,
+      },
+    }, {
+      readFile: (p) => files[p],
+      listDir: (p) => p === "/etc/kp.d" ? ["b.json", "a.yaml"] : undefined,
+    });
+  const file = await plan("/etc/kp.json");
+  assert.deepEqual(file.run, [
+    "/usr/libexec/kp/ecr-login",
+    "/usr/libexec/kp/local-login",
+  ]);
+  assert.ok(file.read.includes("/etc/kp.json"));
+  assert.ok(file.read.includes("/usr/libexec/kp"));
+  assert.deepEqual((await plan("/etc/kp.d")).run, [
+    "/usr/libexec/kp/a",
+    "/usr/libexec/kp/b",
+  ]);
+  // a config the kubelet will refuse grants no plugin
+  files["/etc/kp.json"] = config("../escape");
+  assert.deepEqual((await plan("/etc/kp.json")).run, []);
+  const none = await planPermissions({ config: {}, flags: {} }, {
+    readFile: noFile,
+  });
+  assert.deepEqual(none.run, []);
 });

@@ -94,6 +94,8 @@ export interface PlanFlags {
   rootDir?: string | undefined;
   lockFile?: string | undefined;
   hostnameOverride?: string | undefined;
+  imageCredentialProviderConfig?: string | undefined;
+  imageCredentialProviderBinDir?: string | undefined;
 }
 
 /** What {@linkcode planPermissions} needs: the loaded config and the flags. */
@@ -115,6 +117,11 @@ export interface PlanOptions {
    * cannot be read. Defaults to a synchronous `Deno.readTextFileSync`.
    */
   readFile?: (path: string) => string | undefined;
+  /**
+   * Lists the regular files of a directory (a credential provider config directory); returns
+   * undefined when it is not a readable directory. Defaults to `Deno.readDirSync`.
+   */
+  listDir?: (path: string) => string[] | undefined;
   /** Extra `host:port` values to allow (e.g. an API server not readable now). */
   extraNet?: readonly string[];
 }

@@ -127,10 +127,17 @@ export {
 } from "./containers/backoff.ts";
 export type { Backoff, BackoffOptions } from "./containers/backoff.ts";
 export { createImagePuller, defaultPullPolicy } from "./images/image_puller.ts";
+export { createNodeLogins } from "./images/node_logins.ts";
+export {
+  CredentialProviderConfigError,
+  readCredentialProviderConfig,
+} from "./images/credential_provider_config.ts";
+export { credentialPluginPath } from "./images/credential_plugin_exec.ts";
 export type {
   EnsureImageResult,
   ImagePuller,
   ImagePullerOptions,
+  NodeLoginSource,
 } from "./images/image_puller.ts";
 
 // Driving it: static pods, sources, pod config, pod workers, PLEG and the sync loop.

@@ -28,10 +28,18 @@ import type { Container, Pod, PullPolicy } from "../types.ts";
 import { runtimeErrorText } from "../containers/runtime_messages.ts";
 import type { Secret } from "../../api/mod.ts";
 import {
+  type Keyring,
   lookupCredentials,
   makeKeyring,
   type RegistryCredential,
 } from "./pull_credentials.ts";
+import { imageRepository } from "../../util/image_reference.ts";
+
+/**
+ * The node's registry logins for a normalized repository (docker config files on the node,
+ * credential plugins), as keyrings in the order they are tried.
+ */
+export type NodeLoginSource = (repository: string) => Promise<Keyring[]>;
 
 /** Reads a pod's `imagePullSecrets` (see `pullSecretsFor`). */
 export type PullSecretSource = (
@@ -121,6 +129,7 @@ class RuntimeImagePuller implements ImagePuller {
   #backoff: Backoff;
   #limit: Semaphore | undefined;
   #pullSecrets: PullSecretSource | undefined;
+  #nodeLogins: NodeLoginSource | undefined;
   #events: PodEventRecorder;
 
   constructor(
@@ -130,6 +139,7 @@ class RuntimeImagePuller implements ImagePuller {
       logger: Logger;
       backoff?: Backoff;
       pullSecrets?: PullSecretSource;
+      nodeLogins?: NodeLoginSource;
       events?: PodEventRecorder;
     },
     options: ImagePullerOptions,
@@ -140,6 +150,7 @@ class RuntimeImagePuller implements ImagePuller {
     this.#logger = deps.logger;
     this.#backoff = deps.backoff ?? createImageBackoff({ clock: deps.clock });
     this.#pullSecrets = deps.pullSecrets;
+    this.#nodeLogins = deps.nodeLogins;
     const max = options.serializeImagePulls
       ? 1
       : options.maxParallelImagePulls ?? 0;
@@ -269,10 +280,13 @@ class RuntimeImagePuller implements ImagePuller {
     try {
       this.#logger.info("Pulling image", { image, pod: pod.metadata.name });
       record("Normal", "Pulling", `Pulling image "${image}"`);
-      const credentials = lookupCredentials(
+      // the pod's pull secrets first, then the node's logins (upstream `MakeDockerKeyring`
+      // over the node keyring and the credential plugins)
+      const keyrings = [
         makeKeyring(await this.#pullSecrets?.(pod, signal) ?? []),
-        image,
-      );
+        ...(await this.#nodeLogins?.(imageRepository(image)) ?? []),
+      ];
+      const credentials = keyrings.flatMap((k) => lookupCredentials(k, image));
       const pulled = await this.#pullWith(
         image,
         options.sandboxConfig,
@@ -321,6 +335,8 @@ export function createImagePuller(
     backoff?: Backoff;
     /** The pod's pull secrets; absent: every pull is anonymous. */
     pullSecrets?: PullSecretSource;
+    /** The node's own registry logins, tried after the pod's; absent: none. */
+    nodeLogins?: NodeLoginSource;
     /** Pulling, Pulled, Failed, BackOff events; omitted → none. */
     events?: PodEventRecorder;
   },

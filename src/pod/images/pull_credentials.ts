@@ -30,11 +30,15 @@ const DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson";
 const DOCKERCFG = "kubernetes.io/dockercfg";
 const DEFAULT_REGISTRY_KEY = "index.docker.io";
 
-interface DockerConfigEntry {
+/** One entry of a docker config (`auths` of config.json, or a .dockercfg): registry → login. */
+export interface DockerConfigEntry {
   username?: string;
   password?: string;
   auth?: string;
 }
+
+/** A docker config: registry key → entry. */
+export type DockerConfig = Record<string, DockerConfigEntry>;
 
 function entryCredential(entry: DockerConfigEntry): RegistryCredential {
   if (entry.auth) {
@@ -64,9 +68,7 @@ function registryKey(location: string): string {
 }
 
 /** The docker config of a pull secret, or undefined when it is not one. */
-function dockerConfigOf(
-  secret: Secret,
-): Record<string, DockerConfigEntry> | undefined {
+function dockerConfigOf(secret: Secret): DockerConfig | undefined {
   const name = `${secret.metadata.namespace}/${secret.metadata.name}`;
   const read = (key: string) => {
     const raw = secret.data?.[key];
@@ -80,9 +82,8 @@ function dockerConfigOf(
     }
   };
   if (secret.type === DOCKER_CONFIG_JSON) {
-    return (read(".dockerconfigjson") as {
-      auths?: Record<string, DockerConfigEntry>;
-    } | undefined)?.auths;
+    return (read(".dockerconfigjson") as { auths?: DockerConfig } | undefined)
+      ?.auths;
   }
   if (secret.type === DOCKERCFG) return read(".dockercfg");
   return undefined;
@@ -93,11 +94,17 @@ function dockerConfigOf(
  * @throws when a pull secret's config is not JSON, as upstream fails the pull.
  */
 export function makeKeyring(secrets: readonly Secret[]): Keyring {
+  return keyringOf(secrets.map((secret) => dockerConfigOf(secret) ?? {}));
+}
+
+/**
+ * The keyring of docker configs, in order (upstream `BasicDockerKeyring.Add`).
+ * @throws when an entry's `auth` is not `base64(username:password)`.
+ */
+export function keyringOf(configs: readonly DockerConfig[]): Keyring {
   const credentials = new Map<string, RegistryCredential[]>();
-  for (const secret of secrets) {
-    for (
-      const [location, entry] of Object.entries(dockerConfigOf(secret) ?? {})
-    ) {
+  for (const config of configs) {
+    for (const [location, entry] of Object.entries(config)) {
       const key = registryKey(location);
       credentials.set(key, [
         ...(credentials.get(key) ?? []),

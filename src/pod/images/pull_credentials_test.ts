@@ -7,6 +7,7 @@ import { FakeObjectApi } from "../../objects/testing.ts";
 import type { ImageService } from "../../runtime/mod.ts";
 import { createImagePuller } from "./image_puller.ts";
 import {
+  keyringOf,
   lookupCredentials,
   makeKeyring,
   pullSecretsFor,
@@ -181,4 +182,50 @@ Deno.test("ensureImage tries each matching credential in turn; the pod's unreada
   );
   assert.ok(!anonymous.ok);
   assert.ok(anonymous.message.endsWith("denied for anonymous"));
+});
+
+Deno.test("ensureImage tries the pod's pull secrets first, then the node's logins in their order, each asked with the normalized repository", async () => {
+  const api = new FakeObjectApi();
+  api.put(
+    "secrets",
+    dockerConfigJson("wrong", {
+      "127.0.0.1:5001": { username: "bad", password: "x" },
+    }),
+  );
+  const clock = new FakeClock(0);
+  const logger = new CaptureLogger();
+  const objects = createPodObjectManager({ api, clock, logger }, {
+    strategy: "Get",
+  });
+  const images = new AuthImages();
+  const asked: string[] = [];
+  const puller = createImagePuller({
+    images: images as unknown as ImageService,
+    clock,
+    logger,
+    pullSecrets: (p, signal) => pullSecretsFor({ objects, logger }, p, signal),
+    nodeLogins: (repository) => {
+      asked.push(repository);
+      return Promise.resolve([
+        keyringOf([{ "127.0.0.1:5001/kts": { username: "node-file" } }]),
+        keyringOf([{ "127.0.0.1:5001": { username: "good" } }]),
+      ]);
+    },
+  }, { serializeImagePulls: true });
+  const image = "127.0.0.1:5001/kts/private:latest";
+  const got = await puller.ensureImage(
+    {
+      metadata: { name: "p", namespace: "ns", uid: "u" },
+      spec: { containers: [], imagePullSecrets: [{ name: "wrong" }] },
+    },
+    { name: "c", image },
+    {},
+  );
+  assert.deepEqual(got, { ok: true, imageRef: "sha256:private" });
+  assert.deepEqual(images.requests.map((r) => r.username), [
+    "bad",
+    "node-file",
+    "good",
+  ]);
+  assert.deepEqual(asked, ["127.0.0.1:5001/kts/private"]);
 });

@@ -30,7 +30,10 @@ import { podLogDirectory } from "../containers/container_config.ts";
 import { type ExecuteDeps, executePodActions } from "./execute_pod_actions.ts";
 import { createInitContainerCleaner } from "./init_container_cleanup.ts";
 import type { DnsOptions } from "../containers/dns_config.ts";
-import { createImagePuller } from "../images/image_puller.ts";
+import {
+  createImagePuller,
+  type NodeLoginSource,
+} from "../images/image_puller.ts";
 import { type PodEventRecorder, podReference } from "../pod_events.ts";
 import {
   createMemoryVolumes,
@@ -115,6 +118,8 @@ export interface PodSyncerDeps {
    * references to them fail as upstream's do without a kubeClient.
    */
   objects?: ObjectGetter;
+  /** The node's own registry logins (docker config files, credential plugins). */
+  nodeLogins?: NodeLoginSource;
   /**
    * Service account tokens for projected volumes; with `objects`, configMap, secret and
    * projected volumes are written from the API server's objects.
@@ -244,6 +249,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         clock: deps.clock,
         logger: deps.logger,
         ...(deps.events ? { events: deps.events } : {}),
+        ...(deps.nodeLogins ? { nodeLogins: deps.nodeLogins } : {}),
         ...(objects
           ? {
             pullSecrets: (pod: Pod, signal?: AbortSignal) =>
