@@ -65,6 +65,37 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     text: "should have their auto-restart back-off timer reset on image update",
     why: "it updates the pod to the nginx image, not built here",
   },
+  // --suite=node (docs/conformance.md, "Beyond the label").
+  {
+    in: "name",
+    text: "as environment variable names",
+    why:
+      "busybox 1.35's sh drops env names that are no shell identifiers (data-1, !\"#$%&'()) before `env` runs; the test's busybox is 1.37",
+  },
+  ...[
+    "[sig-node] [FeatureGate:KubeletFineGrainedAuthz] [Beta] when calling kubelet API",
+    "[sig-node] PreStop graceful pod terminated should wait until preStop hook completes the process",
+    "[sig-node] Pods Extended Delete Grace Period should be submitted and removed",
+    "[sig-node] kubelet Clean up pods on node",
+  ].map((text) => ({
+    in: "name" as const,
+    text,
+    why:
+      "it reaches the kubelet at port 10250, written into the test; the harness gives each kubelet a port of its own beside the other runs on this machine (the node's daemon endpoint names it)",
+  })),
+  {
+    in: "name",
+    text:
+      "[sig-node] Mount propagation should propagate mounts within defined scopes",
+    why:
+      "its hostPath is under /var/lib/kubelet, which is a shared mount only where a kubelet's root directory is; the harness gives the kubelet a root directory of its own",
+  },
+  {
+    in: "name",
+    text: "[sig-node] Probing container should mark readiness on pods to false",
+    why:
+      "the test runs /bin/bash in agnhost; the stand-in agnhost image has no bash",
+  },
   // The node e2e suite (--suite=e2e-node).
   {
     in: "failure",
