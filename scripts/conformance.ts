@@ -1,11 +1,11 @@
 /**
  * `deno task conformance [--suite=conformance|node|e2e-node] [--kubelet=upstream|ours|both]
- * [--label-filter=<ginkgo labels>] [--focus=<regex>] [--skip=<regex>] [--procs=N]
+ * [--selection=<slice of --suite=node>] [--label-filter=<ginkgo labels>] [--focus=<regex>] [--skip=<regex>] [--procs=N]
  * [--timeout=<go duration>] [--out=<dir>] [--slot=N] [--summarize]`: upstream's
  * [NodeConformance] e2e tests (the e2e.test binary of the pinned Kubernetes version,
  * scripts/peers.sh build-e2e) against a one-node cluster whose node is the chosen kubelet.
  * `--suite=node`: the same binary's other sig-node and sig-storage tests that one node can
- * run (NODE_LABELS). `--suite=e2e-node`: upstream's node e2e suite (test/e2e_node,
+ * run (NODE_LABELS), or one of its named slices (SELECTIONS). `--suite=e2e-node`: upstream's node e2e suite (test/e2e_node,
  * scripts/peers.sh build-e2e-node) run by tests/conformance/e2e_node.ts, which starts its own
  * API server and starts, restarts and kills the kubelet itself.
  * For each kubelet: a fresh control plane of its own (scripts/cluster_env.sh under its own
@@ -65,6 +65,37 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     text: "should have their auto-restart back-off timer reset on image update",
     why: "it updates the pod to the nginx image, not built here",
   },
+  // --suite=node (docs/conformance.md, "Beyond the label").
+  {
+    in: "name",
+    text: "as environment variable names",
+    why:
+      "busybox 1.35's sh drops env names that are no shell identifiers (data-1, !\"#$%&'()) before `env` runs; the test's busybox is 1.37",
+  },
+  ...[
+    "[sig-node] [FeatureGate:KubeletFineGrainedAuthz] [Beta] when calling kubelet API",
+    "[sig-node] PreStop graceful pod terminated should wait until preStop hook completes the process",
+    "[sig-node] Pods Extended Delete Grace Period should be submitted and removed",
+    "[sig-node] kubelet Clean up pods on node",
+  ].map((text) => ({
+    in: "name" as const,
+    text,
+    why:
+      "it reaches the kubelet at port 10250, written into the test; the harness gives each kubelet a port of its own beside the other runs on this machine (the node's daemon endpoint names it)",
+  })),
+  {
+    in: "name",
+    text:
+      "[sig-node] Mount propagation should propagate mounts within defined scopes",
+    why:
+      "its hostPath is under /var/lib/kubelet, which is a shared mount only where a kubelet's root directory is; the harness gives the kubelet a root directory of its own",
+  },
+  {
+    in: "name",
+    text: "[sig-node] Probing container should mark readiness on pods to false",
+    why:
+      "the test runs /bin/bash in agnhost; the stand-in agnhost image has no bash",
+  },
   // The node e2e suite (--suite=e2e-node).
   {
     in: "failure",
@@ -119,6 +150,55 @@ export type Suite = "conformance" | "node" | "e2e-node";
 export const NODE_LABELS =
   "(sig-node || sig-storage) && !NodeConformance && !/Feature:.+/ && !Alpha && " +
   "!BetaOffByDefault && !DRA && !Serial && !Disruptive && !Flaky";
+
+/**
+ * Named slices of `--suite=node` that one node of this harness can run through
+ * (docs/conformance.md, "Beyond the label"): a label filter and a focus each. In-place resize
+ * has its own slice; storage leaves out what needs CSI, persistent volume claims, NFS or a
+ * cloud, since the kubelet under test only sets up in-pod volume sources here.
+ */
+export const SELECTIONS: Record<
+  string,
+  { labels: string; focus: string }
+> = {
+  "sig-node": {
+    labels:
+      `sig-node && !FeatureGate:InPlacePodVerticalScaling && ${NODE_LABELS}`,
+    focus: "",
+  },
+  resize: {
+    labels:
+      `sig-node && FeatureGate:InPlacePodVerticalScaling && ${NODE_LABELS}`,
+    focus: "",
+  },
+  storage: {
+    labels: `sig-storage && ${NODE_LABELS}`,
+    focus: "\\[sig-storage\\] (" + [
+      "ConfigMap",
+      "Downward API volume",
+      "EmptyDir",
+      "Ephemeralstorage",
+      "HostPathType",
+      "Projected",
+      "Secrets",
+      "Subpath",
+      // API objects only: no pod, or a pod the kubelet never sees.
+      "CSIInlineVolumes",
+      "CSINodes",
+      "CSIStorageCapacity",
+      "StorageClasses",
+      "VolumeAttachment",
+      "PV Protection",
+      "PersistentVolumes CSI Conformance",
+      "Flexvolumes",
+    ].join("|") + ") ",
+  },
+  "storage-inline": {
+    labels: `sig-storage && ${NODE_LABELS}`,
+    focus:
+      "\\[Driver: (hostPath|hostPathSymlink|emptydir)\\] \\[Testpattern: Inline-volume",
+  },
+};
 
 /** Per suite: the default Ginkgo label filter and the default report directory. */
 export const SUITES: Record<Suite, { labels: string; out: string }> = {
@@ -190,20 +270,37 @@ export function parseOptions(args: readonly string[]): Options {
   }
   for (const a of args) {
     if (
-      !/^--((suite|kubelet|label-filter|focus|skip|procs|timeout|out|slot)=|summarize$)/
+      !/^--((suite|kubelet|selection|label-filter|focus|skip|procs|timeout|out|slot)=|summarize$)/
         .test(a)
     ) {
       throw new Error(
-        `unknown argument ${a}: use --suite=, --kubelet=, --label-filter=, --focus=, --skip=, --procs=, --timeout=, --out=, --slot=, --summarize`,
+        `unknown argument ${a}: use --suite=, --kubelet=, --selection=, --label-filter=, --focus=, --skip=, --procs=, --timeout=, --out=, --slot=, --summarize`,
       );
     }
   }
   const s = SUITES[suite as Suite];
+  const name = get("selection");
+  const selection = name === undefined ? undefined : SELECTIONS[name];
+  if (name !== undefined) {
+    if (!selection) {
+      throw new Error(
+        `--selection=${name}: use ${Object.keys(SELECTIONS).join(", ")}`,
+      );
+    }
+    if (suite !== "node") {
+      throw new Error(`--selection=${name} needs --suite=node`);
+    }
+    if (get("label-filter") !== undefined || get("focus") !== undefined) {
+      throw new Error(
+        `--selection=${name} sets the label filter and focus: leave out --label-filter= and --focus= (--skip= still narrows it)`,
+      );
+    }
+  }
   return {
     suite: suite as Suite,
     kubelets,
-    labelFilter: get("label-filter") ?? s.labels,
-    focus: get("focus") ?? "",
+    labelFilter: selection?.labels ?? get("label-filter") ?? s.labels,
+    focus: selection?.focus ?? get("focus") ?? "",
     skip: get("skip") ?? "",
     procs,
     slot: Number(get("slot") ?? "0") || 0,

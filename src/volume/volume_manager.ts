@@ -359,7 +359,25 @@ class DiskVolumeManager implements VolumeManager {
           );
         }
         const root = await Deno.realPath(volume.hostPath);
-        hostPath = (await resolveSubPath(this.#subPathFs, root, subPath)).path;
+        try {
+          hostPath =
+            (await resolveSubPath(this.#subPathFs, root, subPath)).path;
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error;
+          // as upstream makeMounts: the container's status names the mount, never host paths
+          this.#deps.logger.error(
+            "Failed to prepare subPath for volumeMount of the container",
+            {
+              containerName: container.name,
+              volumeMountName: mount.name,
+              err: error.message,
+            },
+          );
+          throw new RangeError(
+            `failed to prepare subPath for volumeMount "${mount.name}" of container "${container.name}"`,
+            { cause: error },
+          );
+        }
       }
       out.push({
         containerPath: mount.mountPath,

@@ -206,3 +206,46 @@ Deno.test({
     }
   },
 });
+
+Deno.test("VolumeManager.containerMounts() refuses a subPath that leads out of its volume by naming the mount, the host paths only in the log", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const logger = new CaptureLogger();
+    const volumes = createVolumeManager({ logger }, { rootDir: root });
+    const pod = {
+      metadata: { name: "p", namespace: "ns", uid: "uid-1" },
+      spec: {
+        volumes: [{ name: "scratch", emptyDir: {} }],
+        containers: [{
+          name: "c",
+          volumeMounts: [{ name: "scratch", mountPath: "/t", subPath: "out" }],
+        }],
+      },
+    } as unknown as Pod;
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const scratch =
+      `${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/scratch`;
+    // what an init container's `ln -s /bin /volume/out` leaves
+    await Deno.symlink("/bin", `${scratch}/out`);
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, {
+        expand: (expr) => expr,
+        running: new Set(),
+      }),
+      (error: Error) => {
+        assert.ok(error instanceof RangeError);
+        assert.equal(
+          error.message,
+          'failed to prepare subPath for volumeMount "scratch" of container "c"',
+        );
+        return true;
+      },
+    );
+    const record = logger.records.find((r) =>
+      r.msg === "Failed to prepare subPath for volumeMount of the container"
+    );
+    assert.match(String(record?.fields?.err), /not within volume path/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -43,3 +43,71 @@ Deno.test("the node e2e base configuration keeps the run apart from other kubele
   assert.notEqual(E2E_NODES.ours.criRoot, E2E_NODES.upstream.criRoot);
   assert.notEqual(E2E_NODES.ours.bridge, E2E_NODES.upstream.bridge);
 });
+
+Deno.test("--selection names a slice of --suite=node: its label filter and focus", () => {
+  const node = parseOptions(["--suite=node", "--selection=sig-node"]);
+  assert.match(
+    node.labelFilter,
+    /^sig-node && !FeatureGate:InPlacePodVerticalScaling && /,
+  );
+  assert.ok(node.labelFilter.endsWith(NODE_LABELS));
+  assert.equal(node.focus, "");
+  const storage = parseOptions(["--suite=node", "--selection=storage"]);
+  const focus = new RegExp(storage.focus);
+  assert.ok(
+    focus.test(
+      "[sig-storage] Subpath Atomic writer volumes should support subpaths with secret pod [Conformance]",
+    ),
+  );
+  assert.ok(
+    !focus.test(
+      "[sig-storage] CSI Mock volume attach CSI attach test using mock driver should require VolumeAttach",
+    ),
+  );
+  assert.ok(
+    !focus.test(
+      "[sig-storage] PersistentVolumes-local [Volume type: dir] One pod requesting one prebound PVC",
+    ),
+  );
+  assert.ok(
+    !focus.test("[sig-node] ConfigMap should update ConfigMap successfully"),
+  );
+  const inline = new RegExp(
+    parseOptions(["--suite=node", "--selection=storage-inline"]).focus,
+  );
+  assert.ok(
+    inline.test(
+      "[sig-storage] In-tree Volumes [Driver: hostPathSymlink] [Testpattern: Inline-volume (default fs)] subPath should support existing directory",
+    ),
+  );
+  assert.ok(
+    !inline.test(
+      "[sig-storage] In-tree Volumes [Driver: hostPath] [Testpattern: Pre-provisioned PV (default fs)] volumes should store data",
+    ),
+  );
+  assert.ok(
+    !inline.test(
+      "[sig-storage] CSI Volumes [Driver: csi-hostpath] [Testpattern: Inline-volume (default fs)] subPath should support existing directory",
+    ),
+  );
+  // --skip still narrows a selection.
+  assert.equal(
+    parseOptions(["--suite=node", "--selection=storage", "--skip=Slow"]).skip,
+    "Slow",
+  );
+});
+
+Deno.test("--selection is refused with the choices, outside --suite=node, or beside --focus", () => {
+  assert.throws(
+    () => parseOptions(["--suite=node", "--selection=all"]),
+    /--selection=all: use sig-node, resize, storage, storage-inline/,
+  );
+  assert.throws(
+    () => parseOptions(["--selection=storage"]),
+    /--selection=storage needs --suite=node/,
+  );
+  assert.throws(
+    () => parseOptions(["--suite=node", "--selection=storage", "--focus=x"]),
+    /leave out --label-filter= and --focus=/,
+  );
+});

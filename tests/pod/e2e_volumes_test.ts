@@ -216,7 +216,7 @@ Deno.test({
     for (const r of reasons) {
       assert.match(
         r.state.waiting?.message ?? "",
-        /not within volume path|must not contain '\.\.'/,
+        /failed to prepare subPath for volumeMount|must not contain '\.\.'/,
         r.name,
       );
     }

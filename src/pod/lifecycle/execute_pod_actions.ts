@@ -124,7 +124,13 @@ export async function executePodActions(
   await deps.initContainers.prune(pod, status, signal);
 
   let sandboxId = actions.sandboxId;
-  let podIPs = status.sandboxes[0]
+  // A host-network pod's addresses are the node's (the runtime reports none for its sandbox):
+  // upstream SyncPod reads them back from the API status generateAPIPodStatus fills in, so
+  // status.podIP in the environment is the node IP from the first start on.
+  const hostNetwork = pod.spec.hostNetwork === true;
+  let podIPs = hostNetwork
+    ? [...deps.start.hostIPs]
+    : status.sandboxes[0]
     ? [status.sandboxes[0].ip, ...status.sandboxes[0].additionalIps]
     : [];
   let nodeOptions: { dns?: DnsOptions } = {};
@@ -191,7 +197,7 @@ export async function executePodActions(
     results.push(created.result);
     if (!created.id) return results;
     sandboxId = created.id;
-    podIPs = created.ips;
+    if (!hostNetwork) podIPs = created.ips;
   }
   if (!actions.createSandbox && actions.killPod) return results;
 

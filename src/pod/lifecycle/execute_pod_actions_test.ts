@@ -310,3 +310,44 @@ Deno.test("executePodActions() fails sandbox creation, before any CRI call, for 
     `Warning FailedCreatePodSandBox Failed to create pod sandbox: ${detail}`,
   ]);
 });
+
+Deno.test("executePodActions() gives a host-network pod's containers the node's IPs as status.podIP and status.podIPs", async () => {
+  const s = setup();
+  s.deps.start.hostIPs = ["192.168.0.10", "fd00::10"];
+  const ipEnv = (name: string, fieldPath: string) => ({
+    name,
+    valueFrom: { fieldRef: { fieldPath } },
+  });
+  const host: Pod = {
+    metadata: { name: "hostnet", namespace: "default", uid: "u2" },
+    spec: {
+      hostNetwork: true,
+      containers: [{
+        name: "app",
+        image: "busybox",
+        command: ["echo", "$(POD_IP)", "$(POD_IPS)", "$(HOST_IP)"],
+        env: [
+          ipEnv("POD_IP", "status.podIP"),
+          ipEnv("POD_IPS", "status.podIPs"),
+          ipEnv("HOST_IP", "status.hostIP"),
+        ],
+      }],
+    },
+  };
+  const none: PodRuntimeStatus = { ...empty, uid: "u2", name: "hostnet" };
+  const results = await executePodActions(s.deps, {
+    pod: host,
+    status: none,
+    actions: computePodActions(host, none),
+    signal: s.signal,
+    logger: s.logger,
+  });
+  assert.deepEqual(results.map((r) => r.reason), [undefined, undefined]);
+  const app = [...s.runtime.containers.values()][0]!;
+  assert.deepEqual(app.command, [
+    "echo",
+    "192.168.0.10",
+    "192.168.0.10,fd00::10",
+    "192.168.0.10",
+  ]);
+});
