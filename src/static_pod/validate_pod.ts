@@ -93,8 +93,8 @@ const HOST_PATH_TYPES = [
   "BlockDevice",
 ];
 
-function validateVolumes(spec: Json, errs: Errors): Set<string> {
-  const names = new Set<string>();
+function validateVolumes(spec: Json, errs: Errors): Map<string, Json> {
+  const names = new Map<string, Json>();
   list(spec.volumes).forEach((v, i) => {
     const path = `spec.volumes[${i}]`;
     const before = errs.list.length;
@@ -156,7 +156,7 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
     else dnsLabel(errs, `${path}.name`, name);
     if (names.has(name)) errs.duplicate(`${path}.name`, name);
     // upstream only lists volumes without errors, so mounts of a bad one are "Not found"
-    if (name && errs.list.length === before) names.add(name);
+    if (name && errs.list.length === before) names.set(name, v);
   });
   return names;
 }
@@ -287,7 +287,7 @@ const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 
 /** What every container's checks need to know of its pod. */
 interface PodContext {
-  volumes: Set<string>;
+  volumes: Map<string, Json>;
   claims: Set<string>;
   restartPolicy: string;
   hostUsers: boolean;
@@ -400,6 +400,7 @@ function validateContainerCommon(
     }
     mountPaths.add(mountPath);
   });
+  validateVolumeDevices(c, path, volumes, errs);
   const pull = str(c.imagePullPolicy);
   if (!pull) errs.required(`${path}.imagePullPolicy`);
   else if (!PULL_POLICIES.includes(pull)) {
@@ -423,6 +424,65 @@ function validateContainerCommon(
     pod.hostUsers,
     errs,
   );
+}
+
+/** Upstream `ValidateVolumeDevices`: block devices come from claims, apart from the mounts. */
+function validateVolumeDevices(
+  c: Json,
+  path: string,
+  volumes: Map<string, Json>,
+  errs: Errors,
+): void {
+  const mounts = new Map(
+    list(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]),
+  );
+  const mountPaths = new Set(mounts.values());
+  const paths = new Set<string>();
+  const names = new Set<string>();
+  list(c.volumeDevices).forEach((d, i) => {
+    const at = `${path}.volumeDevices[${i}]`;
+    const name = str(d.name);
+    const devicePath = str(d.devicePath);
+    const volume = volumes.get(name);
+    if (!name) errs.required(`${at}.name`);
+    if (names.has(name)) errs.invalid(`${at}.name`, name, "must be unique");
+    if (
+      volume && !set(volume.persistentVolumeClaim) && !set(volume.ephemeral)
+    ) {
+      errs.invalid(
+        `${at}.name`,
+        name,
+        "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+      );
+    }
+    if (!volume) errs.notFound(`${at}.name`, name);
+    if (!devicePath) errs.required(`${at}.devicePath`);
+    if (paths.has(devicePath)) {
+      errs.invalid(`${at}.devicePath`, devicePath, "must be unique");
+    }
+    if (devicePath && devicePath.split("/").includes("..")) {
+      errs.invalid(
+        `${at}.devicePath`,
+        devicePath,
+        "can not contain backsteps ('..')",
+      );
+    } else paths.add(devicePath);
+    if (mounts.has(name)) {
+      errs.invalid(
+        `${at}.name`,
+        name,
+        "must not already exist in volumeMounts",
+      );
+    }
+    if (mountPaths.has(devicePath)) {
+      errs.invalid(
+        `${at}.devicePath`,
+        devicePath,
+        "must not already exist as a path in volumeMounts",
+      );
+    }
+    if (name) names.add(name);
+  });
 }
 
 /** The lifecycle hooks and probes of a container that may have them. */

@@ -46,6 +46,20 @@ const OTHER_STANDARD_RESOURCES = [
   "services.loadbalancers",
 ];
 
+/** Upstream `IsIntegerResourceName`: counted resources and extended ones. */
+const INTEGER_RESOURCES = [
+  "pods",
+  "resourcequotas",
+  "services",
+  "replicationcontrollers",
+  "secrets",
+  "configmaps",
+  "persistentvolumeclaims",
+  "services.nodeports",
+  "services.loadbalancers",
+];
+const isIntegerResource = (name: string): boolean =>
+  INTEGER_RESOURCES.includes(name) || isExtendedResourceName(name);
 const isHugePages = (name: string) => name.startsWith("hugepages-");
 const isNative = (name: string) =>
   !name.includes("/") || name.includes("kubernetes.io/");
@@ -145,7 +159,7 @@ export function validateResources(
     if (decimalOf(q).m < 0n) {
       errs.invalid(field, text(q), "must be greater than or equal to 0");
     }
-    if (isExtendedResourceName(name) && milliValue(q) % 1000n !== 0n) {
+    if (isIntegerResource(name) && milliValue(q) % 1000n !== 0n) {
       errs.invalid(field, text(q), "must be an integer");
     }
   };
