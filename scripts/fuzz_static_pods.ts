@@ -6,8 +6,9 @@
  *
  * --texts also shows validation refusals whose error text differs from upstream's.
  *
- * --record rewrites the committed corpus (src/static_pod/testdata/corpus.jsonl: the first 100
- * cases with the oracle's answers), which `corpus_test.ts` replays in CI without Go.
+ * --record rewrites the committed corpus (src/static_pod/testdata/corpus.jsonl: the first 60
+ * cases and, for each pod field family, its first accepted and first refused case, with the
+ * oracle's answers), which `corpus_test.ts` replays in CI without Go.
  *
  * @module
  */
@@ -109,8 +110,23 @@ for (let i = 0; i < cases.length; i++) {
 }
 
 if (record) {
-  const corpus = cases.slice(0, 100).map((c, i) =>
-    JSON.stringify({ case: c, answer: { ...answers[i]!, hashed: undefined } })
+  // the first 60 cases, then for each pod field family its first accepted and first refused
+  const chosen = new Set(cases.slice(0, 60).map((_c, i) => i));
+  const seen = new Set<string>();
+  cases.forEach((c, i) => {
+    for (const family of c.label.matchAll(/pod family (\w+)/g)) {
+      const key = `${family[1]} ${answers[i]!.ok}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        chosen.add(i);
+      }
+    }
+  });
+  const corpus = [...chosen].sort((a, b) => a - b).map((i) =>
+    JSON.stringify({
+      case: cases[i]!,
+      answer: { ...answers[i]!, hashed: undefined },
+    })
   ).join("\n") + "\n";
   await Deno.writeTextFile(
     `${here}src/static_pod/testdata/corpus.jsonl`,
