@@ -248,6 +248,39 @@ Deno.test("readStaticPods() refuses the pod-level rules upstream's ValidatePodCr
       "spec.ephemeralContainers: Forbidden: cannot be set on create",
     ],
   ];
+  const container = (extra: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n${extra}  containers:\n  - name: c\n    image: i\n`;
+  cases.push(
+    [
+      "  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, preference: {}}]}}\n",
+      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100",
+    ],
+    [
+      "  dnsConfig: {nameservers: [1.1.1.1, 1.1.1.2, 1.1.1.3, 1.1.1.4]}\n",
+      'spec.dnsConfig.nameservers: Invalid value: ["1.1.1.1","1.1.1.2","1.1.1.3","1.1.1.4"]: must not have more than 3 nameservers',
+    ],
+  );
+  const inContainer: [string, string][] = [
+    [
+      "  restartPolicy: Never\n",
+      "    resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]\n",
+    ],
+    ["", "    securityContext: {procMount: Unmasked}\n"],
+  ];
+  const containerWants = [
+    `spec.containers[0].resizePolicy: Invalid value: "RestartContainer": must be 'NotRequired' when \`restartPolicy\` is 'Never'`,
+    'spec.containers[0].securityContext.procMount: Invalid value: "Unmasked": `hostUsers` must be false to use `Unmasked`',
+  ];
+  for (const [i, [podExtra, cExtra]] of inContainer.entries()) {
+    const { errors } = await readStaticPods(
+      container(podExtra) + cExtra,
+      FILE,
+    );
+    assert.ok(
+      errors[0]?.message.includes(containerWants[i]!),
+      errors[0]?.message,
+    );
+  }
   for (const [extra, want] of cases) {
     const { pods, errors } = await readStaticPods(spec(extra), FILE);
     assert.deepEqual(pods, [], extra);
