@@ -2,10 +2,13 @@
  * Differential fuzz of kubelet.ts's static pod reading against upstream's (the Go oracle in
  * peers/staticpod, built by `bash scripts/peers.sh static-oracle`).
  *
- *   deno task fuzz-static [--count N] [--seed S] [--show K] [--record]
+ *   deno task fuzz-static [--count N] [--seed S] [--show K] [--texts] [--record]
  *
- * --record rewrites the committed corpus (src/static_pod/testdata/corpus.jsonl: the first 100
- * cases with the oracle's answers), which `corpus_test.ts` replays in CI without Go.
+ * --texts also shows validation refusals whose error text differs from upstream's.
+ *
+ * --record rewrites the committed corpus (src/static_pod/testdata/corpus.jsonl: the first 60
+ * cases and, for each pod field family, its first accepted and first refused case, with the
+ * oracle's answers), which `corpus_test.ts` replays in CI without Go.
  *
  * @module
  */
@@ -70,6 +73,10 @@ const answers = new TextDecoder().decode(result.stdout).trim().split("\n").map(
 let accepted = 0;
 let mismatched = 0;
 let messageDiffers = 0;
+let bothValidation = 0;
+let sameDetails = 0;
+let sameText = 0;
+const detailShown: string[] = [];
 const classes = new Map<string, number>();
 const kinds = new Map<string, number>();
 const shown: string[] = [];
@@ -80,6 +87,16 @@ for (let i = 0; i < cases.length; i++) {
   else classes.set(a.class!, (classes.get(a.class!) ?? 0) + 1);
   const cmp = await compareCase(c, a);
   if (cmp.messageDiffers) messageDiffers++;
+  if (cmp.detailsIdentical !== undefined) {
+    bothValidation++;
+    if (cmp.detailsIdentical) sameDetails++;
+    if (cmp.textIdentical) sameText++;
+    else if (detailShown.length < show) {
+      detailShown.push(
+        `#${i} ${c.label}\n  upstream: ${a.error}\n  ours:     ${cmp.ours}`,
+      );
+    }
+  }
   if (cmp.mismatches.length > 0) {
     mismatched++;
     for (const m of cmp.mismatches) {
@@ -93,8 +110,23 @@ for (let i = 0; i < cases.length; i++) {
 }
 
 if (record) {
-  const corpus = cases.slice(0, 100).map((c, i) =>
-    JSON.stringify({ case: c, answer: { ...answers[i]!, hashed: undefined } })
+  // the first 60 cases, then for each pod field family its first accepted and first refused
+  const chosen = new Set(cases.slice(0, 60).map((_c, i) => i));
+  const seen = new Set<string>();
+  cases.forEach((c, i) => {
+    for (const family of c.label.matchAll(/pod family (\w+)/g)) {
+      const key = `${family[1]} ${answers[i]!.ok}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        chosen.add(i);
+      }
+    }
+  });
+  const corpus = [...chosen].sort((a, b) => a - b).map((i) =>
+    JSON.stringify({
+      case: cases[i]!,
+      answer: { ...answers[i]!, hashed: undefined },
+    })
   ).join("\n") + "\n";
   await Deno.writeTextFile(
     `${here}src/static_pod/testdata/corpus.jsonl`,
@@ -103,6 +135,9 @@ if (record) {
 }
 
 for (const s of shown) console.log(s);
+if (args.includes("--texts")) { for (const s of detailShown) console.log(s); }
+const pct = (n: number) =>
+  bothValidation ? (100 * n / bothValidation).toFixed(1) : "100.0";
 console.log(
   `static pod fuzz: ${cases.length} manifests (seed ${seed}), upstream accepted ${accepted}, refused ${
     cases.length - accepted
@@ -110,6 +145,8 @@ console.log(
     [...classes].map(([k, v]) => `${k} ${v}`).join(", ")
   }); mismatches ${mismatched} (${
     [...kinds].map(([k, v]) => `${k} ${v}`).join(", ")
-  }); same class, other message: ${messageDiffers}`,
+  }); same class, other message: ${messageDiffers}; validation refusals ${bothValidation}: identical error details ${sameDetails} (${
+    pct(sameDetails)
+  }%), identical error text ${sameText} (${pct(sameText)}%)`,
 );
 if (mismatched > 0) Deno.exitCode = 1;

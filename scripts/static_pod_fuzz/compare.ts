@@ -25,6 +25,12 @@ export interface Comparison {
   mismatches: string[];
   /** Same class but another message (not counted as a mismatch). */
   messageDiffers: boolean;
+  /** For a pod both refuse in validation: each error's type, field and detail as upstream's. */
+  detailsIdentical?: boolean | undefined;
+  /** For a pod both refuse in validation: the whole error text as upstream prints it. */
+  textIdentical?: boolean | undefined;
+  /** Our error text. */
+  ours?: string | undefined;
 }
 
 /** Drops empty values (Go's omitempty and the oracle's null timestamps) for a fair compare. */
@@ -67,6 +73,8 @@ export async function compareCase(
   });
   const mismatches: string[] = [];
   let messageDiffers = false;
+  let detailsIdentical: boolean | undefined;
+  let textIdentical: boolean | undefined;
   if (ours.ok !== answer.ok) {
     mismatches.push(
       `accept: ours ${
@@ -91,6 +99,12 @@ export async function compareCase(
           }]`,
         );
       }
+      const full = (f: { type: string; field: string; detail: string }) =>
+        `${f.type} ${f.field} ${f.detail}`;
+      const x = (ours.fields ?? []).map(full).sort().join("\n");
+      const y = (answer.fields ?? []).map(full).sort().join("\n");
+      detailsIdentical = x === y;
+      textIdentical = ours.message === answer.error;
     }
     if (!answer.error?.includes(ours.message)) messageDiffers = true;
   } else if (ours.ok && answer.ok) {
@@ -114,5 +128,11 @@ export async function compareCase(
     const y = JSON.stringify(theirs);
     if (x !== y) mismatches.push(`pod: ${firstDifference(x, y)}`);
   }
-  return { mismatches, messageDiffers };
+  return {
+    mismatches,
+    messageDiffers,
+    detailsIdentical,
+    textIdentical,
+    ours: ours.ok ? undefined : ours.message,
+  };
 }

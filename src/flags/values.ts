@@ -5,6 +5,8 @@
  * and error texts.
  * @module
  */
+import { isSloppyIP } from "../util/sloppy_ip.ts";
+export { isSloppyIP };
 import { formatGoDuration, parseGoDuration } from "../util/go_duration.ts";
 import {
   goQuote,
@@ -78,20 +80,6 @@ function scalar(
     set: (s) => slot.set(parse(s)),
     text: () => show(slot.get()),
   };
-}
-
-const IPV4_REGEXP = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
-
-/** netutils `ParseIPSloppy`: IPv4 (leading zeros allowed) or IPv6 text. */
-export function isSloppyIP(text: string): boolean {
-  const v4 = IPV4_REGEXP.exec(text);
-  if (v4) return v4.slice(1).every((part) => Number(part) <= 255);
-  if (!text.includes(":") || text.includes("%")) return false;
-  try {
-    return new URL(`http://[${text}]/`).hostname !== "";
-  } catch {
-    return false;
-  }
 }
 
 function ipValue(slot: AnySlot): FlagValue {

@@ -148,7 +148,6 @@ export {
   CONFIG_SEEN_ANNOTATION,
   CONFIG_SOURCE_ANNOTATION,
   ManifestError,
-  parseManifest,
   readStaticPods,
 } from "./static/static_pod.ts";
 export {

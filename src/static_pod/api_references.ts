@@ -6,15 +6,7 @@
  * @module
  */
 
-type Json = Record<string, unknown>;
-
-const obj = (v: unknown): Json | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v)
-    ? v as Json
-    : undefined;
-const list = (v: unknown): Json[] =>
-  Array.isArray(v) ? v.filter((x) => obj(x)) as Json[] : [];
-const set = (v: unknown) => v !== undefined && v !== null;
+import { type Json, list, obj, set, str } from "./field_errors.ts";
 
 /** Volume sources that need no API object. */
 const LOCAL_VOLUMES = [
@@ -69,40 +61,48 @@ function containers(spec: Json): Json[] {
   ];
 }
 
+/** Whether a reference names an object (upstream skips empty names when visiting them). */
+const named = (ref: unknown, key = "name"): boolean =>
+  str(obj(ref)?.[key]) !== "";
+
+/** Upstream `VisitPodSecretNames` finding one non-empty name. */
 function usesSecrets(spec: Json): boolean {
-  if (list(spec.imagePullSecrets).length > 0) return true;
+  if (list(spec.imagePullSecrets).some((r) => named(r))) return true;
   for (const c of containers(spec)) {
-    if (list(c.envFrom).some((e) => set(e.secretRef))) return true;
-    if (list(c.env).some((e) => set(obj(e.valueFrom)?.secretKeyRef))) {
+    if (list(c.envFrom).some((e) => named(e.secretRef))) return true;
+    if (list(c.env).some((e) => named(obj(e.valueFrom)?.secretKeyRef))) {
       return true;
     }
   }
   for (const v of list(spec.volumes)) {
-    const named = (k: string) => set(obj(v[k])?.secretRef);
-    if (set(v.secret) || set(v.azureFile)) return true;
+    if (named(v.secret, "secretName") || named(v.azureFile, "secretName")) {
+      return true;
+    }
     if (
       ["cephfs", "cinder", "flexVolume", "rbd", "scaleIO", "iscsi", "storageos"]
-        .some(named)
+        .some((k) => named(obj(v[k])?.secretRef))
     ) {
       return true;
     }
-    const csi = obj(v.csi);
-    if (csi && set(csi.nodePublishSecretRef)) return true;
-    if (list(obj(v.projected)?.sources).some((s) => set(s.secret))) return true;
+    if (named(obj(v.csi)?.nodePublishSecretRef)) return true;
+    if (list(obj(v.projected)?.sources).some((s) => named(s.secret))) {
+      return true;
+    }
   }
   return false;
 }
 
+/** Upstream `VisitPodConfigmapNames` finding one non-empty name. */
 function usesConfigMaps(spec: Json): boolean {
   for (const c of containers(spec)) {
-    if (list(c.envFrom).some((e) => set(e.configMapRef))) return true;
-    if (list(c.env).some((e) => set(obj(e.valueFrom)?.configMapKeyRef))) {
+    if (list(c.envFrom).some((e) => named(e.configMapRef))) return true;
+    if (list(c.env).some((e) => named(obj(e.valueFrom)?.configMapKeyRef))) {
       return true;
     }
   }
   for (const v of list(spec.volumes)) {
-    if (set(v.configMap)) return true;
-    if (list(obj(v.projected)?.sources).some((s) => set(s.configMap))) {
+    if (named(v.configMap)) return true;
+    if (list(obj(v.projected)?.sources).some((s) => named(s.configMap))) {
       return true;
     }
   }

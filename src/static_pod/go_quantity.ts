@@ -3,6 +3,8 @@
  * `pkg/api/resource`): an int64 mantissa and scale, or an arbitrary-precision decimal, the
  * cached text and the format. The static pod UID hashes this struct (spew prints its private
  * fields), so the split between the two forms and the cached text must follow upstream exactly.
+ * The rest of the kubelet reads quantities as numbers (`src/util/quantity.ts`), which cannot
+ * hold this struct; hence two parsers, one per need.
  *
  * @module
  */

@@ -8,105 +8,51 @@
  * @module
  */
 
-import {
-  dns1123LabelErrors,
-  dns1123SubdomainErrors,
-  labelValueErrors,
-  qualifiedNameErrors,
-} from "../util/k8s_names.ts";
-import { isExtendedResourceName } from "../util/resource_names.ts";
+import { labelValueErrors, qualifiedNameErrors } from "../util/k8s_names.ts";
 import { VOLUME_SOURCES } from "./volume_sources.ts";
+import { DecodedQuantity } from "./go_quantity.ts";
 import {
-  DecodedQuantity,
-  type GoQuantity,
-  goQuantityString,
-  parseGoQuantity,
-} from "./go_quantity.ts";
+  decimalOf,
+  podClaimNames,
+  validateOverhead,
+  validatePodResourceClaims,
+  validateResizePolicy,
+  validateResources,
+} from "./validate_resources.ts";
+import {
+  dnsLabel,
+  dnsSubdomain,
+  Errors,
+  type FieldError,
+  type Json,
+  list,
+  obj,
+  set,
+  str,
+  validateLabels,
+} from "./field_errors.ts";
+import {
+  containersWithPath,
+  usesHostUsers,
+  validateContainerSecurityContext,
+  validateForOs,
+  validateHostUsers,
+  validatePodSecurityContext,
+  validateWindowsHostProcess,
+} from "./validate_security.ts";
+import {
+  validateAffinity,
+  validateReadinessGates,
+  validateSchedulingGates,
+  validateTopologySpread,
+} from "./validate_scheduling.ts";
+import {
+  validateDnsConfig,
+  validateHostAliases,
+  validateHostnameOverride,
+} from "./validate_network.ts";
 
-type Json = Record<string, unknown>;
-
-/** One upstream `field.Error`: type (`Required value`, `Invalid value`…), path and detail. */
-export interface FieldError {
-  type: string;
-  field: string;
-  detail: string;
-  /** Upstream's `Error()` text. */
-  message: string;
-}
-
-const obj = (v: unknown): Json | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v) &&
-    !(v instanceof DecodedQuantity)
-    ? v as Json
-    : undefined;
-const list = (v: unknown): Json[] =>
-  Array.isArray(v) ? v.map((x) => obj(x) ?? {}) : [];
-const str = (v: unknown): string => typeof v === "string" ? v : "";
-const set = (v: unknown) => v !== undefined && v !== null;
-
-function badValueText(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean") {
-    return String(value);
-  }
-  return JSON.stringify(value);
-}
-
-class Errors {
-  readonly list: FieldError[] = [];
-  private add(type: string, field: string, body: string, detail: string) {
-    const message = `${field}: ${body}${detail ? `: ${detail}` : ""}`;
-    this.list.push({ type, field, detail, message });
-  }
-  required(field: string, detail = "") {
-    this.add("FieldValueRequired", field, "Required value", detail);
-  }
-  forbidden(field: string, detail: string) {
-    this.add("FieldValueForbidden", field, "Forbidden", detail);
-  }
-  invalid(field: string, value: unknown, detail: string) {
-    this.add(
-      "FieldValueInvalid",
-      field,
-      `Invalid value: ${badValueText(value)}`,
-      detail,
-    );
-  }
-  duplicate(field: string, value: unknown) {
-    this.add(
-      "FieldValueDuplicate",
-      field,
-      `Duplicate value: ${badValueText(value)}`,
-      "",
-    );
-  }
-  notFound(field: string, value: unknown) {
-    this.add(
-      "FieldValueNotFound",
-      field,
-      `Not found: ${badValueText(value)}`,
-      "",
-    );
-  }
-  notSupported(field: string, value: unknown, valid: string[]) {
-    this.add(
-      "FieldValueNotSupported",
-      field,
-      `Unsupported value: ${badValueText(value)}`,
-      valid.length
-        ? `supported values: ${valid.map((v) => JSON.stringify(v)).join(", ")}`
-        : "",
-    );
-  }
-  tooLong(field: string, max: number) {
-    this.add(
-      "FieldValueTooLong",
-      field,
-      "Too long",
-      `may not be more than ${max} bytes`,
-    );
-  }
-}
+export type { FieldError } from "./field_errors.ts";
 
 /** The field errors of a defaulted static pod (empty when valid). */
 export function validatePodCreate(pod: Json): FieldError[] {
@@ -114,23 +60,6 @@ export function validatePodCreate(pod: Json): FieldError[] {
   validateMetadata(obj(pod.metadata) ?? {}, errs);
   validateSpec(obj(pod.spec) ?? {}, errs);
   return errs.list;
-}
-
-function dnsLabel(errs: Errors, field: string, value: string): void {
-  for (const m of dns1123LabelErrors(value)) errs.invalid(field, value, m);
-}
-
-function dnsSubdomain(errs: Errors, field: string, value: string): void {
-  for (const m of dns1123SubdomainErrors(value)) errs.invalid(field, value, m);
-}
-
-function validateLabels(map: unknown, field: string, errs: Errors): void {
-  for (const [k, v] of Object.entries(obj(map) ?? {})) {
-    for (const m of qualifiedNameErrors(k)) errs.invalid(field, k, m);
-    for (const m of labelValueErrors(str(v))) {
-      errs.invalid(field, v, m);
-    }
-  }
 }
 
 const encoder = new TextEncoder();
@@ -164,20 +93,12 @@ const HOST_PATH_TYPES = [
   "BlockDevice",
 ];
 
-function validateVolumes(spec: Json, errs: Errors): Set<string> {
-  const names = new Set<string>();
+function validateVolumes(spec: Json, errs: Errors): Map<string, Json> {
+  const names = new Map<string, Json>();
   list(spec.volumes).forEach((v, i) => {
     const path = `spec.volumes[${i}]`;
     const before = errs.list.length;
     const name = str(v.name);
-    if (!name) errs.required(`${path}.name`);
-    else {
-      const before = errs.list.length;
-      dnsLabel(errs, `${path}.name`, name);
-      if (errs.list.length === before && names.has(name)) {
-        errs.duplicate(`${path}.name`, name);
-      }
-    }
     const sources = VOLUME_SOURCES.filter((k) => set(v[k]));
     if (sources.length === 0) {
       errs.required(path, "must specify a volume type");
@@ -231,173 +152,13 @@ function validateVolumes(spec: Json, errs: Errors): Set<string> {
         }
       }
     }
+    if (!name) errs.required(`${path}.name`);
+    else dnsLabel(errs, `${path}.name`, name);
+    if (names.has(name)) errs.duplicate(`${path}.name`, name);
     // upstream only lists volumes without errors, so mounts of a bad one are "Not found"
-    if (name && errs.list.length === before) names.add(name);
+    if (name && errs.list.length === before) names.set(name, v);
   });
   return names;
-}
-
-const CONTAINER_RESOURCES = ["cpu", "memory", "ephemeral-storage"];
-const OTHER_STANDARD_RESOURCES = [
-  "pods",
-  "services",
-  "replicationcontrollers",
-  "resourcequotas",
-  "secrets",
-  "configmaps",
-  "persistentvolumeclaims",
-  "storage",
-  "requests.cpu",
-  "requests.memory",
-  "requests.storage",
-  "requests.ephemeral-storage",
-  "limits.cpu",
-  "limits.memory",
-  "limits.ephemeral-storage",
-  "services.nodeports",
-  "services.loadbalancers",
-];
-
-const isHugePages = (name: string) => name.startsWith("hugepages-");
-const isNative = (name: string) =>
-  !name.includes("/") || name.includes("kubernetes.io/");
-const overcommitAllowed = (name: string) =>
-  isNative(name) && !isHugePages(name);
-
-/** Upstream `validateContainerResourceName`. */
-function resourceNameErrors(name: string, field: string, errs: Errors): void {
-  const before = errs.list.length;
-  for (const m of qualifiedNameErrors(name)) errs.invalid(field, name, m);
-  const qualified = errs.list.length === before;
-  if (!name.includes("/")) {
-    if (CONTAINER_RESOURCES.includes(name) || isHugePages(name)) return;
-    if (qualified && !OTHER_STANDARD_RESOURCES.includes(name)) {
-      errs.invalid(
-        field,
-        name,
-        "must be a standard resource type or fully qualified",
-      );
-    }
-    errs.invalid(field, name, "must be a standard resource for containers");
-  } else if (!isNative(name) && !isExtendedResourceName(name)) {
-    errs.invalid(
-      field,
-      name,
-      "doesn't follow extended resource name standard",
-    );
-  }
-}
-
-/** The quantity's value as mantissa × 10^exponent. */
-function decimalOf(q: GoQuantity): { m: bigint; e: number } {
-  return q.dec
-    ? { m: q.dec.unscaled, e: -q.dec.scale }
-    : { m: q.value, e: q.scale };
-}
-
-function quantityCompare(a: GoQuantity, b: GoQuantity): number {
-  const x = decimalOf(a);
-  const y = decimalOf(b);
-  const e = Math.min(x.e, y.e);
-  const xm = x.m * 10n ** BigInt(x.e - e);
-  const ym = y.m * 10n ** BigInt(y.e - e);
-  return xm < ym ? -1 : xm > ym ? 1 : 0;
-}
-
-/** `Quantity.ScaledValue(scale)`: rounded up (away from zero) to units of 10^scale. */
-function scaledValue(q: GoQuantity, scale: number): bigint {
-  const { m, e } = decimalOf(q);
-  if (e >= scale) return m * 10n ** BigInt(e - scale);
-  const d = 10n ** BigInt(scale - e);
-  const r = m / d;
-  return r * d === m ? r : m < 0n ? r - 1n : r + 1n;
-}
-
-/** Upstream `Quantity.MilliValue()`, wrapping on int64 overflow as its multiplications do. */
-function milliValue(q: GoQuantity): bigint {
-  if (q.dec) return BigInt.asIntN(64, scaledValue(q, -3));
-  if (q.scale < -3) return scaledValue(q, -3);
-  const by = q.scale + 3;
-  if ([0, 1, 2, 3, 6, 9].includes(by)) {
-    return BigInt.asIntN(64, q.value * 10n ** BigInt(by));
-  }
-  const exact = q.value * 10n ** BigInt(by);
-  return BigInt.asIntN(64, exact) === exact ? exact : 0n;
-}
-
-/** Bytes of a `hugepages-<size>` name, or undefined. */
-function hugePageSize(name: string): bigint | undefined {
-  try {
-    return scaledValue(parseGoQuantity(name.slice("hugepages-".length)), 0);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Upstream `validateResourceRequirements` for a container. */
-function validateResources(res: Json, path: string, errs: Errors): void {
-  const limits = obj(res.limits) ?? {};
-  const requests = obj(res.requests) ?? {};
-  const text = (q: GoQuantity) => goQuantityString(q);
-  let cpuOrMemory = false;
-  let hugePages = false;
-  const checkValue = (name: string, q: GoQuantity, field: string) => {
-    if (decimalOf(q).m < 0n) {
-      errs.invalid(field, text(q), "must be greater than or equal to 0");
-    }
-    if (isExtendedResourceName(name) && milliValue(q) % 1000n !== 0n) {
-      errs.invalid(field, text(q), "must be an integer");
-    }
-    if (isHugePages(name)) {
-      hugePages = true;
-      const size = hugePageSize(name);
-      if (size !== undefined && size > 0n && scaledValue(q, 0) % size !== 0n) {
-        errs.invalid(
-          field,
-          text(q),
-          `${text(q)} is not positive integer multiple of ${name}`,
-        );
-      }
-    }
-    if (name === "cpu" || name === "memory") cpuOrMemory = true;
-  };
-  for (const [name, raw] of Object.entries(limits)) {
-    if (!(raw instanceof DecodedQuantity)) continue;
-    const field = `${path}.limits[${name}]`;
-    resourceNameErrors(name, field, errs);
-    checkValue(name, raw.q, field);
-  }
-  for (const [name, raw] of Object.entries(requests)) {
-    if (!(raw instanceof DecodedQuantity)) continue;
-    const field = `${path}.requests[${name}]`;
-    resourceNameErrors(name, field, errs);
-    const limit = limits[name];
-    if (limit instanceof DecodedQuantity) {
-      const cmp = quantityCompare(raw.q, limit.q);
-      if (cmp !== 0 && !overcommitAllowed(name)) {
-        errs.invalid(
-          `${path}.requests`,
-          text(raw.q),
-          `must be equal to ${name} limit of ${text(limit.q)}`,
-        );
-      } else if (cmp > 0) {
-        errs.invalid(
-          `${path}.requests`,
-          text(raw.q),
-          `must be less than or equal to ${name} limit of ${text(limit.q)}`,
-        );
-      }
-    } else if (!overcommitAllowed(name)) {
-      errs.required(
-        `${path}.limits`,
-        "Limit must be set for non overcommitable resources",
-      );
-    }
-    checkValue(name, raw.q, field);
-  }
-  if (!cpuOrMemory && hugePages) {
-    errs.forbidden(path, "HugePages require cpu or memory");
-  }
 }
 
 /** Upstream `validateHandler`: exactly one handler, each checked. */
@@ -524,13 +285,22 @@ function portNumOrName(port: unknown, field: string, errs: Errors): void {
 const PROTOCOLS = ["SCTP", "TCP", "UDP"];
 const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 
-function validateContainer(
+/** What every container's checks need to know of its pod. */
+interface PodContext {
+  volumes: Map<string, Json>;
+  claims: Set<string>;
+  restartPolicy: string;
+  hostUsers: boolean;
+}
+
+/** Upstream `validateContainerCommon`. */
+function validateContainerCommon(
   c: Json,
   path: string,
-  volumes: Set<string>,
+  pod: PodContext,
   errs: Errors,
-  probes: boolean,
 ): void {
+  const volumes = pod.volumes;
   const name = str(c.name);
   if (!name) errs.required(`${path}.name`);
   else dnsLabel(errs, `${path}.name`, name);
@@ -630,12 +400,93 @@ function validateContainer(
     }
     mountPaths.add(mountPath);
   });
+  validateVolumeDevices(c, path, volumes, errs);
   const pull = str(c.imagePullPolicy);
   if (!pull) errs.required(`${path}.imagePullPolicy`);
   else if (!PULL_POLICIES.includes(pull)) {
     errs.notSupported(`${path}.imagePullPolicy`, pull, PULL_POLICIES);
   }
-  validateResources(obj(c.resources) ?? {}, `${path}.resources`, errs);
+  validateResources(
+    obj(c.resources) ?? {},
+    `${path}.resources`,
+    pod.claims,
+    errs,
+  );
+  validateResizePolicy(
+    list(c.resizePolicy),
+    `${path}.resizePolicy`,
+    pod.restartPolicy,
+    errs,
+  );
+  validateContainerSecurityContext(
+    c.securityContext,
+    `${path}.securityContext`,
+    pod.hostUsers,
+    errs,
+  );
+}
+
+/** Upstream `ValidateVolumeDevices`: block devices come from claims, apart from the mounts. */
+function validateVolumeDevices(
+  c: Json,
+  path: string,
+  volumes: Map<string, Json>,
+  errs: Errors,
+): void {
+  const mounts = new Map(
+    list(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]),
+  );
+  const mountPaths = new Set(mounts.values());
+  const paths = new Set<string>();
+  const names = new Set<string>();
+  list(c.volumeDevices).forEach((d, i) => {
+    const at = `${path}.volumeDevices[${i}]`;
+    const name = str(d.name);
+    const devicePath = str(d.devicePath);
+    const volume = volumes.get(name);
+    if (!name) errs.required(`${at}.name`);
+    if (names.has(name)) errs.invalid(`${at}.name`, name, "must be unique");
+    if (
+      volume && !set(volume.persistentVolumeClaim) && !set(volume.ephemeral)
+    ) {
+      errs.invalid(
+        `${at}.name`,
+        name,
+        "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+      );
+    }
+    if (!volume) errs.notFound(`${at}.name`, name);
+    if (!devicePath) errs.required(`${at}.devicePath`);
+    if (paths.has(devicePath)) {
+      errs.invalid(`${at}.devicePath`, devicePath, "must be unique");
+    }
+    if (devicePath && devicePath.split("/").includes("..")) {
+      errs.invalid(
+        `${at}.devicePath`,
+        devicePath,
+        "can not contain backsteps ('..')",
+      );
+    } else paths.add(devicePath);
+    if (mounts.has(name)) {
+      errs.invalid(
+        `${at}.name`,
+        name,
+        "must not already exist in volumeMounts",
+      );
+    }
+    if (mountPaths.has(devicePath)) {
+      errs.invalid(
+        `${at}.devicePath`,
+        devicePath,
+        "must not already exist as a path in volumeMounts",
+      );
+    }
+    if (name) names.add(name);
+  });
+}
+
+/** The lifecycle hooks and probes of a container that may have them. */
+function validateLifecycleAndProbes(c: Json, path: string, errs: Errors): void {
   const lifecycle = obj(c.lifecycle);
   for (const hook of ["postStart", "preStop"]) {
     const h = obj(lifecycle?.[hook]);
@@ -648,20 +499,176 @@ function validateContainer(
       );
     }
   }
-  if (probes) {
-    validateProbe(
-      obj(c.livenessProbe),
-      `${path}.livenessProbe`,
-      errs,
-      "liveness",
+  validateProbe(
+    obj(c.livenessProbe),
+    `${path}.livenessProbe`,
+    errs,
+    "liveness",
+  );
+  validateProbe(
+    obj(c.readinessProbe),
+    `${path}.readinessProbe`,
+    errs,
+    "readiness",
+  );
+  validateProbe(obj(c.startupProbe), `${path}.startupProbe`, errs, "startup");
+}
+
+/** Upstream `validateContainers`. */
+function validateContainers(spec: Json, pod: PodContext, errs: Errors): void {
+  const containers = Array.isArray(spec.containers)
+    ? list(spec.containers)
+    : [];
+  if (containers.length === 0) {
+    errs.required("spec.containers");
+    return;
+  }
+  const names = new Set<string>();
+  containers.forEach((c, i) => {
+    const path = `spec.containers[${i}]`;
+    validateContainerCommon(c, path, pod, errs);
+    const name = str(c.name);
+    if (names.has(name)) errs.duplicate(`${path}.name`, name);
+    else names.add(name);
+    validateLifecycleAndProbes(c, path, errs);
+    if (set(c.restartPolicy)) {
+      errs.forbidden(
+        `${path}.restartPolicy`,
+        "may not be set for non-init containers",
+      );
+    }
+  });
+  hostPortConflicts(containers, "spec.containers", errs);
+}
+
+const INIT_ONLY =
+  "may not be set for init containers without restartPolicy=Always";
+
+/** Upstream `validateInitContainers`. */
+function validateInitContainers(
+  spec: Json,
+  pod: PodContext,
+  errs: Errors,
+): void {
+  const names = new Set(list(spec.containers).map((c) => str(c.name)));
+  list(spec.initContainers).forEach((c, i) => {
+    const path = `spec.initContainers[${i}]`;
+    validateContainerCommon(c, path, pod, errs);
+    let sidecar = false;
+    if (set(c.restartPolicy)) {
+      const policy = str(c.restartPolicy);
+      sidecar = policy === "Always";
+      if (!sidecar) {
+        errs.notSupported(`${path}.restartPolicy`, policy, ["Always"]);
+      }
+    }
+    const name = str(c.name);
+    if (names.has(name)) errs.duplicate(`${path}.name`, name);
+    else if (name) names.add(name);
+    hostPortConflicts([c], "spec.initContainers", errs);
+    if (sidecar) validateLifecycleAndProbes(c, path, errs);
+    else {
+      for (
+        const key of [
+          "lifecycle",
+          "livenessProbe",
+          "readinessProbe",
+          "startupProbe",
+        ]
+      ) {
+        if (set(c[key])) errs.forbidden(`${path}.${key}`, INIT_ONLY);
+      }
+    }
+    if (list(c.resizePolicy).length > 0) {
+      errs.invalid(
+        `${path}.resizePolicy`,
+        c.resizePolicy,
+        "must not be set for init containers",
+      );
+    }
+  });
+}
+
+/** The fields an ephemeral container may not set, in upstream's struct order. */
+const EPHEMERAL_FORBIDDEN = [
+  "ports",
+  "resources",
+  "resizePolicy",
+  "restartPolicy",
+  "restartPolicyRules",
+  "livenessProbe",
+  "readinessProbe",
+  "startupProbe",
+  "lifecycle",
+];
+
+/** Whether a field holds a non-zero Go value (an empty struct or list is zero). */
+function nonZero(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const o = obj(value);
+  if (o) {
+    return Object.values(o).some((v) =>
+      Array.isArray(v) ? v.length > 0 : nonZero(v)
     );
-    validateProbe(
-      obj(c.readinessProbe),
-      `${path}.readinessProbe`,
-      errs,
-      "readiness",
+  }
+  return true;
+}
+
+/** Upstream `validateEphemeralContainers`. */
+function validateEphemeralContainers(
+  spec: Json,
+  pod: PodContext,
+  errs: Errors,
+): void {
+  const others = new Set(
+    [...list(spec.containers), ...list(spec.initContainers)].map((c) =>
+      str(c.name)
+    ),
+  );
+  const all = new Set(others);
+  list(spec.ephemeralContainers).forEach((c, i) => {
+    const path = `spec.ephemeralContainers[${i}]`;
+    validateContainerCommon(c, path, pod, errs);
+    imageWhitespace(c, path, errs);
+    const name = str(c.name);
+    if (all.has(name)) errs.duplicate(`${path}.name`, name);
+    else all.add(name);
+    const target = str(c.targetContainerName);
+    if (target && !others.has(target)) {
+      errs.notFound(`${path}.targetContainerName`, target);
+    }
+    for (const key of EPHEMERAL_FORBIDDEN) {
+      const setHere = key === "resources" ? nonZero(c[key]) : set(c[key]);
+      if (setHere) {
+        errs.forbidden(
+          `${path}.${key}`,
+          "cannot be set for an Ephemeral Container",
+        );
+      }
+    }
+    list(c.volumeMounts).forEach((m, j) => {
+      for (const key of ["subPath", "subPathExpr"]) {
+        if (str(m[key])) {
+          errs.forbidden(
+            `${path}.volumeMounts[${j}].${key}`,
+            "cannot be set for an Ephemeral Container",
+          );
+        }
+      }
+    });
+  });
+}
+
+/** Upstream `validateContainerOnlyForPod`. */
+function imageWhitespace(c: Json, path: string, errs: Errors): void {
+  const image = str(c.image);
+  if (image.trim() !== image) {
+    errs.invalid(
+      `${path}.image`,
+      image,
+      "must not have leading or trailing whitespace",
     );
-    validateProbe(obj(c.startupProbe), `${path}.startupProbe`, errs, "startup");
   }
 }
 
@@ -756,46 +763,34 @@ const DNS_POLICIES = [
   "None",
 ];
 
+/** Upstream `ValidatePodSpec`, then the pod-only and create-only rules, in upstream's order. */
 function validateSpec(spec: Json, errs: Errors): void {
   if (!set(spec.terminationGracePeriodSeconds)) {
     errs.required("spec.terminationGracePeriodSeconds");
   }
-  const volumes = validateVolumes(spec, errs);
-  const containers = Array.isArray(spec.containers)
-    ? list(spec.containers)
-    : [];
-  if (containers.length === 0) errs.required("spec.containers");
-  const names = new Set<string>();
-  containers.forEach((c, i) => {
-    const path = `spec.containers[${i}]`;
-    validateContainer(c, path, volumes, errs, true);
-    const name = str(c.name);
-    if (names.has(name)) errs.duplicate(`${path}.name`, name);
-    else names.add(name);
-    if (set(c.restartPolicy)) {
-      errs.forbidden(
-        `${path}.restartPolicy`,
-        "may not be set for non-init containers",
-      );
-    }
-  });
-  hostPortConflicts(containers, "spec.containers", errs);
-  const initNames = new Set<string>();
-  list(spec.initContainers).forEach((c, i) => {
-    const path = `spec.initContainers[${i}]`;
-    validateContainer(
-      c,
-      path,
-      volumes,
-      errs,
-      str(c.restartPolicy) === "Always",
-    );
-    const name = str(c.name);
-    if (initNames.has(name) || names.has(name)) {
-      errs.duplicate(`${path}.name`, name);
-    }
-    initNames.add(name);
-  });
+  const pod: PodContext = {
+    volumes: validateVolumes(spec, errs),
+    claims: podClaimNames(spec),
+    restartPolicy: str(spec.restartPolicy),
+    hostUsers: usesHostUsers(spec),
+  };
+  validatePodResourceClaims(spec, errs);
+  validateContainers(spec, pod, errs);
+  validateInitContainers(spec, pod, errs);
+  validateEphemeralContainers(spec, pod, errs);
+  if (spec.hostNetwork === true) {
+    list(spec.containers).forEach((c, i) => {
+      list(c.ports).forEach((p, j) => {
+        if ((p.hostPort ?? 0) !== (p.containerPort ?? 0)) {
+          errs.invalid(
+            `spec.containers[${i}].ports[${j}].hostPort`,
+            p.hostPort ?? 0,
+            "must match `containerPort` when `hostNetwork` is true",
+          );
+        }
+      });
+    });
+  }
   const restart = str(spec.restartPolicy);
   if (!restart) errs.required("spec.restartPolicy");
   else if (!RESTART_POLICIES.includes(restart)) {
@@ -806,45 +801,21 @@ function validateSpec(spec: Json, errs: Errors): void {
   else if (!DNS_POLICIES.includes(dns)) {
     errs.notSupported("spec.dnsPolicy", dns, DNS_POLICIES);
   }
-  if (spec.hostNetwork === true) {
-    for (const key of ["containers", "initContainers"]) {
-      list(spec[key]).forEach((c, i) => {
-        list(c.ports).forEach((p, j) => {
-          if ((p.hostPort ?? 0) !== (p.containerPort ?? 0)) {
-            errs.invalid(
-              `spec.${key}[${i}].ports[${j}].hostPort`,
-              p.hostPort ?? 0,
-              "must match `containerPort` when `hostNetwork` is true",
-            );
-          }
-        });
-      });
-    }
-  }
-  if (dns === "None" && !obj(spec.dnsConfig)) {
-    errs.required(
-      "spec.dnsConfig",
-      "must provide `dnsConfig` when `dnsPolicy` is None",
-    );
-  }
-  const seccomp = obj(obj(spec.securityContext)?.seccompProfile);
-  if (seccomp && !str(seccomp.type)) {
-    errs.required(
-      "spec.securityContext.seccompProfile.type",
-      "type is required when seccompProfile is set",
-    );
-  } else if (
-    seccomp &&
-    !["Localhost", "RuntimeDefault", "Unconfined"].includes(str(seccomp.type))
-  ) {
-    errs.notSupported(
-      "spec.securityContext.seccompProfile.type",
-      seccomp.type,
-      ["Localhost", "RuntimeDefault", "Unconfined"],
-    );
-  }
-  validateTolerations(spec.tolerations, errs);
   validateLabels(spec.nodeSelector, "spec.nodeSelector", errs);
+  validatePodSecurityContext(spec, errs);
+  list(spec.imagePullSecrets).forEach((s, i) => {
+    if (Object.keys(s).some((k) => k !== "name")) {
+      errs.invalid(`spec.imagePullSecrets[${i}]`, s, "only name may be set");
+    }
+  });
+  validateAffinity(spec, errs);
+  validateDnsConfig(spec, errs);
+  validateReadinessGates(spec, errs);
+  validateSchedulingGates(spec, errs);
+  validateTopologySpread(spec, errs);
+  validateWindowsHostProcess(spec, errs);
+  validateHostUsers(spec, errs);
+  validateHostnameOverride(spec, errs);
   const sa = str(spec.serviceAccountName);
   if (sa) dnsSubdomain(errs, "spec.serviceAccountName", sa);
   const nodeName = str(spec.nodeName);
@@ -861,6 +832,75 @@ function validateSpec(spec: Json, errs: Errors): void {
   if (hostname) dnsLabel(errs, "spec.hostname", hostname);
   const subdomain = str(spec.subdomain);
   if (subdomain) dnsLabel(errs, "spec.subdomain", subdomain);
+  validateTolerations(spec.tolerations, errs);
+  validateHostAliases(spec, errs);
   const pcn = str(spec.priorityClassName);
   if (pcn) dnsSubdomain(errs, "spec.priorityClassName", pcn);
+  if (set(spec.runtimeClassName)) {
+    dnsSubdomain(errs, "spec.runtimeClassName", str(spec.runtimeClassName));
+  }
+  if (set(spec.preemptionPolicy)) {
+    const policy = str(spec.preemptionPolicy);
+    const valid = ["PreemptLowerPriority", "Never"];
+    if (!policy) errs.required("spec.preemptionPolicy");
+    else if (!valid.includes(policy)) {
+      errs.notSupported("spec.preemptionPolicy", policy, valid);
+    }
+  }
+  validateOverhead(spec, errs);
+  const os = obj(spec.os);
+  if (os) {
+    const name = str(os.name);
+    if (!name) errs.required("spec.os.name");
+    else if (name !== "linux" && name !== "windows") {
+      errs.notSupported("spec.os", name, ["linux", "windows"]);
+    } else validateForOs(spec, name, errs);
+  }
+  validateFileKeyRefVolumes(spec, errs);
+  // validatePodMetadataAndSpec: rules for pods (not templates)
+  if (!sa) {
+    list(spec.volumes).forEach((v, i) => {
+      list(obj(v.projected)?.sources).forEach((source, j) => {
+        if (set(source.serviceAccountToken)) {
+          errs.forbidden(
+            `spec.volumes[${i}].projected.sources[${j}].serviceAccountToken`,
+            "must not be specified when serviceAccountName is not set",
+          );
+        }
+      });
+    });
+  }
+  for (const key of ["containers", "initContainers"]) {
+    list(spec[key]).forEach((c, i) =>
+      imageWhitespace(c, `spec.${key}[${i}]`, errs)
+    );
+  }
+  // ValidatePodCreate
+  if (list(spec.ephemeralContainers).length > 0) {
+    errs.forbidden("spec.ephemeralContainers", "cannot be set on create");
+  }
+  if (nodeName && list(spec.schedulingGates).length > 0) {
+    errs.forbidden(
+      "spec.nodeName",
+      "cannot be set until all schedulingGates have been cleared",
+    );
+  }
+}
+
+/** Upstream `validateFileKeyRefVolumes`: a file key's volume must be an emptyDir. */
+function validateFileKeyRefVolumes(spec: Json, errs: Errors): void {
+  const sources = new Map(list(spec.volumes).map((v) => [str(v.name), v]));
+  for (const [c, path] of containersWithPath(spec)) {
+    list(c.env).forEach((e, j) => {
+      const ref = obj(obj(e.valueFrom)?.fileKeyRef);
+      if (!ref) return;
+      const name = str(ref.volumeName);
+      const at = `${path}.env[${j}].valueFrom.fileKeyRef.volumeName`;
+      const volume = sources.get(name);
+      if (!volume) errs.notFound(at, name);
+      else if (!set(volume.emptyDir)) {
+        errs.invalid(at, name, "referenced volume must be of type emptyDir");
+      }
+    });
+  }
 }

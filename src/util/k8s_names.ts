@@ -128,7 +128,11 @@ const DNS1123_LABEL_MSG =
 export function dns1123LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > 63) errors.push(maxLenError(63));
-  if (!DNS1123_LABEL_REGEXP.test(value)) {
+  if (DNS1123_LABEL_REGEXP.test(value)) return errors;
+  // a valid subdomain whose length was checked above can only fail the label rule by its dots
+  if (DNS1123_SUBDOMAIN_REGEXP.test(value)) {
+    errors.push("must not contain dots");
+  } else {
     errors.push(
       regexErrorText(
         DNS1123_LABEL_MSG,

@@ -2,6 +2,12 @@
  * Kubernetes `resource.Quantity` text form: `<number><suffix>` where the
  * suffix is a binary SI unit (`Ki`…`Ei`), a decimal SI unit (`n`, `u`, `m`,
  * ``, `k`, `M`, `G`, `T`, `P`, `E`) or a decimal exponent (`e3`, `E-2`).
+ *
+ * This is the kubelet's working view of a quantity: a JavaScript number of base units for
+ * cgroup limits, eviction thresholds and flags, where a double is exact enough. The static pod
+ * reader keeps its own parser (`src/static_pod/go_quantity.ts`) because it must rebuild Go's
+ * internal struct bit for bit (int64 mantissa or big decimal, cached text, format) for the
+ * UID hash and upstream's error texts, which a number cannot carry.
  * @module
  */
 

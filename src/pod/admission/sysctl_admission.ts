@@ -8,6 +8,8 @@
  * @module
  */
 
+import { normalizeSysctlName } from "../../util/sysctl_name.ts";
+export { normalizeSysctlName };
 import { podQOSClass } from "../cgroups/pod_resources.ts";
 import type { PodAdmission } from "../lifecycle/sync_loop.ts";
 import type { Pod, PodStatus } from "../types.ts";
@@ -54,16 +56,6 @@ const SYSCTL_MAX_LENGTH = 253;
 export type AdmitResult =
   | { admit: true }
   | { admit: false; reason: string; message: string };
-
-/**
- * Upstream `NormalizeName`: a name written with `/` separators (`net/ipv4/conf/eth0.100/x`)
- * becomes the dotted form, a `.` inside it then standing for a `/`.
- */
-export function normalizeSysctlName(name: string): string {
-  const firstSeparator = name.search(/[./]/);
-  if (firstSeparator < 0 || name[firstSeparator] !== "/") return name;
-  return name.replace(/[./]/g, (c) => (c === "/" ? "." : "/"));
-}
 
 function namespaceOf(name: string): Namespace | undefined {
   const exact = EXACT_NAMESPACES[name];

@@ -1,17 +1,15 @@
 /**
- * Static pod manifests: parsing (YAML or JSON through the one YAML reader, so `hostNetwork:
- * yes` is true as in the upstream kubelet; one pod per manifest, a `PodList` only from an URL),
- * a small structural validation that names the offending field, and the static-pod defaulting
- * the kubelet applies to pods that come from a file or an URL (name suffix, namespace, UID
- * derived from the content, config annotations).
+ * Static pod manifests as the sources see them: the pods a file or URL defines, read by the one
+ * engine in `src/static_pod/` (upstream's decoding, defaults, `ValidatePodCreate` and UID), with
+ * the source annotation the pod config adds, the problems as {@linkcode ManifestError}s naming
+ * the file and field, and the duplicate-name filter.
  *
  * @module
  */
 
 import { readManifest, readManifestValue } from "../../static_pod/mod.ts";
 import { readYaml } from "../../util/yaml.ts";
-import type { Container, Pod } from "../types.ts";
-import { errorMessage } from "../../util/error_message.ts";
+import type { Pod } from "../types.ts";
 
 /** Which kind of static source a pod came from (`kubernetes.io/config.source`). */
 export type StaticSourceKind = "file" | "http";
@@ -42,285 +40,12 @@ export class ManifestError extends SyntaxError {
   }
 }
 
-/** Result of reading one manifest text: the valid pods, the problems, and notes worth a log line. */
+/** What one manifest text yields: the valid pods, the problems, and notes worth a log line. */
 export interface ParsedManifest {
   pods: Pod[];
   errors: ManifestError[];
   /** Things that did not stop the pods, such as ignored extra YAML documents. */
   warnings: string[];
-}
-
-/** Options of {@linkcode parseManifest}. */
-export interface ParseManifestOptions {
-  /** File path or URL, for messages. */
-  origin: string;
-  /**
-   * Accept a `PodList`/`List` as well as a single Pod. Upstream's URL source does (it tries a
-   * PodList when the body is not a single pod, `pkg/kubelet/config/http.go`); its file source
-   * decodes a single pod only (`tryDecodeSinglePod` in `file.go`).
-   */
-  allowPodList?: boolean;
-}
-
-/** Upper bound on the total size of a pod's annotation keys and values (upstream `TotalAnnotationSizeLimitB`). */
-export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
-
-const DNS_LABEL_REGEXP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN_REGEXP =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
-const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
-
-/**
- * Parses a manifest text (YAML or JSON) into its pod. Like upstream, which converts the text
- * with `sigs.k8s.io/yaml` and decodes one object, only the first YAML document is read (a
- * warning names the ignored rest), and the object must be a Pod (or, with `allowPodList`, a
- * `PodList`/`List` of pods). An empty manifest holds no pods. Invalid pods become errors; the
- * valid ones are still returned.
- */
-export async function parseManifest(
-  text: string,
-  options: ParseManifestOptions,
-): Promise<ParsedManifest> {
-  const { origin } = options;
-  const pods: Pod[] = [];
-  const errors: ManifestError[] = [];
-  const warnings: string[] = [];
-  let read;
-  try {
-    read = await readYaml(text);
-  } catch (cause) {
-    const message = errorMessage(cause);
-    const line = Number(/^yaml: line (\d+)/.exec(message)?.[1]) || undefined;
-    errors.push(
-      new ManifestError(`Cannot parse manifest "${origin}": ${message}`, {
-        origin,
-        ...(line ? { line } : {}),
-        cause,
-      }),
-    );
-    return { pods, errors, warnings };
-  }
-  if (read.documents > 1) {
-    warnings.push(
-      `Manifest "${origin}" holds ${read.documents} YAML documents; only the first is read, one pod per manifest as upstream`,
-    );
-  }
-  if (read.value === null || read.value === undefined) {
-    return { pods, errors, warnings };
-  }
-  collectPods(read.value, {
-    origin,
-    pods,
-    errors,
-    allowPodList: options.allowPodList ?? false,
-  });
-  return { pods, errors, warnings };
-}
-
-function collectPods(
-  value: unknown,
-  ctx: {
-    origin: string;
-    pods: Pod[];
-    errors: ManifestError[];
-    allowPodList: boolean;
-  },
-): void {
-  if (
-    ctx.allowPodList && isRecord(value) &&
-    (value.kind === "PodList" || value.kind === "List")
-  ) {
-    const items = Array.isArray(value.items) ? value.items : [];
-    items.forEach((item, i) => {
-      const result = validatePod(item, {
-        origin: ctx.origin,
-        path: `items[${i}]`,
-      });
-      if (result instanceof ManifestError) ctx.errors.push(result);
-      else ctx.pods.push(result);
-    });
-    return;
-  }
-  const result = validatePod(value, { origin: ctx.origin });
-  if (result instanceof ManifestError) ctx.errors.push(result);
-  else ctx.pods.push(result);
-}
-
-/**
- * Checks that `value` has the shape of a core/v1 Pod the kubelet can run. Returns the pod (the
- * same object) or a {@linkcode ManifestError} naming the first offending field.
- */
-export function validatePod(
-  value: unknown,
-  options: { origin: string; path?: string },
-): Pod | ManifestError {
-  const base = options.path ?? "";
-  const fail = (field: string, problem: string): ManifestError => {
-    const full = joinPath(base, field);
-    return new ManifestError(
-      `Invalid pod manifest "${options.origin}": field "${full}" ${problem}`,
-      { origin: options.origin, field: full },
-    );
-  };
-  if (!isRecord(value)) return fail("", "must be an object (a Pod)");
-  if (value.kind !== undefined && value.kind !== "Pod") {
-    return fail("kind", `must be "Pod", got ${JSON.stringify(value.kind)}`);
-  }
-  if (value.apiVersion !== undefined && value.apiVersion !== "v1") {
-    return fail(
-      "apiVersion",
-      `must be "v1", got ${JSON.stringify(value.apiVersion)}`,
-    );
-  }
-  const metadata = value.metadata;
-  if (!isRecord(metadata)) return fail("metadata", "is required");
-  const name = metadata.name;
-  if (typeof name !== "string" || name === "") {
-    return fail("metadata.name", "is required");
-  }
-  if (!DNS_SUBDOMAIN_REGEXP.test(name) || name.length > 253) {
-    return fail(
-      "metadata.name",
-      `must be a lower-case DNS subdomain, got ${JSON.stringify(name)}`,
-    );
-  }
-  if (
-    metadata.namespace !== undefined &&
-    (typeof metadata.namespace !== "string" ||
-      !DNS_LABEL_REGEXP.test(metadata.namespace))
-  ) {
-    return fail("metadata.namespace", "must be a lower-case DNS label");
-  }
-  for (const key of ["labels", "annotations"] as const) {
-    const map = metadata[key];
-    if (map === undefined) continue;
-    if (!isRecord(map)) return fail(`metadata.${key}`, "must be a map");
-    for (const [k, v] of Object.entries(map)) {
-      if (typeof v !== "string") {
-        return fail(`metadata.${key}.${k}`, "must be a string");
-      }
-    }
-  }
-  const annotationBytes = annotationSize(metadata.annotations);
-  if (annotationBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
-    // Upstream ValidateAnnotations (apimachinery objectmeta.go) reports field.TooLong.
-    return fail(
-      "metadata.annotations",
-      `is too long: may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT_BYTES} bytes (keys and values total ${annotationBytes})`,
-    );
-  }
-  const spec = value.spec;
-  if (!isRecord(spec)) return fail("spec", "is required");
-  if (
-    spec.restartPolicy !== undefined &&
-    !RESTART_POLICIES.includes(String(spec.restartPolicy))
-  ) {
-    return fail(
-      "spec.restartPolicy",
-      `must be one of Always, OnFailure, Never, got ${
-        JSON.stringify(spec.restartPolicy)
-      }`,
-    );
-  }
-  if (
-    spec.terminationGracePeriodSeconds !== undefined &&
-    (typeof spec.terminationGracePeriodSeconds !== "number" ||
-      spec.terminationGracePeriodSeconds < 0)
-  ) {
-    return fail(
-      "spec.terminationGracePeriodSeconds",
-      "must be a non-negative integer",
-    );
-  }
-  if (!Array.isArray(spec.containers) || spec.containers.length === 0) {
-    return fail("spec.containers", "must list at least one container");
-  }
-  const names = new Set<string>();
-  for (const key of ["initContainers", "containers"] as const) {
-    const list = spec[key];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) return fail(`spec.${key}`, "must be a list");
-    for (let i = 0; i < list.length; i++) {
-      const problem = checkContainer(list[i], names);
-      if (problem) return fail(`spec.${key}[${i}]${problem[0]}`, problem[1]);
-    }
-  }
-  return value as unknown as Pod;
-}
-
-function checkContainer(
-  c: unknown,
-  names: Set<string>,
-): [string, string] | undefined {
-  if (!isRecord(c)) return ["", "must be an object"];
-  if (typeof c.name !== "string" || c.name === "") {
-    return [".name", "is required"];
-  }
-  if (!DNS_LABEL_REGEXP.test(c.name) || c.name.length > 63) {
-    return [".name", `must be a lower-case DNS label, got "${c.name}"`];
-  }
-  if (names.has(c.name)) return [".name", `duplicates "${c.name}"`];
-  names.add(c.name);
-  if (typeof c.image !== "string" || c.image.trim() === "") {
-    return [".image", "is required"];
-  }
-  if (
-    c.imagePullPolicy !== undefined &&
-    !PULL_POLICIES.includes(String(c.imagePullPolicy))
-  ) {
-    return [".imagePullPolicy", "must be one of Always, IfNotPresent, Never"];
-  }
-  for (const key of ["command", "args"] as const) {
-    const v = c[key];
-    if (
-      v !== undefined &&
-      (!Array.isArray(v) || v.some((s) => typeof s !== "string"))
-    ) {
-      return [`.${key}`, "must be a list of strings"];
-    }
-  }
-  return undefined;
-}
-
-/**
- * Applies the API server's defaults that the kubelet relies on (restart policy, grace period,
- * DNS policy, pull policy, termination message path/policy, requests from limits). Returns a
- * new object.
- */
-export function applyApiDefaults(pod: Pod): Pod {
-  const out = structuredClone(pod);
-  const spec = out.spec;
-  spec.restartPolicy ??= "Always";
-  spec.terminationGracePeriodSeconds ??= 30;
-  spec.dnsPolicy ??= "ClusterFirst";
-  const fix = (c: Container) => {
-    c.imagePullPolicy ??= defaultPullPolicy(c.image ?? "");
-    c.terminationMessagePath ??= "/dev/termination-log";
-    c.terminationMessagePolicy ??= "File";
-    for (const p of c.ports ?? []) p.protocol ??= "TCP";
-    // upstream SetDefaults_Pod: a resource with a limit and no request requests its limit
-    const limits = c.resources?.limits;
-    if (c.resources && limits) {
-      const requests = c.resources.requests ??= {};
-      for (const [name, value] of Object.entries(limits)) {
-        requests[name] ??= value;
-      }
-    }
-  };
-  spec.containers.forEach(fix);
-  spec.initContainers?.forEach(fix);
-  return out;
-}
-
-/** `Always` for `:latest` or untagged images (no digest), else `IfNotPresent`. */
-export function defaultPullPolicy(image: string): "Always" | "IfNotPresent" {
-  if (image.includes("@")) return "IfNotPresent";
-  const lastSlash = image.lastIndexOf("/");
-  const tail = image.slice(lastSlash + 1);
-  const colon = tail.lastIndexOf(":");
-  if (colon < 0) return "Always";
-  return tail.slice(colon + 1) === "latest" ? "Always" : "IfNotPresent";
 }
 
 /** Options of {@linkcode applyStaticPodDefaults}. */
@@ -455,23 +180,6 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
-/** Bytes of every annotation key and value (UTF-8, as Go's len counts them). */
-function annotationSize(annotations: unknown): number {
-  if (!isRecord(annotations)) return 0;
-  const encoder = new TextEncoder();
-  let total = 0;
-  for (const [k, v] of Object.entries(annotations)) {
-    total += encoder.encode(k).length + encoder.encode(String(v)).length;
-  }
-  return total;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function joinPath(base: string, field: string): string {
-  if (!base) return field;
-  if (!field) return base;
-  return field.startsWith("[") ? `${base}${field}` : `${base}.${field}`;
 }
