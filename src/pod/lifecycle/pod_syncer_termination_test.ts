@@ -265,3 +265,22 @@ Deno.test("a pod not marked keeps its own status when stopped", async () => {
     false,
   );
 });
+
+Deno.test("markKubeletTermination() ends with the pod: the same UID started again is not marked", async () => {
+  await using t = await setup({ containers: { app: {} } });
+  const p = pod([{ name: "app", image: "busybox:1.36" }], "Always");
+  await t.syncer.syncPod(work(p), t.signal);
+  t.syncer.markKubeletTermination("u1", {
+    reason: "Terminated",
+    message: "shutdown",
+  });
+  const kill: PodWork = { pod: p, updateType: "kill", gracePeriodSeconds: 1 };
+  await t.syncer.syncTerminatingPod(kill, t.signal);
+  await t.syncer.syncTerminatedPod(kill, t.signal);
+  // a static pod whose manifest comes back unchanged keeps its UID
+  t.statusManager.removePod("u1");
+  await t.syncer.syncPod(work(p), t.signal);
+  const status = t.statusManager.getPodStatus("u1")!;
+  assert.equal(status.reason, undefined);
+  assert.notEqual(status.phase, "Failed");
+});
