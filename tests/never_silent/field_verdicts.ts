@@ -312,21 +312,9 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ["logging", "honoured", "src/cli/run_command.ts"],
   ["enableSystemLogHandler", "honoured", "src/kubelet/serve_kubelet_api.ts"],
   ["enableSystemLogQuery", "honoured", "src/kubelet/serve_kubelet_api.ts"],
-  [
-    "shutdownGracePeriod",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
-  [
-    "shutdownGracePeriodCriticalPods",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
-  [
-    "shutdownGracePeriodByPodPriority",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
+  ["shutdownGracePeriod", "honoured", "src/kubelet/node_shutdown.ts"],
+  ["shutdownGracePeriodCriticalPods", "honoured", "src/kubelet/node_shutdown.ts"],
+  ["shutdownGracePeriodByPodPriority", "honoured", "src/kubelet/node_shutdown.ts"],
   [
     "crashLoopBackOff",
     "refused",
