@@ -313,8 +313,16 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ["enableSystemLogHandler", "honoured", "src/kubelet/serve_kubelet_api.ts"],
   ["enableSystemLogQuery", "honoured", "src/kubelet/serve_kubelet_api.ts"],
   ["shutdownGracePeriod", "honoured", "src/kubelet/node_shutdown.ts"],
-  ["shutdownGracePeriodCriticalPods", "honoured", "src/kubelet/node_shutdown.ts"],
-  ["shutdownGracePeriodByPodPriority", "honoured", "src/kubelet/node_shutdown.ts"],
+  [
+    "shutdownGracePeriodCriticalPods",
+    "honoured",
+    "src/kubelet/node_shutdown.ts",
+  ],
+  [
+    "shutdownGracePeriodByPodPriority",
+    "honoured",
+    "src/kubelet/node_shutdown.ts",
+  ],
   [
     "crashLoopBackOff",
     "refused",
