@@ -117,6 +117,8 @@ export async function joinCluster(
       /** A pod with this full name is stopping its containers (its mirror stays). */
       isTerminatingByFullName(fullName: string): boolean;
     };
+    /** An error the node's Ready condition reports (graceful shutdown under way). */
+    readinessError?: () => string | undefined;
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
 ): Promise<JoinedCluster> {
@@ -153,7 +155,7 @@ export async function joinCluster(
   // Upstream creates --root-dir at start-up (setupDataDirs); node status needs it to
   // measure the node's ephemeral storage.
   await Deno.mkdir(rootDir, { recursive: true, mode: 0o750 }).catch(() => {});
-  const facts = createNodeFacts({
+  const hostFacts = createNodeFacts({
     runtime: {
       version: async (signal) => {
         const v = await runtime.version({ version: "v1" }, { signal });
@@ -193,6 +195,11 @@ export async function joinCluster(
     ...(config.kubeReserved ? { kubeReserved: config.kubeReserved } : {}),
     ...(config.systemReserved ? { systemReserved: config.systemReserved } : {}),
   });
+  const facts = async (signal: AbortSignal) => {
+    const found = await hostFacts(signal);
+    const shutdownError = deps.readinessError?.();
+    return shutdownError ? { ...found, shutdownError } : found;
+  };
   // Events go through a writer of their own, paced by eventRecordQPS/eventBurst.
   const events = createEventRecorder({
     sink: conn.events,

@@ -39,7 +39,7 @@ import {
   createTokenManager,
   podUpdateRegistrar,
 } from "../objects/mod.ts";
-import type { MirrorPodManager } from "../pod/mod.ts";
+import type { MirrorPodManager, PodAdmission } from "../pod/mod.ts";
 import type { CriRuntime } from "../runtime/mod.ts";
 import { runHealthzServer } from "../server/mod.ts";
 import { createPodStatusManager, resolveNodeIPs } from "../status/mod.ts";
@@ -51,6 +51,12 @@ import {
 import { errorMessage } from "../util/error_message.ts";
 import { nodeReference } from "../events/mod.ts";
 import { fsFigures } from "./stats_summary.ts";
+import {
+  type NodeShutdownConfig,
+  nodeShutdownManager,
+} from "./node_shutdown.ts";
+import type { NodeShutdownManager } from "../node_shutdown/mod.ts";
+import { createFeatureGates } from "../features/mod.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -84,7 +90,9 @@ export interface KubeletRunContext {
     imageGCLowThresholdPercent?: number | undefined;
     imageMinimumGCAge?: string | undefined;
     imageMaximumGCAge?: string | undefined;
-  };
+  } & NodeShutdownConfig;
+  /** Feature gates (graceful node shutdown reads two); omitted → upstream's defaults. */
+  featureGates?: { enabled(name: string): boolean };
   flags: {
     hostnameOverride?: string | undefined;
     /** `--root-dir`: termination-message files live under `<rootDir>/pods/`. */
@@ -264,7 +272,11 @@ export async function runKubelet(
   let node: (() => Node | undefined) | undefined;
   let cluster: Omit<JoinedCluster, "agent"> | undefined;
   // The kubelet is created after joining: mirror pods read its pods through this.
-  const late: { kubelet?: Pick<Kubelet, "podConfig" | "workers"> } = {};
+  const late: {
+    kubelet?: Pick<Kubelet, "podConfig" | "workers">;
+    shutdown?: NodeShutdownManager;
+  } = {};
+  let joinedAgent: JoinedCluster["agent"] | undefined;
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
@@ -279,12 +291,14 @@ export async function runKubelet(
           isTerminatingByFullName: (name) =>
             late.kubelet?.workers.isTerminatingByFullName(name) ?? false,
         },
+        readinessError: () => late.shutdown?.shutdownError(),
       }, {
         ...ctx,
         nodeName,
         signal: ctx.signal,
       });
       cluster = joined;
+      joinedAgent = joined.agent;
       node = () => joined.agent.reporter.node;
     } catch (cause) {
       logger.error("Cannot join the cluster", {
@@ -451,15 +465,18 @@ export async function runKubelet(
       : {}),
     statuses: statusManager,
     // upstream checks AppArmor after the node predicates; here it comes before them
-    admission: withUnsupportedFieldRefusal(withAppArmorAdmission(
-      sysctlAdmission(
-        createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
-          kernelRelease: kernelRelease(),
-        }),
-        statusManager,
-      ),
-      appArmorHostError(environment.appArmorEnabled ?? ""),
-    )),
+    admission: withShutdownAdmission(
+      late,
+      withUnsupportedFieldRefusal(withAppArmorAdmission(
+        sysctlAdmission(
+          createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
+            kernelRelease: kernelRelease(),
+          }),
+          statusManager,
+        ),
+        appArmorHostError(environment.appArmorEnabled ?? ""),
+      )),
+    ),
     ...(cluster
       ? {
         cluster: {
@@ -512,6 +529,34 @@ export async function runKubelet(
     });
   });
   kubelet.start();
+  const shutdown = nodeShutdownManager(config, {
+    clock,
+    logger,
+    syncer,
+    workers: kubelet.workers,
+    pods: () => kubelet.podConfig.pods(),
+    ...(joinedAgent
+      ? {
+        syncNodeStatus: () =>
+          void joinedAgent?.reporter.updateStatus(ctx.signal).catch(() => {}),
+      }
+      : {}),
+    ...(cluster
+      ? {
+        recordEvent: (message: string) =>
+          cluster?.events.event(nodeRef, "Normal", "NodeShutdown", message),
+      }
+      : {}),
+    gates: ctx.featureGates ?? createFeatureGates(),
+    rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+  });
+  if (shutdown) late.shutdown = shutdown;
+  // upstream logs a failed start and runs on without graceful shutdown
+  await shutdown?.start().catch((cause) =>
+    logger.error("Failed to start node shutdown manager", {
+      err: errorMessage(cause),
+    })
+  );
   const logRotation = containerLogs.run(ctx.signal);
   const healthz = runHealthzServer({
     clock,
@@ -545,8 +590,23 @@ export async function runKubelet(
   podObjects?.close();
   await serviceSync;
   await cluster?.stop();
+  await shutdown?.stop();
   await kubelet.stop();
   await logRotation;
   await runtime.close();
   return 0;
+}
+
+/** Upstream's shutdown admit handler, read late: the manager is built after the kubelet. */
+function withShutdownAdmission(
+  late: { shutdown?: Pick<NodeShutdownManager, "admit"> },
+  base: PodAdmission,
+): PodAdmission {
+  return {
+    admit(pod) {
+      const first = base.admit(pod);
+      return first.admit ? late.shutdown?.admit(pod) ?? first : first;
+    },
+    reject: (pod, refusal) => base.reject(pod, refusal),
+  };
 }

@@ -55,6 +55,8 @@ export type {
   PodSyncerOptions,
   RuntimePodSyncer,
 } from "./lifecycle/pod_syncer.ts";
+/** Why the kubelet stops a pod, as its status tells it (eviction, node shutdown). */
+export type { KubeletTermination } from "./status/kubelet_termination.ts";
 /** Reads one pod's sandboxes/containers from the runtime. */
 export { getPodRuntimeStatus } from "./status/runtime_pod_status.ts";
 export {

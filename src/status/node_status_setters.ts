@@ -54,6 +54,8 @@ export interface NodeFacts {
   runtimeConditions?: RuntimeConditionFact[];
   /** Set when the runtime has not answered `Status` for too long. */
   runtimeDown?: boolean;
+  /** Set while the node shuts down gracefully (upstream's shutdown manager status). */
+  shutdownError?: string;
   /** The runtime's images (CRI `ListImages`); undefined → not reported. */
   images?: ImageFact[];
   /** `nodeStatusMaxImages` (default 50; -1 lists all). */
@@ -182,7 +184,7 @@ export function keepPatchedResources(
   return { capacity, allocatable };
 }
 
-/** Upstream `ReadyCondition` errors: runtime, network, missing capacity. */
+/** Upstream `ReadyCondition` errors: runtime, network, node shutdown, missing capacity. */
 export function readinessErrors(
   facts: NodeFacts,
   capacity: Record<string, string>,
@@ -213,6 +215,7 @@ export function readinessErrors(
       );
     }
   }
+  if (facts.shutdownError) errors.push(facts.shutdownError);
   const required = ["cpu", "memory", "pods"];
   if (facts.ephemeralStorageBytes !== undefined) {
     required.push("ephemeral-storage");

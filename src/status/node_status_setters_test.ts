@@ -233,3 +233,17 @@ Deno.test("nodeResources() takes reserved CPU off allocatable, never below zero"
   assert.equal(reserved(0).allocatable.cpu, "4");
   assert.equal(reserved(6000).allocatable.cpu, "0");
 });
+
+Deno.test("computeNodeStatus() reports the node not ready while it shuts down", () => {
+  const ready = (f: NodeFacts) =>
+    computeNodeStatus(undefined, f, 0).conditions!.find((c) =>
+      c.type === "Ready"
+    )!;
+  assert.equal(ready(facts()).status, "True");
+  const down = ready(facts({ shutdownError: "node is shutting down" }));
+  assert.deepEqual([down.status, down.reason, down.message], [
+    "False",
+    "KubeletNotReady",
+    "node is shutting down",
+  ]);
+});

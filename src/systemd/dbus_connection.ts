@@ -53,6 +53,8 @@ export interface DBusConnection {
   ): Promise<DBusValue[]>;
   /** Calls `listener` with every signal that arrives; returns the unsubscribe. */
   onSignal(listener: (message: DBusMessage) => void): () => void;
+  /** Resolves once the connection is gone (closed here or by the peer). */
+  readonly closed?: Promise<void>;
   close(): void;
 }
 
@@ -205,6 +207,7 @@ function startConnection(
   const reading = readLoop();
 
   return {
+    closed: reading,
     async call(call, options = {}) {
       if (closed) {
         throw new DBusDisconnectedError("The D-Bus connection is closed");

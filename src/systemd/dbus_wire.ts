@@ -1,9 +1,11 @@
 /**
  * The D-Bus wire format (little-endian out, both byte orders in): values marshalled by
  * signature and whole messages (fixed header, header fields, body). Pure: bytes in, bytes out.
- * Covers the basic types, arrays, structs, dict entries and variants; no unix file descriptors.
+ * Covers the basic types, arrays, structs, dict entries and variants. A unix file descriptor
+ * (`h`) is its index into the descriptors that travel beside the message (`unixFds` of them);
+ * receiving them is up to the transport.
  *
- * Values by type code: `y n q i u` numbers, `x t` bigints, `d` number, `b` boolean, `s o g`
+ * Values by type code: `y n q i u h` numbers, `x t` bigints, `d` number, `b` boolean, `s o g`
  * strings, `a` an array of its element's values (a dict `a{kv}` an array of `[k, v]`), `(…)`
  * an array of its fields, `v` a {@linkcode Variant}.
  *
@@ -47,6 +49,8 @@ export interface DBusMessage {
   sender?: string;
   /** The body's signature ("" without a body). */
   signature?: string;
+  /** How many unix file descriptors travel with the message (as ancillary data). */
+  unixFds?: number;
   body?: DBusValue[];
 }
 
@@ -59,6 +63,7 @@ const FIELD = {
   destination: 6,
   sender: 7,
   signature: 8,
+  unixFds: 9,
 } as const;
 
 const FIELD_TYPE: Record<number, string> = {
@@ -70,6 +75,7 @@ const FIELD_TYPE: Record<number, string> = {
   6: "s",
   7: "s",
   8: "g",
+  9: "u",
 };
 
 /** End index (exclusive) of the single complete type starting at `i`. */
@@ -221,6 +227,9 @@ function writeValue(w: Writer, type: string, value: DBusValue): void {
     case "d":
       w.fixed(type, value);
       return;
+    case "h":
+      w.fixed("u", value);
+      return;
     case "s":
     case "o": {
       const b = encoder.encode(String(value));
@@ -332,6 +341,7 @@ function readValue(r: Reader, type: string): DBusValue {
     case "b":
       return r.u32() !== 0;
     case "u":
+    case "h":
       return r.u32();
     case "n":
     case "q":
@@ -446,8 +456,9 @@ export function decodeMessage(bytes: Uint8Array): DBusMessage {
   for (const field of readValue(r, "a(yv)") as DBusValue[][]) {
     const name = names[field[0] as number];
     const value = (field[1] as Variant).value;
-    if (name === "replySerial") message.replySerial = value as number;
-    else if (name) message[name] = value as string;
+    if (name === "replySerial" || name === "unixFds") {
+      message[name] = value as number;
+    } else if (name) message[name] = value as string;
   }
   r.align(8);
   if (bodyLength > 0 && message.signature) {

@@ -148,3 +148,19 @@ Deno.test("decodeMessage() reads a big-endian reply", () => {
   const m = decodeMessage(bytes);
   deepStrictEqual([m.type, m.serial, m.replySerial, m.body], [2, 9, 3, [256]]);
 });
+
+Deno.test("decodeMessage() reads a reply carrying a unix fd: its index and the fd count", () => {
+  const bytes = encodeMessage({
+    type: MessageType.methodReturn,
+    serial: 9,
+    replySerial: 2,
+    signature: "h",
+    body: [0],
+    unixFds: 1,
+  });
+  const message = decodeMessage(bytes);
+  deepStrictEqual(message.unixFds, 1);
+  deepStrictEqual(message.replySerial, 2);
+  deepStrictEqual(message.body, [0]);
+  deepStrictEqual([...marshal("h", [3])], [3, 0, 0, 0]);
+});

@@ -1,7 +1,8 @@
 /**
  * systemd over D-Bus, spoken from TypeScript: the wire format, one connection to the system
  * bus and the manager calls a systemd cgroup driver needs (transient slices, their
- * properties, stopping them). Nothing here knows about pods or cgroup settings.
+ * properties, stopping them), and logind for graceful node shutdown (inhibit delay, the
+ * inhibitor lock, `PrepareForShutdown`). Nothing here knows about pods or cgroup settings.
  *
  * @module
  */
@@ -32,3 +33,19 @@ export {
   systemdUnits,
   type UnitProperty,
 } from "./systemd_units.ts";
+export {
+  connectLogind,
+  inhibitDelayDropIn,
+  KUBELET_SHUTDOWN_INHIBIT,
+  type Logind,
+  logind,
+  LOGIND_DROP_IN,
+  type TakeInhibitLock,
+  writeInhibitDelayDropIn,
+} from "./logind.ts";
+export {
+  canReceiveUnixFds,
+  type InhibitLock,
+  type InhibitRequest,
+  inhibitThroughFfi,
+} from "./logind_inhibit_ffi.ts";

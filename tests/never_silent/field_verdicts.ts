@@ -312,20 +312,16 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ["logging", "honoured", "src/cli/run_command.ts"],
   ["enableSystemLogHandler", "honoured", "src/kubelet/serve_kubelet_api.ts"],
   ["enableSystemLogQuery", "honoured", "src/kubelet/serve_kubelet_api.ts"],
-  [
-    "shutdownGracePeriod",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
-  ],
+  ["shutdownGracePeriod", "honoured", "src/kubelet/node_shutdown.ts"],
   [
     "shutdownGracePeriodCriticalPods",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
+    "honoured",
+    "src/kubelet/node_shutdown.ts",
   ],
   [
     "shutdownGracePeriodByPodPriority",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
+    "honoured",
+    "src/kubelet/node_shutdown.ts",
   ],
   [
     "crashLoopBackOff",

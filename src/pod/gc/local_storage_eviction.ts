@@ -15,15 +15,13 @@
  */
 import { parseQuantity } from "../../util/quantity.ts";
 import type { EmptyDirUsage } from "../../volume/mod.ts";
-import type { Container, Pod, PodCondition, PodStatus } from "../types.ts";
+import type { Container, Pod, PodStatus } from "../types.ts";
+import { terminatedByKubeletStatus } from "../status/kubelet_termination.ts";
 
 /** The status reason (and event reason) of an evicted pod. */
 export const EVICTED_REASON = "Evicted";
 /** How often a pod with a size-limited emptyDir is measured (upstream monitoring period). */
 export const EVICTION_MONITORING_PERIOD_MS = 10_000;
-/** The condition upstream adds to a pod the kubelet evicts. */
-const DISRUPTION_TARGET = "DisruptionTarget";
-const TERMINATION_BY_KUBELET = "TerminationByKubelet";
 
 /** Upstream's message for an emptyDir over its limit (Go `%q` quoting, trailing space). */
 export function emptyDirEvictionMessage(volume: string, limit: string): string {
@@ -150,26 +148,10 @@ export function evictedStatus(
   previous: PodStatus | undefined,
   now: string,
 ): PodStatus {
-  const before = previous?.conditions?.find((c) =>
-    c.type === DISRUPTION_TARGET
+  return terminatedByKubeletStatus(
+    status,
+    { reason: EVICTED_REASON, message },
+    previous,
+    now,
   );
-  const condition: PodCondition = {
-    type: DISRUPTION_TARGET,
-    status: "True",
-    reason: TERMINATION_BY_KUBELET,
-    message,
-    lastTransitionTime: before?.status === "True" && before.lastTransitionTime
-      ? before.lastTransitionTime
-      : now,
-  };
-  return {
-    ...status,
-    phase: "Failed",
-    reason: EVICTED_REASON,
-    message,
-    conditions: [
-      ...(status.conditions ?? []).filter((c) => c.type !== DISRUPTION_TARGET),
-      condition,
-    ],
-  };
 }

@@ -57,6 +57,10 @@ import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
 import { terminatePodStatus } from "../status/terminate_pod_status.ts";
 import {
+  type KubeletTermination,
+  terminatedByKubeletStatus,
+} from "../status/kubelet_termination.ts";
+import {
   EVICTED_REASON,
   evictedStatus,
   EVICTION_MONITORING_PERIOD_MS,
@@ -180,6 +184,12 @@ export interface PodSyncerOptions {
 export interface RuntimePodSyncer extends PodSyncer {
   /** Results of the last `syncPod` of the pod (empty when unknown). */
   lastSyncResults(uid: string): readonly SyncResult[];
+  /**
+   * Records that the kubelet is about to stop the pod for `termination` (node shutdown): every
+   * status from now until the pod is terminated carries it (upstream's status function of
+   * `killPodNow`). The caller then asks the pod workers to kill the pod.
+   */
+  markKubeletTermination(uid: string, termination: KubeletTermination): void;
 }
 
 const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
@@ -224,6 +234,8 @@ class KubePodSyncer implements RuntimePodSyncer {
   #reasons = new Map<string, Map<string, SyncResult>>();
   /** Pods evicted for local storage: the status message, by UID. */
   #evictions = new Map<string, string>();
+  /** Pods the kubelet stops for another reason (node shutdown), by UID. */
+  #terminations = new Map<string, KubeletTermination>();
   #lastResults = new Map<string, SyncResult[]>();
   #runtimeName: string | undefined;
   #environment: PodEnvironment | undefined;
@@ -349,6 +361,10 @@ class KubePodSyncer implements RuntimePodSyncer {
     return this.#lastResults.get(uid) ?? [];
   }
 
+  markKubeletTermination(uid: string, termination: KubeletTermination): void {
+    this.#terminations.set(uid, termination);
+  }
+
   #computeStatus(
     pod: Pod,
     runtime: PodRuntimeStatus,
@@ -373,10 +389,19 @@ class KubePodSyncer implements RuntimePodSyncer {
     });
     const evicted = this.#evictions.get(uid);
     // upstream's eviction status function; a pod that already succeeded stays so
-    return evicted !== undefined && previous?.phase !== "Succeeded"
-      ? evictedStatus(
+    if (evicted !== undefined && previous?.phase !== "Succeeded") {
+      return evictedStatus(
         status,
         evicted,
+        previous,
+        rfc3339(this.#deps.clock.now()),
+      );
+    }
+    const termination = this.#terminations.get(uid);
+    return termination
+      ? terminatedByKubeletStatus(
+        status,
+        termination,
         previous,
         rfc3339(this.#deps.clock.now()),
       )
@@ -676,6 +701,7 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#reasons.delete(uid);
     this.#lastResults.delete(uid);
     this.#evictions.delete(uid);
+    this.#terminations.delete(uid);
   }
 }
 

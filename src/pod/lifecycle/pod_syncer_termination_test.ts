@@ -199,3 +199,88 @@ Deno.test("syncPod() reports CreateContainerConfigError when the message file ca
   assert.equal(waiting?.reason, "CreateContainerConfigError");
   assert.match(waiting?.message ?? "", /read-only file system/);
 });
+
+Deno.test("markKubeletTermination() gives the stopped pod upstream's node shutdown status", async () => {
+  await using t = await setup({ containers: { app: {} } });
+  const p = pod([{ name: "app", image: "busybox:1.36" }], "Always");
+  await t.syncer.syncPod(work(p), t.signal);
+  assert.equal(t.statusManager.getPodStatus("u1")?.phase, "Running");
+  t.syncer.markKubeletTermination("u1", {
+    reason: "Terminated",
+    message: "Pod was terminated in response to imminent node shutdown.",
+    keepSucceeded: true,
+  });
+  const kill: PodWork = { pod: p, updateType: "kill", gracePeriodSeconds: 5 };
+  await t.syncer.syncTerminatingPod(kill, t.signal);
+  await t.syncer.syncTerminatedPod(kill, t.signal);
+  const status = t.statusManager.getPodStatus("u1")!;
+  assert.deepEqual(
+    [status.phase, status.reason, status.message],
+    [
+      "Failed",
+      "Terminated",
+      "Pod was terminated in response to imminent node shutdown.",
+    ],
+  );
+  const target = status.conditions?.find((c) => c.type === "DisruptionTarget");
+  assert.deepEqual([target?.status, target?.reason, target?.message], [
+    "True",
+    "TerminationByKubelet",
+    "Pod was terminated in response to imminent node shutdown.",
+  ]);
+});
+
+Deno.test("markKubeletTermination() leaves a pod that already succeeded Succeeded", async () => {
+  await using t = await setup({
+    containers: { app: { exitAfterMs: 1_000, exitCode: 0 } },
+  });
+  const p = pod([{ name: "app", image: "busybox:1.36" }]);
+  await t.syncer.syncPod(work(p), t.signal);
+  await t.clock.advance(1_000);
+  await t.syncer.syncPod(work(p), t.signal);
+  t.syncer.markKubeletTermination("u1", {
+    reason: "Terminated",
+    message: "shutdown",
+    keepSucceeded: true,
+  });
+  await t.syncer.syncTerminatingPod(work(p), t.signal);
+  await t.syncer.syncTerminatedPod(work(p), t.signal);
+  const status = t.statusManager.getPodStatus("u1")!;
+  assert.deepEqual([status.phase, status.reason], ["Succeeded", "Terminated"]);
+});
+
+Deno.test("a pod not marked keeps its own status when stopped", async () => {
+  await using t = await setup({ containers: { app: {} } });
+  const p = pod([{ name: "app", image: "busybox:1.36" }], "Always");
+  await t.syncer.syncPod(work(p), t.signal);
+  t.syncer.markKubeletTermination("other-uid", {
+    reason: "Terminated",
+    message: "shutdown",
+  });
+  await t.syncer.syncTerminatingPod(work(p), t.signal);
+  const status = t.statusManager.getPodStatus("u1")!;
+  assert.equal(status.reason, undefined);
+  assert.equal(
+    status.conditions?.some((c) => c.type === "DisruptionTarget"),
+    false,
+  );
+});
+
+Deno.test("markKubeletTermination() ends with the pod: the same UID started again is not marked", async () => {
+  await using t = await setup({ containers: { app: {} } });
+  const p = pod([{ name: "app", image: "busybox:1.36" }], "Always");
+  await t.syncer.syncPod(work(p), t.signal);
+  t.syncer.markKubeletTermination("u1", {
+    reason: "Terminated",
+    message: "shutdown",
+  });
+  const kill: PodWork = { pod: p, updateType: "kill", gracePeriodSeconds: 1 };
+  await t.syncer.syncTerminatingPod(kill, t.signal);
+  await t.syncer.syncTerminatedPod(kill, t.signal);
+  // a static pod whose manifest comes back unchanged keeps its UID
+  t.statusManager.removePod("u1");
+  await t.syncer.syncPod(work(p), t.signal);
+  const status = t.statusManager.getPodStatus("u1")!;
+  assert.equal(status.reason, undefined);
+  assert.notEqual(status.phase, "Failed");
+});
