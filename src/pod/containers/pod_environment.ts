@@ -405,6 +405,10 @@ export async function readPodEnvironmentOptions(
     clock: options.clock ?? { now: () => Date.now() },
     ...(options.events ? { events: options.events } : {}),
     ...(agent ? { fs: agent.fs, kill: agent.kill } : {}),
+    // the systemd driver's slices go through the agent too: the lists grant no system bus
+    ...(agent && config.cgroupDriver === "systemd"
+      ? { slices: agent.slices }
+      : {}),
   }, {
     nodeName: options.nodeName ?? "",
     cgroups,
