@@ -15,6 +15,7 @@
 # scripts/permission_lists.ts for this configuration) beside the cgroup agent
 # (src/cgroup_agent/main.ts with the same driver), both bundled too; the upstream kubelet comes
 # from the peers cache (/peers in the guest). Output in $KTS_VM_RUN/share/cgdiff.
+# KTS_VM_CGDIFF_TIMEOUT: seconds to wait for the guest's two runs (default 7200).
 set -euo pipefail
 
 driver=systemd lists=false
@@ -32,9 +33,21 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 vm() { bash "$here/scripts/node_vm.sh" "$@"; }
 run=${KTS_VM_RUN:-/tmp/kts-vm}
 out=$run/share/cgdiff
-vm status >/dev/null || {
+# running = its qemu lives (ssh may be too slow to answer a status on a loaded host)
+kill -0 "$(cat "$run/qemu.pid" 2>/dev/null)" 2>/dev/null || {
   echo "node_vm_cgroups: the VM is not running; run: bash scripts/node_vm.sh up" >&2
   exit 1
+}
+# vm_launch CMD: starts CMD detached in the guest; retried while ssh cannot connect (255)
+vm_launch() {
+  local i rc
+  for i in $(seq 1 20); do
+    rc=0
+    vm exec "setsid bash -c '$1' </dev/null >/dev/null 2>&1 &" || rc=$?
+    [ "$rc" = 255 ] || return "$rc"
+    sleep 15
+  done
+  return 255
 }
 peers=$(bash "$here/scripts/peers.sh" dir)
 rm -rf "$out" && mkdir -p "$out/manifests"
@@ -102,13 +115,27 @@ if ! grep -q "SystemdCgroup = $want" /etc/containerd/config.toml; then
   systemctl restart containerd
 fi
 root=/var/lib/kts-cgdiff-$name
+# a kubelet or agent left by an interrupted run of this script goes first (two kubelets must
+# never share the containerd)
+for stale in $(ps -eo pid=,args= | awk '/kts-cgdiff-/ && !/awk/ && !/guest\.sh/ { print $1 }'); do
+  kill -9 "$stale" 2>/dev/null
+done
+clean() { # every pod, the kubelet's slices and cgroups
+  crictl rmp -fa >/dev/null
+  systemctl stop kubepods.slice 2>/dev/null
+  systemctl reset-failed 2>/dev/null
+  for top in /sys/fs/cgroup/kubepods.slice /sys/fs/cgroup/kubepods; do
+    [ -d "$top" ] && find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
+}
+clean
 rm -rf "$root"
 if [ "${LISTS:-}" = 1 ]; then
   mkdir -p "$root"
   setsid deno run -A /root/agent.js --socket="$root/cgroup-agent.sock" --cgroup-root=/ \
     --cgroup-driver="$driver" >"/scratch/cgdiff/$name-agent.log" 2>&1 &
   agent=$!
-  for _ in $(seq 1 120); do [ -S "$root/cgroup-agent.sock" ] && break; sleep 1; done
+  for _ in $(seq 1 900); do [ -S "$root/cgroup-agent.sock" ] && break; sleep 1; done
   mapfile -t flags < <(deno run -A /root/lists.js --permissions-from /scratch/cgdiff/config.yaml \
     --root-dir="$root" --hostname-override=kts-node)
   [ "${flags[0]:-}" = --no-prompt ] || { echo "$name: no permission lists planned" >&2; exit 1; }
@@ -118,7 +145,7 @@ fi
 setsid "$@" --config /scratch/cgdiff/config.yaml --root-dir "$root" \
   --hostname-override=kts-node >"/scratch/cgdiff/$name.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do
+for _ in $(seq 1 1800); do
   [ "$(crictl ps -q --state running | wc -l)" -ge 4 ] && break
   sleep 2
 done
@@ -152,20 +179,30 @@ if [ -n "$agent" ]; then
   kill "$agent"
   wait "$agent" 2>/dev/null
 fi
-crictl rmp -fa >/dev/null
-systemctl stop kubepods.slice 2>/dev/null
-systemctl reset-failed 2>/dev/null
-for top in /sys/fs/cgroup/kubepods.slice /sys/fs/cgroup/kubepods; do
-  [ -d "$top" ] && find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
-done
+clean
 rm -rf "$root"
 echo "$name: $(wc -l <"/scratch/cgdiff/$name.dump") lines"
 GUEST
 
 if $lists; then ours="LISTS=1 bash /scratch/cgdiff/guest.sh kubelet-ts $driver deno run /root/kubelet.js"
 else ours="bash /scratch/cgdiff/guest.sh kubelet-ts $driver deno run -A /root/kubelet.js"; fi
-vm exec "cp /scratch/cgdiff/*.js /root/ && $ours &&
-  bash /scratch/cgdiff/guest.sh upstream $driver /peers/$(basename "$(dirname "$peers")")/bin/kubelet"
+# detached in the guest, the host watching the share: an emulated guest on a loaded host can
+# miss ssh keep-alives for minutes, which must not end the run
+cat >"$out/both.sh" <<BOTH
+cp /scratch/cgdiff/*.js /root/ && $ours &&
+  bash /scratch/cgdiff/guest.sh upstream $driver /peers/$(basename "$(dirname "$peers")")/bin/kubelet
+echo \$? >/scratch/cgdiff/done
+BOTH
+vm_launch "bash /scratch/cgdiff/both.sh >/scratch/cgdiff/run.log 2>&1"
+for ((i = 0; i < ${KTS_VM_CGDIFF_TIMEOUT:-7200}; i += 5)); do
+  [ -s "$out/done" ] && break
+  sleep 5
+done
+cat "$out/run.log" 2>/dev/null || true
+[ "$(cat "$out/done" 2>/dev/null)" = 0 ] || {
+  echo "node_vm_cgroups: the guest's run did not finish well (see $out)" >&2
+  exit 1
+}
 # pod uids and container ids replaced; sorted again, as the ids ordered the containers
 normalize() {
   sed -E 's/pod[0-9a-f]{8}[-_]?[0-9a-f]{4}[-_]?[0-9a-f]{4}[-_]?[0-9a-f]{4}[-_]?[0-9a-f]{12}/pod<uid>/g; s/pod[0-9a-f]{32}/pod<uid>/g; s/[0-9a-f]{64}/<id>/g' "$1" | sort
