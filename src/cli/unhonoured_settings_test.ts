@@ -14,7 +14,6 @@ const DEFAULTS = {
   memoryManagerPolicy: "None",
   topologyManagerPolicy: "none",
   memorySwap: {},
-  singleProcessOOMKill: true,
 };
 const NO_FLAGS = {
   imageCredentialProviderConfig: "",
@@ -25,7 +24,7 @@ function fields(warnings: string[]): string[] {
   return warnings.map((w) => w.slice(0, w.indexOf(":")));
 }
 
-Deno.test("unhonouredSettings(): the defaults (with singleProcessOOMKill true) warn of nothing", () => {
+Deno.test("unhonouredSettings(): the defaults warn of nothing", () => {
   assert.deepEqual(unhonouredSettings(DEFAULTS, NO_FLAGS), []);
   assert.deepEqual(
     unhonouredSettings(
@@ -52,22 +51,18 @@ Deno.test("unhonouredSettings(): each setting not carried out is one warning nam
     "memoryManagerPolicy",
     "topologyManagerPolicy",
     "memorySwap.swapBehavior",
-    "singleProcessOOMKill",
     "--image-credential-provider-config",
     "--image-credential-provider-bin-dir",
   ]);
   assert.match(warnings[0]!, /"static" is not carried out/);
 });
 
-Deno.test("unhonouredSettings(): singleProcessOOMKill false or unset warns (upstream groups the OOM kill on cgroup v2)", () => {
-  for (const value of [false, undefined]) {
-    const { singleProcessOOMKill: _, ...rest } = DEFAULTS;
+Deno.test("unhonouredSettings(): singleProcessOOMKill is carried out whatever its value", () => {
+  for (const value of [false, true, undefined]) {
     const config = value === undefined
-      ? rest
-      : { ...rest, singleProcessOOMKill: value };
-    assert.deepEqual(fields(unhonouredSettings(config, NO_FLAGS)), [
-      "singleProcessOOMKill",
-    ]);
+      ? DEFAULTS
+      : { ...DEFAULTS, singleProcessOOMKill: value };
+    assert.deepEqual(unhonouredSettings(config, NO_FLAGS), []);
   }
 });
 

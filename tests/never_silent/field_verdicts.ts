@@ -115,8 +115,8 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ],
   [
     "singleProcessOOMKill",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: unhonouredSettings(): singleProcessOOMKill false or unset warns (upstream groups the OOM kill on cgroup v2)",
+    "honoured",
+    "src/pod/containers/pod_environment.ts",
   ],
   [
     "cpuManagerPolicyOptions",
