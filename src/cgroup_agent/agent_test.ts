@@ -223,3 +223,32 @@ Deno.test("the agent carries the systemd driver's slice calls and refuses the re
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a slice call may take as long as systemd's job: its answer is awaited longer than a file's", async () => {
+  const root = await fakeHost();
+  const socket = `${root}/cgroup-agent.sock`;
+  const agent = await serveCgroupAgent({
+    socket,
+    cgroupRoot: "/",
+    cgroupDriver: "systemd",
+    root,
+    fs: kernelLike,
+    slices: {
+      start: () => new Promise((resolve) => setTimeout(resolve, 400)),
+      set: () => Promise.resolve(),
+      stop: () => Promise.resolve(),
+    },
+  });
+  const client = cgroupAgentClient(socket, {
+    timeoutMs: 100,
+    sliceTimeoutMs: 5_000,
+  });
+  try {
+    await client.slices.start("/kubepods.slice");
+  } finally {
+    client.close();
+    agent.close();
+    await agent.finished;
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -63,13 +63,20 @@ function sliceResourcesOnly(resources: SliceResources): SliceResources {
 
 /** How long one answer may take; then the connection is dropped (a hung agent must not stall pods). */
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * A slice call waits for systemd's job inside the agent (up to 30 s, as libcontainer) after
+ * perhaps connecting to the bus: its answer may take that long.
+ */
+const SLICE_TIMEOUT_MS = 45_000;
+const SLICE_OPS = new Set(["startSlice", "setSlice", "stopSlice"]);
 
 /** A client on `socket`; nothing is connected until the first request. */
 export function cgroupAgentClient(
   socket: string,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; sliceTimeoutMs?: number } = {},
 ): CgroupAgentClient {
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const sliceTimeoutMs = options.sliceTimeoutMs ?? SLICE_TIMEOUT_MS;
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   let conn: Deno.UnixConn | undefined;
@@ -102,7 +109,7 @@ export function cgroupAgentClient(
         try {
           open.close(); // the pending read rejects
         } catch { /* already closed */ }
-      }, timeoutMs);
+      }, SLICE_OPS.has(req.op) ? sliceTimeoutMs : timeoutMs);
       let line: string;
       try {
         line = await readLine(c);
