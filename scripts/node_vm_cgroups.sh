@@ -189,6 +189,10 @@ else ours="bash /scratch/cgdiff/guest.sh kubelet-ts $driver deno run -A /root/ku
 # detached in the guest, the host watching the share: an emulated guest on a loaded host can
 # miss ssh keep-alives for minutes, which must not end the run
 cat >"$out/both.sh" <<BOTH
+# an earlier run still going in the guest (its host side interrupted) ends first
+old=\$(cat /run/kts-cgdiff.pgid 2>/dev/null)
+[ -n "\$old" ] && [ "\$old" != "\$(ps -o pgid= \$\$ | tr -d ' ')" ] && kill -- "-\$old" 2>/dev/null
+ps -o pgid= \$\$ | tr -d ' ' >/run/kts-cgdiff.pgid
 cp /scratch/cgdiff/*.js /root/ && $ours &&
   bash /scratch/cgdiff/guest.sh upstream $driver /peers/$(basename "$(dirname "$peers")")/bin/kubelet
 echo \$? >/scratch/cgdiff/done
