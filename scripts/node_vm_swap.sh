@@ -31,7 +31,7 @@ vm_launch() {
   local i rc
   for i in $(seq 1 20); do
     rc=0
-    vm exec "setsid bash -c '$1' </dev/null >/dev/null 2>&1 &" || rc=$?
+    KTS_VM_SSH_TIMEOUT=120 vm exec "setsid bash -c '$1' </dev/null >/dev/null 2>&1 &" || rc=$?
     [ "$rc" = 255 ] || return "$rc"
     sleep 15
   done
