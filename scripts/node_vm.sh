@@ -25,7 +25,7 @@
 # Environment: KTS_VM_CACHE, KTS_VM_RUN (default /tmp/kts-vm), KTS_VM_SRC, KTS_VM_PEERS (default
 # /var/cache/kubelet-ts/peers), KTS_VM_SSH_PORT (default 12600), KTS_VM_FORWARD (extra
 # "hostport:guestport" pairs, default "12601:10250 12602:10248 12603:10255"), KTS_VM_MEM (MiB,
-# default 2048), KTS_VM_CPUS (default 2).
+# default 2048), KTS_VM_CPUS (default 2), KTS_VM_SSH_TIMEOUT (ssh connect timeout, s, default 10).
 set -euo pipefail
 
 VM_CACHE=${KTS_VM_CACHE:-/var/cache/kubelet-ts/node-vm}
@@ -240,7 +240,7 @@ vm_ssh() {
   local key
   key=$(cat "$VM_RUN/base")/id_ed25519
   ssh -q -i "$key" -p "$VM_SSH_PORT" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-    -o LogLevel=ERROR -o ConnectTimeout=10 -o ServerAliveInterval=15 root@127.0.0.1 "$@"
+    -o LogLevel=ERROR -o ConnectTimeout="${KTS_VM_SSH_TIMEOUT:-10}" -o ServerAliveInterval=15 root@127.0.0.1 "$@"
 }
 
 vm_print_env() {

@@ -1,7 +1,7 @@
 /**
  * The cgroup agent's executor: listens on a unix socket, reads one JSON request per line,
- * lets `validate.ts` decide, does the one file operation (or the kill) and answers one JSON
- * line. It runs with every Deno permission (the only way Deno opens /sys and /proc), so it
+ * lets `validate.ts` decide, does the one file operation (or the kill, or with the systemd
+ * driver the one slice call over its own system bus connection) and answers one JSON line. It runs with every Deno permission (the only way Deno opens /sys and /proc), so it
  * does nothing the table in `validate.ts` does not allow and never follows a symbolic link
  * inside the cgroup tree.
  *
@@ -27,6 +27,13 @@ import {
   checkRequest,
   parseRequest,
 } from "./validate.ts";
+import {
+  connectSystemd,
+  reconnectingSystemd,
+  type Slices,
+  systemdSlices,
+  type SystemdUnits,
+} from "../systemd/mod.ts";
 
 /** Options of {@linkcode serveCgroupAgent}. */
 export interface CgroupAgentOptions extends AgentConfig {
@@ -41,6 +48,11 @@ export interface CgroupAgentOptions extends AgentConfig {
   root?: string;
   /** Tests only: the file operations (a temp tree's rmdir must drop the interface files). */
   fs?: CgroupTreeFs;
+  /**
+   * Tests only: the slice calls (default with the systemd driver: systemd over the system
+   * bus, connected at the first slice request and again after a lost connection).
+   */
+  slices?: Slices;
   /** Told about each refused or failed request. */
   onError?: (message: string) => void;
   /** Tests only: binds the listener (default `Deno.listen`), to look at it while it binds. */
@@ -89,13 +101,27 @@ async function refuseSymlinks(
   }
 }
 
+/** What a request is executed with. */
+interface Executors {
+  fs: CgroupTreeFs;
+  root: string;
+  scope: AgentScope;
+  tmpfs: VolumeTmpfsExecutor;
+  slices: Slices | undefined;
+}
+
 async function execute(
-  fs: CgroupTreeFs,
-  root: string,
-  scope: AgentScope,
+  { fs, root, scope, tmpfs, slices }: Executors,
   req: AgentRequest,
-  tmpfs: VolumeTmpfsExecutor,
 ): Promise<unknown> {
+  if (
+    req.op === "startSlice" || req.op === "setSlice" || req.op === "stopSlice"
+  ) {
+    if (!slices) throw new Error("no systemd connection");
+    if (req.op === "startSlice") return await slices.start(req.cgroup);
+    if (req.op === "stopSlice") return await slices.stop(req.cgroup);
+    return await slices.set(req.cgroup, req.resources);
+  }
   if (req.op === "mountVolumeTmpfs") {
     return await tmpfs.mountVolumeTmpfs(req.target, req.sizeBytes);
   }
@@ -142,10 +168,7 @@ async function execute(
 
 /** One response line for one request line. */
 async function answer(
-  fs: CgroupTreeFs,
-  root: string,
-  scope: AgentScope,
-  tmpfs: VolumeTmpfsExecutor,
+  executors: Executors,
   line: string,
   onError: (message: string) => void,
 ): Promise<string> {
@@ -153,10 +176,10 @@ async function answer(
   let error: AgentError;
   if ("error" in req) error = { name: "TypeError", message: req.error };
   else {
-    const refusal = checkRequest(scope, req);
+    const refusal = checkRequest(executors.scope, req);
     if (refusal === undefined) {
       try {
-        const value = await execute(fs, root, scope, req, tmpfs);
+        const value = await execute(executors, req);
         return JSON.stringify({ ok: true, value: value ?? null });
       } catch (e) {
         error = e instanceof Error
@@ -258,8 +281,14 @@ export async function serveCgroupAgent(
     options.rootDir ??
       (options.socket.slice(0, options.socket.lastIndexOf("/")) || "/"),
   );
-  const handle = (line: string) =>
-    answer(fs, root, scope, tmpfs, line, onError);
+  let systemd: SystemdUnits | undefined;
+  let slices = options.slices;
+  if (!slices && scope.driver === "systemd") {
+    systemd = reconnectingSystemd(() => connectSystemd());
+    slices = systemdSlices(systemd);
+  }
+  const executors = { fs, root, scope, tmpfs, slices };
+  const handle = (line: string) => answer(executors, line, onError);
   const open = new Map<Deno.Conn, Promise<void>>();
   const finished = (async () => {
     try {
@@ -285,6 +314,7 @@ export async function serveCgroupAgent(
           conn.close();
         } catch { /* already closed */ }
       }
+      systemd?.close();
     },
     finished,
   };

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { cgroupAgentClient, openCgroupAgentClient } from "./client.ts";
 import { serveCgroupAgent } from "./agent.ts";
-import { withAgent } from "./testing.ts";
+import { fakeHost, kernelLike, withAgent } from "./testing.ts";
 
 Deno.test("the agent refuses escapes over the socket with PermissionDenied", async () => {
   await withAgent(async (root, socket, errors) => {
@@ -172,5 +172,83 @@ Deno.test("the agent's socket is never reachable by others, not even while it bi
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the agent carries the systemd driver's slice calls and refuses the rest", async () => {
+  const root = await fakeHost();
+  const socket = `${root}/cgroup-agent.sock`;
+  const calls: unknown[][] = [];
+  const agent = await serveCgroupAgent({
+    socket,
+    cgroupRoot: "/",
+    cgroupDriver: "systemd",
+    root,
+    fs: kernelLike,
+    slices: {
+      start: (cgroup) => Promise.resolve(void calls.push(["start", cgroup])),
+      set: (cgroup, resources) =>
+        Promise.resolve(void calls.push(["set", cgroup, resources])),
+      stop: (cgroup) => Promise.resolve(void calls.push(["stop", cgroup])),
+    },
+  });
+  const client = cgroupAgentClient(socket);
+  try {
+    const pod = "/kubepods.slice/kubepods-pod1_2.slice";
+    await client.slices.start(pod);
+    // hugepages have no unit property: the client sends the five numbers only
+    await client.slices.set(pod, {
+      cpuShares: 256,
+      memoryLimit: 1 << 26,
+      hugepageLimits: { "2MB": 0 },
+    } as never);
+    await client.slices.stop(pod);
+    await assert.rejects(
+      () => client.slices.start("/system.slice"),
+      Deno.errors.PermissionDenied,
+    );
+    await assert.rejects(
+      () => client.slices.stop("/kubepods.slice"),
+      Deno.errors.PermissionDenied,
+    );
+    assert.deepEqual(calls, [
+      ["start", pod],
+      ["set", pod, { cpuShares: 256, memoryLimit: 1 << 26 }],
+      ["stop", pod],
+    ]);
+  } finally {
+    client.close();
+    agent.close();
+    await agent.finished;
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a slice call may take as long as systemd's job: its answer is awaited longer than a file's", async () => {
+  const root = await fakeHost();
+  const socket = `${root}/cgroup-agent.sock`;
+  const agent = await serveCgroupAgent({
+    socket,
+    cgroupRoot: "/",
+    cgroupDriver: "systemd",
+    root,
+    fs: kernelLike,
+    slices: {
+      start: () => new Promise((resolve) => setTimeout(resolve, 400)),
+      set: () => Promise.resolve(),
+      stop: () => Promise.resolve(),
+    },
+  });
+  const client = cgroupAgentClient(socket, {
+    timeoutMs: 100,
+    sliceTimeoutMs: 5_000,
+  });
+  try {
+    await client.slices.start("/kubepods.slice");
+  } finally {
+    client.close();
+    agent.close();
+    await agent.finished;
+    await Deno.remove(root, { recursive: true });
   }
 });

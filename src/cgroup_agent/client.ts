@@ -11,6 +11,7 @@ import type { CgroupTreeFs } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
+import type { SliceResources, Slices } from "../systemd/mod.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
 
@@ -20,6 +21,8 @@ export interface CgroupAgentClient {
   /** SIGKILL to `pid`, which must be in `cgroup` (a cgroupfs name below kubepods). */
   kill(pid: number, cgroup: string): Promise<void>;
   swapController(): Promise<"v1" | "v2" | undefined>;
+  /** The systemd driver's slice units (an agent started with `--cgroup-driver=systemd`). */
+  slices: Slices;
   /** A tmpfs on a pod volume's directory (docs/volumes.md, "Memory-backed volumes"). */
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
@@ -41,15 +44,39 @@ function rebuildError(error: { name?: unknown; message?: unknown }): Error {
   return e;
 }
 
+/** The numbers the agent takes for a slice: a caller's wider settings (hugepages) are left out. */
+function sliceResourcesOnly(resources: SliceResources): SliceResources {
+  const out: SliceResources = {};
+  for (
+    const key of [
+      "cpuShares",
+      "cpuQuota",
+      "cpuPeriod",
+      "memoryLimit",
+      "pidsLimit",
+    ] as const
+  ) {
+    if (resources[key] !== undefined) out[key] = resources[key];
+  }
+  return out;
+}
+
 /** How long one answer may take; then the connection is dropped (a hung agent must not stall pods). */
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * A slice call waits for systemd's job inside the agent (up to 30 s, as libcontainer) after
+ * perhaps connecting to the bus: its answer may take that long.
+ */
+const SLICE_TIMEOUT_MS = 45_000;
+const SLICE_OPS = new Set(["startSlice", "setSlice", "stopSlice"]);
 
 /** A client on `socket`; nothing is connected until the first request. */
 export function cgroupAgentClient(
   socket: string,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; sliceTimeoutMs?: number } = {},
 ): CgroupAgentClient {
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const sliceTimeoutMs = options.sliceTimeoutMs ?? SLICE_TIMEOUT_MS;
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   let conn: Deno.UnixConn | undefined;
@@ -82,7 +109,7 @@ export function cgroupAgentClient(
         try {
           open.close(); // the pending read rejects
         } catch { /* already closed */ }
-      }, timeoutMs);
+      }, SLICE_OPS.has(req.op) ? sliceTimeoutMs : timeoutMs);
       let line: string;
       try {
         line = await readLine(c);
@@ -147,6 +174,21 @@ export function cgroupAgentClient(
     swapController: async () => {
       const v = await request({ op: "swapController" });
       return v === "v1" || v === "v2" ? v : undefined;
+    },
+    slices: {
+      start: async (cgroup) => {
+        await request({ op: "startSlice", cgroup });
+      },
+      set: async (cgroup, resources) => {
+        await request({
+          op: "setSlice",
+          cgroup,
+          resources: sliceResourcesOnly(resources),
+        });
+      },
+      stop: async (cgroup) => {
+        await request({ op: "stopSlice", cgroup });
+      },
     },
     mountVolumeTmpfs: async (target, sizeBytes) => {
       await request({ op: "mountVolumeTmpfs", target, sizeBytes });

@@ -12,6 +12,11 @@ import {
   checkTmpfsTarget,
   type TmpfsTarget,
 } from "./volume_tmpfs.ts";
+import {
+  sliceComponents,
+  slicePath,
+  type SliceResources,
+} from "../systemd/mod.ts";
 
 /** The logical locations the agent serves (the executor may prefix a test root). */
 export const CGROUP_MOUNT = "/sys/fs/cgroup";
@@ -41,6 +46,9 @@ export type AgentRequest =
   | { op: "writeTextFile"; path: string; text: string }
   | { op: "kill"; pid: number; cgroup: string }
   | { op: "swapController" }
+  | { op: "startSlice"; cgroup: string }
+  | { op: "stopSlice"; cgroup: string }
+  | { op: "setSlice"; cgroup: string; resources: SliceResources }
   | { op: "mountVolumeTmpfs"; target: TmpfsTarget; sizeBytes: number }
   | { op: "unmountVolumeTmpfs"; target: TmpfsTarget };
 
@@ -50,12 +58,18 @@ export interface AgentConfig {
   cgroupRoot: string;
   /** `kubeReservedCgroup` / `systemReservedCgroup`: their files may be written, nothing else. */
   reservedCgroups?: readonly string[];
+  /**
+   * The kubelet's `cgroupDriver` (default "cgroupfs"): with "systemd" the cgroups have the
+   * slice form (`/kubepods.slice/...`) and the slice operations are served.
+   */
+  cgroupDriver?: "cgroupfs" | "systemd";
 }
 
 /** {@linkcode AgentConfig} resolved against the host. */
 export interface AgentScope {
   version: "v1" | "v2";
-  /** Components of `<cgroupRoot>/kubepods`. */
+  driver: "cgroupfs" | "systemd";
+  /** Components of `<cgroupRoot>/kubepods` in the driver's form. */
   kubepods: readonly string[];
   reserved: readonly (readonly string[])[];
 }
@@ -65,10 +79,13 @@ export function agentScope(
   version: "v1" | "v2",
 ): AgentScope {
   const split = (p: string) => p.split("/").filter((c) => c !== "");
+  const driver = config.cgroupDriver ?? "cgroupfs";
   return {
     version,
-    // the cgroupfs driver's names (the kubelet manages cgroups only with it)
-    kubepods: [...split(config.cgroupRoot), "kubepods"],
+    driver,
+    kubepods: driver === "systemd"
+      ? split(slicePath([...sliceComponents(config.cgroupRoot), "kubepods"]))
+      : [...split(config.cgroupRoot), "kubepods"],
     reserved: (config.reservedCgroups ?? []).map(split).filter((c) =>
       c.length > 0
     ),
@@ -133,6 +150,82 @@ function cgroupParts(
 const refuse = (req: AgentRequest, why: string) =>
   `cgroup agent refuses ${req.op}: ${why}`;
 
+/** Characters of a slice unit's name (systemd's unit name alphabet without `\\`). */
+const SLICE_NAME = /^[A-Za-z0-9:_.-]{1,249}\.slice$/;
+
+/** Where each slice operation is allowed: the kubelet never starts or stops above kubepods. */
+const SLICE_PLACES: Readonly<Record<string, readonly Place[]>> = {
+  startSlice: ["kubepods", "below"],
+  setSlice: ["kubepods", "below", "reserved"],
+  stopSlice: ["below"],
+};
+
+const SLICE_RESOURCES: readonly (keyof SliceResources)[] = [
+  "cpuShares",
+  "cpuQuota",
+  "cpuPeriod",
+  "memoryLimit",
+  "pidsLimit",
+];
+
+/** Undefined when the numbers are integers the unit properties take (-1: none), else why. */
+function badSliceResources(resources: unknown): string | undefined {
+  if (typeof resources !== "object" || resources === null) {
+    return "the resources must be an object";
+  }
+  for (const [key, value] of Object.entries(resources)) {
+    if (!(SLICE_RESOURCES as readonly string[]).includes(key)) {
+      return `unknown resource "${key}"; one of ${SLICE_RESOURCES.join(", ")}`;
+    }
+    const least = key === "cpuShares" || key === "cpuPeriod" ? 0 : -1;
+    if (!Number.isSafeInteger(value) || (value as number) < least) {
+      return `${key} must be an integer of at least ${least}`;
+    }
+  }
+  return undefined;
+}
+
+/** The slice operations: the driver, the name's form, the place, the resources. */
+function checkSlice(
+  scope: AgentScope,
+  req: Extract<AgentRequest, { op: "startSlice" | "setSlice" | "stopSlice" }>,
+): string | undefined {
+  if (scope.driver !== "systemd") {
+    return refuse(
+      req,
+      "the agent serves the cgroupfs driver; start it with --cgroup-driver=systemd for slices",
+    );
+  }
+  const parts = typeof req.cgroup === "string"
+    ? req.cgroup.split("/").slice(1)
+    : [];
+  if (
+    !req.cgroup.startsWith("/") || badComponents(parts) ||
+    !parts.every((p) => SLICE_NAME.test(p)) ||
+    slicePath(sliceComponents(req.cgroup)) !== req.cgroup
+  ) {
+    return refuse(
+      req,
+      `"${req.cgroup}" is not a slice path (/a.slice/a-b.slice, each slice named after its parent)`,
+    );
+  }
+  if (!SLICE_PLACES[req.op]!.includes(placeOf(scope, parts))) {
+    const k = "/" + scope.kubepods.join("/");
+    return refuse(
+      req,
+      req.op === "stopSlice"
+        ? `"${req.cgroup}" is not below ${k}`
+        : `"${req.cgroup}" is outside ${k}${
+          req.op === "setSlice" ? " and the reserved cgroups" : ""
+        }`,
+    );
+  }
+  const bad = req.op === "setSlice"
+    ? badSliceResources(req.resources)
+    : undefined;
+  return bad === undefined ? undefined : refuse(req, bad);
+}
+
 /**
  * Undefined when the request is allowed, else the reason. Paths are absolute and literal:
  * no `..`, no empty components; the executor separately refuses symbolic links.
@@ -142,6 +235,9 @@ export function checkRequest(
   req: AgentRequest,
 ): string | undefined {
   if (req.op === "swapController") return undefined;
+  if (
+    req.op === "startSlice" || req.op === "setSlice" || req.op === "stopSlice"
+  ) return checkSlice(scope, req);
   if (req.op === "mountVolumeTmpfs" || req.op === "unmountVolumeTmpfs") {
     const why = checkTmpfsTarget(req.target) ??
       (req.op === "mountVolumeTmpfs"
@@ -280,6 +376,26 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
         : { error: `kill needs "pid" (a number) and "cgroup" (a string)` };
     case "swapController":
       return { op: v.op };
+    case "startSlice":
+      return typeof v.cgroup === "string"
+        ? { op: v.op, cgroup: v.cgroup }
+        : { error: `${v.op} needs "cgroup" (a string)` };
+    case "stopSlice":
+      return typeof v.cgroup === "string"
+        ? { op: v.op, cgroup: v.cgroup }
+        : { error: `${v.op} needs "cgroup" (a string)` };
+    case "setSlice":
+      return typeof v.cgroup === "string" && typeof v.resources === "object" &&
+          v.resources !== null
+        ? {
+          op: v.op,
+          cgroup: v.cgroup,
+          resources: v.resources as SliceResources,
+        }
+        : {
+          error:
+            `setSlice needs "cgroup" (a string) and "resources" (an object)`,
+        };
     case "mountVolumeTmpfs":
     case "unmountVolumeTmpfs": {
       const t = v.target as Record<string, unknown> | null;
@@ -301,7 +417,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, mountVolumeTmpfs, unmountVolumeTmpfs`,
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, mountVolumeTmpfs, unmountVolumeTmpfs`,
       };
   }
 }

@@ -219,3 +219,110 @@ Deno.test("parseRequest() names what is wrong", () => {
     path: "/a",
   });
 });
+
+const sd = agentScope({
+  cgroupRoot: "/",
+  cgroupDriver: "systemd",
+  reservedCgroups: ["/kube.slice"],
+}, "v2");
+const K = "/kubepods.slice";
+const BURSTABLE = `${K}/kubepods-burstable.slice`;
+const POD = `${BURSTABLE}/kubepods-burstable-pod1_2.slice`;
+
+Deno.test("checkRequest() with the systemd driver: slices of kubepods and below, limits on reserved ones", () => {
+  assert.deepEqual(sd.kubepods, ["kubepods.slice"]);
+  const ok: AgentRequest[] = [
+    { op: "startSlice", cgroup: K },
+    { op: "startSlice", cgroup: POD },
+    { op: "setSlice", cgroup: K, resources: { cpuShares: 2048 } },
+    {
+      op: "setSlice",
+      cgroup: POD,
+      resources: {
+        cpuShares: 102,
+        cpuQuota: -1,
+        cpuPeriod: 100_000,
+        memoryLimit: 1 << 20,
+        pidsLimit: -1,
+      },
+    },
+    { op: "setSlice", cgroup: "/kube.slice", resources: { memoryLimit: 5 } },
+    { op: "stopSlice", cgroup: POD },
+    // the files of the slice form go through the same table
+    { op: "writeTextFile", path: `${M}${POD}/memory.max`, text: "1" },
+    { op: "kill", pid: 42, cgroup: POD },
+  ];
+  for (const req of ok) {
+    assert.equal(checkRequest(sd, req), undefined, JSON.stringify(req));
+  }
+  const bad: [AgentRequest, RegExp][] = [
+    [
+      { op: "startSlice", cgroup: "/system.slice" },
+      /outside \/kubepods\.slice/,
+    ],
+    [{ op: "startSlice", cgroup: "/kube.slice" }, /outside/],
+    [{ op: "stopSlice", cgroup: K }, /is not below \/kubepods\.slice/],
+    [{ op: "stopSlice", cgroup: "/kube.slice" }, /not below/],
+    [{ op: "stopSlice", cgroup: "/-.slice" }, /not a slice path/],
+    [{ op: "setSlice", cgroup: "/user.slice", resources: {} }, /outside/],
+    // a unit name that does not match its place, another unit type, odd characters
+    [
+      { op: "startSlice", cgroup: `${K}/other-pod.slice` },
+      /not a slice path/,
+    ],
+    [{ op: "startSlice", cgroup: `${K}/kubepods-x.service` }, /slice path/],
+    [{ op: "stopSlice", cgroup: `${K}/../ssh.slice` }, /slice path/],
+    [{ op: "startSlice", cgroup: `${K}/kubepods-a\\x2d.slice` }, /slice path/],
+    [{ op: "startSlice", cgroup: "kubepods.slice" }, /slice path/],
+    [
+      { op: "setSlice", cgroup: POD, resources: { memoryLimit: -2 } },
+      /memoryLimit must be an integer of at least -1/,
+    ],
+    [
+      { op: "setSlice", cgroup: POD, resources: { cpuShares: 1.5 } },
+      /cpuShares must be an integer/,
+    ],
+    [
+      {
+        op: "setSlice",
+        cgroup: POD,
+        resources: { ExecStart: "/bin/sh" } as never,
+      },
+      /unknown resource "ExecStart"/,
+    ],
+  ];
+  for (const [req, why] of bad) {
+    assert.match(checkRequest(sd, req) ?? "", why, JSON.stringify(req));
+  }
+  // the cgroupfs scope serves no slices, and its kubepods is not the slice form
+  assert.match(
+    checkRequest(agentScope({ cgroupRoot: "/" }, "v2"), {
+      op: "startSlice",
+      cgroup: K,
+    }) ?? "",
+    /start it with --cgroup-driver=systemd/,
+  );
+  assert.match(
+    checkRequest(sd, { op: "mkdirs", path: `${M}/kubepods/x` }) ?? "",
+    /outside \/kubepods\.slice/,
+  );
+});
+
+Deno.test("parseRequest() reads the slice operations", () => {
+  assert.deepEqual(
+    parseRequest(
+      `{"op":"setSlice","cgroup":"/a.slice","resources":{"pidsLimit":5}}`,
+    ),
+    { op: "setSlice", cgroup: "/a.slice", resources: { pidsLimit: 5 } },
+  );
+  assert.match(
+    (parseRequest(`{"op":"setSlice","cgroup":"/a.slice"}`) as {
+      error: string;
+    }).error,
+    /setSlice needs "cgroup" \(a string\) and "resources"/,
+  );
+  assert.match(
+    (parseRequest(`{"op":"stopSlice"}`) as { error: string }).error,
+    /stopSlice needs "cgroup"/,
+  );
+});

@@ -86,7 +86,6 @@ type Settings = Pick<
   | "memoryManagerPolicy"
   | "topologyManagerPolicy"
   | "memorySwap"
-  | "singleProcessOOMKill"
 >;
 
 /** One warning per setting not carried out, `<field>: <what happens instead>`. */
@@ -110,13 +109,6 @@ export function unhonouredSettings(config: Settings): string[] {
   if (config.memorySwap?.swapBehavior === "LimitedSwap") {
     warnings.push(
       'memorySwap.swapBehavior: "LimitedSwap" is not carried out: containers get no swap limit, as with "NoSwap"',
-    );
-  }
-  // upstream's default on cgroup v2 (the version validation assumes): all of a container's
-  // processes die together on an OOM
-  if (config.singleProcessOOMKill !== true) {
-    warnings.push(
-      "singleProcessOOMKill: containers are not given memory.oom.group; an out-of-memory kill takes one process, as with singleProcessOOMKill: true",
     );
   }
   return warnings;

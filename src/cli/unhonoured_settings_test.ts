@@ -14,14 +14,13 @@ const DEFAULTS = {
   memoryManagerPolicy: "None",
   topologyManagerPolicy: "none",
   memorySwap: {},
-  singleProcessOOMKill: true,
 };
 
 function fields(warnings: string[]): string[] {
   return warnings.map((w) => w.slice(0, w.indexOf(":")));
 }
 
-Deno.test("unhonouredSettings(): the defaults (with singleProcessOOMKill true) warn of nothing", () => {
+Deno.test("unhonouredSettings(): the defaults warn of nothing", () => {
   assert.deepEqual(unhonouredSettings(DEFAULTS), []);
   assert.deepEqual(
     unhonouredSettings({ ...DEFAULTS, memorySwap: { swapBehavior: "NoSwap" } }),
@@ -41,20 +40,16 @@ Deno.test("unhonouredSettings(): each setting not carried out is one warning nam
     "memoryManagerPolicy",
     "topologyManagerPolicy",
     "memorySwap.swapBehavior",
-    "singleProcessOOMKill",
   ]);
   assert.match(warnings[0]!, /"static" is not carried out/);
 });
 
-Deno.test("unhonouredSettings(): singleProcessOOMKill false or unset warns (upstream groups the OOM kill on cgroup v2)", () => {
-  for (const value of [false, undefined]) {
-    const { singleProcessOOMKill: _, ...rest } = DEFAULTS;
+Deno.test("unhonouredSettings(): singleProcessOOMKill is carried out whatever its value", () => {
+  for (const value of [false, true, undefined]) {
     const config = value === undefined
-      ? rest
-      : { ...rest, singleProcessOOMKill: value };
-    assert.deepEqual(fields(unhonouredSettings(config)), [
-      "singleProcessOOMKill",
-    ]);
+      ? DEFAULTS
+      : { ...DEFAULTS, singleProcessOOMKill: value };
+    assert.deepEqual(unhonouredSettings(config), []);
   }
 });
 

@@ -25,6 +25,17 @@ export {
   type Variant,
 } from "./dbus_wire.ts";
 export {
+  sliceComponents,
+  slicePath,
+  sliceResourceProperties,
+  type SliceResources,
+  type Slices,
+  sliceStartProperties,
+  type SliceUnit,
+  sliceUnit,
+  systemdSlices,
+} from "./slices.ts";
+export {
   connectSystemd,
   parseSystemdVersion,
   prop,

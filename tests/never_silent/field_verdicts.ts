@@ -105,7 +105,7 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
     "refused",
     "src/cli/unhonoured_settings_test.ts: changedIgnoredSettings(): each field no part reads warns once set away from its default",
   ],
-  ["cgroupRoot", "honoured", "src/kubelet/run_kubelet.ts"],
+  ["cgroupRoot", "honoured", "src/pod/containers/pod_environment.ts"],
   ["cgroupsPerQOS", "honoured", "src/pod/containers/pod_environment.ts"],
   ["cgroupDriver", "honoured", "src/pod/containers/pod_environment.ts"],
   [
@@ -115,8 +115,8 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ],
   [
     "singleProcessOOMKill",
-    "refused",
-    "src/cli/unhonoured_settings_test.ts: unhonouredSettings(): singleProcessOOMKill false or unset warns (upstream groups the OOM kill on cgroup v2)",
+    "honoured",
+    "src/pod/containers/pod_environment.ts",
   ],
   [
     "cpuManagerPolicyOptions",

@@ -415,7 +415,7 @@ export const CGROUP_V1_WARNING =
  * the runtime: without `cgroupsPerQOS`, without host access (every Deno permission, or the
  * cgroup agent as `fs` and `kill`), or with the systemd driver when systemd cannot be reached
  * on the system bus (a warning; the runtime's slices then lack the kubelet's limits). With
- * the systemd driver each cgroup is also a slice unit (`deps.slices`, default: a connection
+ * the systemd driver each cgroup is also a slice unit (`deps.slices`: the cgroup agent's, or by default a connection
  * to the system bus). Having looked at
  * the host, it also does upstream's start-up `cgroupVersionCheck`: on cgroup v1 a `CgroupV1`
  * warning event on the Node.

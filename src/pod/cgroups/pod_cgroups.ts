@@ -9,6 +9,7 @@
  */
 
 import { podQOSClass } from "./pod_resources.ts";
+import { sliceComponents, slicePath } from "../../systemd/mod.ts";
 import type { Pod } from "../types.ts";
 
 /** The kubelet settings that place pod cgroups. */
@@ -26,41 +27,22 @@ function cgroupfsComponents(path: string): string[] {
   return path.split("/").filter((p) => p !== "");
 }
 
-/** Splits a systemd slice (`/a.slice/a-b.slice` or `a-b.slice`) into components. */
-function systemdComponents(name: string): string[] {
-  const base = name.split("/").filter((p) => p !== "").pop() ?? "";
-  const bare = base.replace(/\.slice$/, "");
-  if (bare === "" || bare === "-") return [];
-  return bare.split("-").map((p) => p.replaceAll("_", "-"));
-}
-
 /** `/a/b/c`: the cgroupfs form of a name (upstream `ToCgroupfs`). */
 function toCgroupfs(parts: string[]): string {
   return "/" + parts.join("/");
-}
-
-/**
- * `/a.slice/a-b.slice/a-b-c.slice`: the systemd form (upstream `ToSystemd`), each component's
- * dashes turned into underscores.
- */
-function toSystemd(parts: string[]): string {
-  if (parts.length === 0) return "/";
-  const escaped = parts.map((p) => p.replaceAll("-", "_"));
-  return escaped.map((_, i) => `/${escaped.slice(0, i + 1).join("-")}.slice`)
-    .join("");
 }
 
 /** The root's components in the driver's form of `cgroupRoot`. */
 function rootComponents(options: PodCgroupOptions): string[] {
   const rootText = options.cgroupRoot || "/";
   return options.cgroupDriver === "systemd"
-    ? systemdComponents(rootText)
+    ? sliceComponents(rootText)
     : cgroupfsComponents(rootText);
 }
 
 function named(parts: string[], options: PodCgroupOptions): string {
   return options.cgroupDriver === "systemd"
-    ? toSystemd(parts)
+    ? slicePath(parts)
     : toCgroupfs(parts);
 }
 

@@ -34,6 +34,11 @@ export interface NodeResources {
    * with `memory.memsw.*`, `v2` with `memory.swap.max`; absent when none or unknown.
    */
   swapController?: "v1" | "v2";
+  /**
+   * Every container gets `memory.oom.group=1` (an OOM kills all of its processes): cgroup v2
+   * with `singleProcessOOMKill` not true, upstream's default there.
+   */
+  memoryOomGroup?: boolean;
 }
 
 type ResourceList = Record<string, string | number>;
@@ -262,13 +267,15 @@ export function containerLinuxResources(
     containerOomScoreAdj(pod, container, node.memoryCapacity),
   );
   out.hugepageLimits = hugepageLimits(container, node.hugepageSizes);
+  // upstream calculateLinuxResources on cgroup v2 without singleProcessOOMKill
+  if (node.memoryOomGroup) out.unified = { "memory.oom.group": "1" };
   // upstream configureContainerSwapResources with the default NoSwap behaviour
   if (node.swapController === "v1") {
     if (out.memoryLimitInBytes !== undefined) {
       out.memorySwapLimitInBytes = out.memoryLimitInBytes;
     }
   } else if (node.swapController === "v2") {
-    out.unified = { "memory.swap.max": "0" };
+    out.unified = { ...out.unified, "memory.swap.max": "0" };
   }
   return out;
 }

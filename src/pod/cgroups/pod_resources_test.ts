@@ -190,6 +190,24 @@ Deno.test("containerLinuxResources() turns swap off as upstream's NoSwap does", 
   );
 });
 
+Deno.test("containerLinuxResources() groups the OOM kill when the node says so, beside the swap rule", () => {
+  const a = c("a", { limits: { memory: "64Mi" } });
+  assert.deepEqual(
+    containerLinuxResources(pod([a]), a, { ...NODE, memoryOomGroup: true })
+      .unified,
+    { "memory.oom.group": "1" },
+  );
+  assert.deepEqual(
+    containerLinuxResources(pod([a]), a, {
+      ...NODE,
+      memoryOomGroup: true,
+      swapController: "v2",
+    }).unified,
+    { "memory.oom.group": "1", "memory.swap.max": "0" },
+  );
+  assert.equal(containerLinuxResources(pod([a]), a, NODE).unified, undefined);
+});
+
 Deno.test("hugepageLimits() and hugepageSizeFromDirName() name page sizes as the CRI does", () => {
   assert.equal(hugepageSizeFromDirName("hugepages-2048kB"), "2MB");
   assert.equal(hugepageSizeFromDirName("hugepages-1048576kB"), "1GB");

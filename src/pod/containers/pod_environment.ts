@@ -244,6 +244,8 @@ export async function readNodeResources(
      * containers, so nothing is lost).
      */
     warnWithoutHost?: boolean;
+    /** `singleProcessOOMKill`: unless true, containers on cgroup v2 get `memory.oom.group`. */
+    singleProcessOOMKill?: boolean;
   } = {},
 ): Promise<NodeResources> {
   let memoryCapacity = 0;
@@ -281,10 +283,16 @@ export async function readNodeResources(
   const swapController = agent
     ? await agent.swapController().catch(() => undefined)
     : await detectSwapController();
+  // upstream decides by the host's cgroup version (v1: one process per OOM, always)
+  const cgroupV2 = await fs.exists("/sys/fs/cgroup/cgroup.controllers")
+    .catch(() => false);
   return {
     memoryCapacity,
     hugepageSizes,
     ...(swapController ? { swapController } : {}),
+    ...(cgroupV2 && options.singleProcessOOMKill !== true
+      ? { memoryOomGroup: true }
+      : {}),
   };
 }
 
@@ -331,6 +339,7 @@ export interface PodEnvironmentConfig {
   kubeReservedCgroup?: string | undefined;
   systemReservedCgroup?: string | undefined;
   podPidsLimit?: number | undefined;
+  singleProcessOOMKill?: boolean | undefined;
 }
 
 /**
@@ -373,6 +382,9 @@ export async function readPodEnvironmentOptions(
   const node = await readNodeResources(options.logger, {
     hostAccess,
     warnWithoutHost: manage,
+    ...(config.singleProcessOOMKill !== undefined
+      ? { singleProcessOOMKill: config.singleProcessOOMKill }
+      : {}),
     ...(agent ? { agent } : {}),
     ...(noAgent ? { noAgent } : {}),
   });
@@ -405,6 +417,10 @@ export async function readPodEnvironmentOptions(
     clock: options.clock ?? { now: () => Date.now() },
     ...(options.events ? { events: options.events } : {}),
     ...(agent ? { fs: agent.fs, kill: agent.kill } : {}),
+    // the systemd driver's slices go through the agent too: the lists grant no system bus
+    ...(agent && config.cgroupDriver === "systemd"
+      ? { slices: agent.slices }
+      : {}),
   }, {
     nodeName: options.nodeName ?? "",
     cgroups,

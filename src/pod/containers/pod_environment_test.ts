@@ -190,6 +190,35 @@ Deno.test("readNodeResources() looks at /sys only with every permission", async 
   assert.deepEqual(quiet.records.filter((r) => r.severity === "warn"), []);
 });
 
+Deno.test("readNodeResources() groups containers' OOM kills on cgroup v2 unless singleProcessOOMKill is true", async () => {
+  const agentOn = (v2: boolean) =>
+    ({
+      fs: {
+        exists: (path: string) =>
+          Promise.resolve(v2 && path === "/sys/fs/cgroup/cgroup.controllers"),
+        readDirNames: () => Promise.resolve([]),
+      },
+      swapController: () => Promise.resolve(undefined),
+    }) as unknown as NonNullable<
+      Parameters<typeof readNodeResources>[1]
+    >["agent"];
+  const cases: [boolean, boolean | undefined, boolean | undefined][] = [
+    [true, undefined, true],
+    [true, false, true],
+    [true, true, undefined],
+    [false, undefined, undefined],
+    [false, false, undefined],
+  ];
+  for (const [v2, single, grouped] of cases) {
+    const node = await readNodeResources(new CaptureLogger(), {
+      hostAccess: false,
+      agent: agentOn(v2)!,
+      ...(single !== undefined ? { singleProcessOOMKill: single } : {}),
+    });
+    assert.equal(node.memoryOomGroup, grouped, `v2 ${v2}, single ${single}`);
+  }
+});
+
 Deno.test("readAppArmorEnabled() reads the switch, a missing one as off, and says why it cannot", async () => {
   assert.equal(await readAppArmorEnabled(() => Promise.resolve("Y\n")), "Y\n");
   assert.equal(

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import {
+  sliceComponents,
+  slicePath,
   sliceResourceProperties,
   sliceStartProperties,
   sliceUnit,
-} from "./cgroup_slices.ts";
-import type { UnitProperty } from "../../systemd/mod.ts";
+} from "./slices.ts";
+import type { UnitProperty } from "./systemd_units.ts";
 
 const INFINITY = 0xffff_ffff_ffff_ffffn;
 
@@ -131,5 +133,21 @@ Deno.test("sliceResourceProperties() leaves the period out before systemd 242 an
     {
       CPUWeight: 10_000n,
     },
+  );
+});
+
+Deno.test("sliceComponents() and slicePath() convert between a slice's name and its path", () => {
+  assert.deepEqual(sliceComponents("/a.slice/a-b_c.slice"), ["a", "b-c"]);
+  assert.deepEqual(sliceComponents("a-b_c.slice"), ["a", "b-c"]);
+  assert.deepEqual(sliceComponents("/"), []);
+  assert.deepEqual(sliceComponents("-.slice"), []);
+  assert.equal(
+    slicePath(["kubepods", "burstable", "pod1-2"]),
+    "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1_2.slice",
+  );
+  assert.equal(slicePath([]), "/");
+  assert.deepEqual(
+    sliceComponents(slicePath(["kube-pods", "x"])),
+    ["kube-pods", "x"],
   );
 });
