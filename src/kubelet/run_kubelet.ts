@@ -507,6 +507,9 @@ export async function runKubelet(
     kubelet,
     statuses: statusManager,
     runtime,
+    ...(environment.hostCgroupFs
+      ? { hostCgroupFs: environment.hostCgroupFs }
+      : {}),
     ...(cluster
       ? {
         cluster: {

@@ -37,6 +37,7 @@ import {
 } from "../status/mod.ts";
 import { createStreamingHost } from "./streaming_host.ts";
 import { statsSummary } from "./stats_summary.ts";
+import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import type { CsrApi, NodeAddress } from "../api/mod.ts";
 import { startServingCertificates } from "./serving_certificates.ts";
@@ -101,6 +102,8 @@ export interface KubeletApiDeps {
       | "listPodSandboxStats"
     >
     & Pick<ImageService, "imageFsInfo">;
+  /** The root cgroup's usage files (node CPU and memory); omitted → not reported. */
+  hostCgroupFs?: NodeUsageSource["fs"];
   /** API server mode: what the serving certificate requests need. */
   cluster?: {
     csr: CsrApi;
@@ -131,10 +134,14 @@ async function runtimeCounts(
   };
 }
 
-/** Running containers' CPU, memory and start time (CRI) and the node's memory working set. */
+/**
+ * Running containers' CPU, memory and start time (CRI) and the node's CPU time and memory
+ * working set (root cgroup).
+ */
 async function resourceStats(
   runtime: KubeletApiDeps["runtime"],
   clock: Clock,
+  hostFs: KubeletApiDeps["hostCgroupFs"],
 ): Promise<ResourceStats> {
   const [{ stats }, { containers }] = await Promise.all([
     runtime.listContainerStats({}),
@@ -164,14 +171,21 @@ async function resourceStats(
       ...(start !== undefined ? { startTimeSeconds: start } : {}),
     });
   }
-  try {
-    const memory = Deno.systemMemoryInfo();
+  if (hostFs) {
+    const usage = await readNodeUsage({
+      fs: hostFs,
+      memory: () => Deno.systemMemoryInfo(),
+      now: () => clock.now(),
+    });
     out.node = {
-      timeMs: clock.now(),
-      memoryWorkingSetBytes: memory.total - memory.available,
+      timeMs: usage.timeMs,
+      ...(usage.cpuCoreNanoSeconds !== undefined
+        ? { cpuCoreNanoSeconds: usage.cpuCoreNanoSeconds }
+        : {}),
+      ...(usage.memoryWorkingSetBytes !== undefined
+        ? { memoryWorkingSetBytes: usage.memoryWorkingSetBytes }
+        : {}),
     };
-  } catch {
-    // no sys grant: the node's figure is left out
   }
   return out;
 }
@@ -311,7 +325,8 @@ export async function runKubeletApi(
     runningPods: () => listRunningPods(deps.runtime),
     config: () => shownConfig,
     runtimeCounts: () => runtimeCounts(deps.runtime),
-    resourceStats: () => resourceStats(deps.runtime, deps.clock),
+    resourceStats: () =>
+      resourceStats(deps.runtime, deps.clock, deps.hostCgroupFs),
     streaming: createStreamingHost(deps),
     statsSummary: () =>
       statsSummary({

@@ -1,9 +1,10 @@
 /**
  * `GET /metrics/resource`: the figures metrics-server and `kubectl top` read, under upstream's
  * names (pkg/kubelet/metrics/collectors/resource_metrics.go): per container and per pod CPU
- * time and memory working set, container start times, the node's memory working set, and
- * `resource_scrape_error`. Samples carry the time the runtime measured them. The node's CPU
- * time is missing: it comes from the root cgroup, which Deno opens only with every permission.
+ * time and memory working set, container start times, the node's CPU time and memory working
+ * set (root cgroup), and `resource_scrape_error` (`scrape_error` is deprecated since 1.29, so
+ * hidden in 1.34). Samples carry the time they
+ * were measured.
  *
  * @module
  */
@@ -26,7 +27,11 @@ export interface ContainerResourceStats {
 
 /** What `/metrics/resource` shows. */
 export interface ResourceStats {
-  node?: { timeMs: number; memoryWorkingSetBytes: number };
+  node?: {
+    timeMs: number;
+    cpuCoreNanoSeconds?: number;
+    memoryWorkingSetBytes?: number;
+  };
   containers: ContainerResourceStats[];
 }
 
@@ -115,12 +120,21 @@ export function resourceMetricsText(
       ) => [containerLabels(c), c.startTimeSeconds!, c.timeMs]),
     ),
   ];
-  if (stats.node) {
+  const node = stats.node;
+  if (node?.cpuCoreNanoSeconds !== undefined) {
+    text.push(family(
+      "node_cpu_usage_seconds_total",
+      "counter",
+      "[STABLE] Cumulative cpu time consumed by the node in core-seconds",
+      [["", node.cpuCoreNanoSeconds / 1e9, node.timeMs]],
+    ));
+  }
+  if (node?.memoryWorkingSetBytes !== undefined) {
     text.push(family(
       "node_memory_working_set_bytes",
       "gauge",
       "[STABLE] Current working set of the node in bytes",
-      [["", stats.node.memoryWorkingSetBytes, stats.node.timeMs]],
+      [["", node.memoryWorkingSetBytes, node.timeMs]],
     ));
   }
   text.push(
