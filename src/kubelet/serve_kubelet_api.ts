@@ -38,6 +38,7 @@ import {
 import { createStreamingHost } from "./streaming_host.ts";
 import { statsSummary } from "./stats_summary.ts";
 import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
+import { cadvisorStats } from "./cadvisor_stats.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import type { CsrApi, NodeAddress } from "../api/mod.ts";
 import { startServingCertificates } from "./serving_certificates.ts";
@@ -327,6 +328,19 @@ export async function runKubeletApi(
     runtimeCounts: () => runtimeCounts(deps.runtime),
     resourceStats: () =>
       resourceStats(deps.runtime, deps.clock, deps.hostCgroupFs),
+    cadvisorStats: () =>
+      cadvisorStats({
+        runtime: deps.runtime,
+        ...(deps.hostCgroupFs
+          ? {
+            node: {
+              fs: deps.hostCgroupFs,
+              memory: () => Deno.systemMemoryInfo(),
+              now: () => deps.clock.now(),
+            },
+          }
+          : {}),
+      }),
     streaming: createStreamingHost(deps),
     statsSummary: () =>
       statsSummary({
