@@ -157,6 +157,8 @@ async function resourceStats(
     const id = s.attributes?.id ?? "";
     const cpu = s.cpu?.usageCoreNanoSeconds?.value;
     const memory = s.memory?.workingSetBytes?.value;
+    const swapUsed = s.swap?.swapUsageBytes?.value;
+    const swapFree = s.swap?.swapAvailableBytes?.value;
     const start = started.get(id);
     out.containers.push({
       namespace: labels["io.kubernetes.pod.namespace"] ?? "",
@@ -170,6 +172,10 @@ async function resourceStats(
         ? { memoryWorkingSetBytes: Number(memory) }
         : {}),
       ...(start !== undefined ? { startTimeSeconds: start } : {}),
+      ...(swapUsed !== undefined ? { swapUsageBytes: Number(swapUsed) } : {}),
+      ...(swapFree !== undefined
+        ? { swapAvailableBytes: Number(swapFree) }
+        : {}),
     });
   }
   if (hostFs) {
@@ -186,9 +192,20 @@ async function resourceStats(
       ...(usage.memoryWorkingSetBytes !== undefined
         ? { memoryWorkingSetBytes: usage.memoryWorkingSetBytes }
         : {}),
+      ...nodeSwap(),
     };
   }
   return out;
+}
+
+/** The machine's swap in use (`/proc/meminfo` through Deno); nothing without the sys grant. */
+function nodeSwap(): { swapUsageBytes?: number } {
+  try {
+    const m = Deno.systemMemoryInfo();
+    return { swapUsageBytes: m.swapTotal - m.swapFree };
+  } catch {
+    return {};
+  }
 }
 
 /** The node's log directory `/logs/` serves (upstream's fixed path). */

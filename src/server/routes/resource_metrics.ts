@@ -23,6 +23,8 @@ export interface ContainerResourceStats {
   memoryWorkingSetBytes?: number;
   /** Container start (s since the epoch). */
   startTimeSeconds?: number;
+  swapUsageBytes?: number;
+  swapAvailableBytes?: number;
 }
 
 /** What `/metrics/resource` shows. */
@@ -31,6 +33,7 @@ export interface ResourceStats {
     timeMs: number;
     cpuCoreNanoSeconds?: number;
     memoryWorkingSetBytes?: number;
+    swapUsageBytes?: number;
   };
   containers: ContainerResourceStats[];
 }
@@ -77,6 +80,7 @@ export function resourceMetricsText(
       pod: string;
       cpu?: number;
       memory?: number;
+      swap?: number;
       timeMs: number;
     }
   >();
@@ -89,6 +93,9 @@ export function resourceMetricsText(
     }
     if (c.memoryWorkingSetBytes !== undefined) {
       pod.memory = (pod.memory ?? 0) + c.memoryWorkingSetBytes;
+    }
+    if (c.swapUsageBytes !== undefined) {
+      pod.swap = (pod.swap ?? 0) + c.swapUsageBytes;
     }
     pod.timeMs = Math.max(pod.timeMs, c.timeMs);
     pods.set(key, pod);
@@ -119,6 +126,27 @@ export function resourceMetricsText(
         c,
       ) => [containerLabels(c), c.startTimeSeconds!, c.timeMs]),
     ),
+    family(
+      "container_swap_usage_bytes",
+      "gauge",
+      "[ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems",
+      stats.containers.filter((c) => c.swapUsageBytes !== undefined).map((
+        c,
+      ) => [containerLabels(c), c.swapUsageBytes!, c.timeMs]),
+    ),
+    // upstream: the limit is what is still available plus what is used
+    family(
+      "container_swap_limit_bytes",
+      "gauge",
+      "[ALPHA] Current amount of the container swap limit in bytes. Reported only on non-windows systems",
+      stats.containers.filter((c) => c.swapAvailableBytes !== undefined).map((
+        c,
+      ) => [
+        containerLabels(c),
+        c.swapAvailableBytes! + (c.swapUsageBytes ?? 0),
+        c.timeMs,
+      ]),
+    ),
   ];
   const node = stats.node;
   if (node?.cpuCoreNanoSeconds !== undefined) {
@@ -137,6 +165,14 @@ export function resourceMetricsText(
       [["", node.memoryWorkingSetBytes, node.timeMs]],
     ));
   }
+  if (node?.swapUsageBytes !== undefined) {
+    text.push(family(
+      "node_swap_usage_bytes",
+      "gauge",
+      "[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems",
+      [["", node.swapUsageBytes, node.timeMs]],
+    ));
+  }
   text.push(
     family(
       "pod_cpu_usage_seconds_total",
@@ -153,6 +189,14 @@ export function resourceMetricsText(
       [...pods.values()].filter((p) => p.memory !== undefined).map((
         p,
       ) => [podLabels(p), p.memory!, p.timeMs]),
+    ),
+    family(
+      "pod_swap_usage_bytes",
+      "gauge",
+      "[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems",
+      [...pods.values()].filter((p) => p.swap !== undefined).map((
+        p,
+      ) => [podLabels(p), p.swap!, p.timeMs]),
     ),
     family(
       "resource_scrape_error",
