@@ -142,6 +142,11 @@ kc_start_apiserver() {
     --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$p/apiserver-kubelet-client.key" \
     --kubelet-preferred-address-types InternalIP,Hostname \
+    --requestheader-client-ca-file "$p/ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$p/front-proxy-client.crt" \
+    --proxy-client-key-file "$p/front-proxy-client.key" --enable-aggregator-routing=true \
     --endpoint-reconciler-type none --profiling=false
   kc_wait 60 "kube-apiserver /readyz on $KC_SERVER" kc_apiserver_ready ||
     kc_fail_with_log kube-apiserver

@@ -16,6 +16,9 @@
 #   bash scripts/peers.sh build-e2e-node  build upstream's node e2e suite (e2e_node.test) and the
 #                                    ginkgo CLI (peers/e2enode); prints their directory
 #   bash scripts/peers.sh e2e-node-dir    print that directory (exit 1 when it is not complete)
+#   bash scripts/peers.sh metrics-server  build metrics-server (peers/metricsserver, for kubectl
+#                                    top against both kubelets); prints the binary's path
+#   bash scripts/peers.sh metrics-server-path  print that path (exit 1 when it is not built)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -46,6 +49,10 @@ oracle_bin="$cache_root/staticpod-$KUBERNETES_VERSION-$oracle_sum/bin"
 e2e_node_sum=$(cat "$peers/e2enode/go.mod" "$peers/e2enode/go.sum" | sha256sum | cut -c1-12)
 e2e_node_bin="$cache_root/e2e-node-$KUBERNETES_VERSION-$e2e_node_sum/bin"
 e2e_node_want=(e2e_node.test ginkgo)
+# metrics-server has its own module and key: it pins older staging modules than the peers.
+ms_sum=$(cat "$peers/metricsserver/go.mod" "$peers/metricsserver/go.sum" | sha256sum | cut -c1-12)
+ms_version=$(grep -o 'sigs.k8s.io/metrics-server v[^ ]*' "$peers/metricsserver/go.mod" | cut -d' ' -f2)
+ms_bin="$cache_root/metrics-server-$ms_version-$ms_sum/bin"
 
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
@@ -84,6 +91,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = e2e ] && out=$e2e_bin/$name
   [ "$dir" = staticpod ] && out=$oracle_bin/$name
   [ "$dir" = e2enode ] && out=$e2e_node_bin/$name
+  [ "$dir" = metricsserver ] && out=$ms_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -153,6 +161,13 @@ build_e2e_node() {
   echo "$e2e_node_bin"
 }
 
+build_metrics_server() {
+  mkdir -p "$ms_bin"
+  build_one metrics-server metricsserver sigs.k8s.io/metrics-server/cmd/metrics-server \
+    "-s -w -X sigs.k8s.io/metrics-server/pkg/version.gitVersion=$ms_version"
+  echo "$ms_bin/metrics-server"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -170,8 +185,16 @@ e2e-node-dir)
   e2e_node_complete || { log "node e2e suite not built: run bash scripts/peers.sh build-e2e-node"; exit 1; }
   echo "$e2e_node_bin"
   ;;
+metrics-server) build_metrics_server ;;
+metrics-server-path)
+  [ -x "$ms_bin/metrics-server" ] || {
+    log "metrics-server not built: run bash scripts/peers.sh metrics-server"
+    exit 1
+  }
+  echo "$ms_bin/metrics-server"
+  ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path" >&2
   exit 2
   ;;
 esac

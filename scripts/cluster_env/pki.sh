@@ -32,6 +32,9 @@ extendedKeyUsage=clientAuth"
   kc_cert admin "/O=system:masters/CN=kubernetes-admin" "$client"
   kc_cert controller-manager /CN=system:kube-controller-manager "$client"
   kc_cert scheduler /CN=system:kube-scheduler "$client"
+  # The aggregation layer's client (kubeadm's front-proxy-client), for APIServices such as
+  # metrics-server's; the cluster CA stands in for kubeadm's separate front-proxy CA.
+  kc_cert front-proxy-client /CN=front-proxy-client "$client"
   if [ ! -s "$dir/sa.key" ]; then
     openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
     openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null

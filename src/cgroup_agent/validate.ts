@@ -120,6 +120,13 @@ const ENABLE_ONLY = /^(\s*\+[a-z_]+)+\s*$/;
 const CPUSET_FILES = new Set(["cpuset.cpus", "cpuset.mems"]);
 const CPUSET_VALUE = /^[0-9,\-\s]*$/;
 const READ_ABOVE = new Set(["cgroup.controllers", ...CPUSET_FILES]);
+/** The root cgroup's usage files the node's CPU and memory figures come from (read only). */
+const NODE_USAGE_FILES = new Set([
+  "cpuacct.usage",
+  "cpu.stat",
+  "memory.stat",
+  "memory.usage_in_bytes",
+]);
 
 /** The refusal, or undefined when the component list is clean. */
 function badComponents(parts: readonly string[]): string | undefined {
@@ -307,6 +314,7 @@ export function checkRequest(
         : refuse(req, `${where} or is kubepods itself`);
     case "readTextFile":
       if (dir.length === 0) return refuse(req, where);
+      if (dir.length === 1 && NODE_USAGE_FILES.has(file)) return undefined;
       if (parent === "ancestor") {
         return READ_ABOVE.has(file) ? undefined : refuse(
           req,

@@ -22,6 +22,17 @@ const allowed: [string, typeof v2, AgentRequest][] = [
     path: `${M}/cgroup.subtree_control`,
     text: "+cpu +memory",
   }],
+  // the node's usage for /metrics/resource (cAdvisor's root container)
+  ["v2 root cpu.stat", v2, { op: "readTextFile", path: `${M}/cpu.stat` }],
+  ["v2 root memory.stat", v2, { op: "readTextFile", path: `${M}/memory.stat` }],
+  ["v1 root cpuacct.usage", v1, {
+    op: "readTextFile",
+    path: `${M}/cpuacct/cpuacct.usage`,
+  }],
+  ["v1 root memory usage", v1, {
+    op: "readTextFile",
+    path: `${M}/memory/memory.usage_in_bytes`,
+  }],
   ["create the cgroup root", v2, { op: "mkdirs", path: `${M}/h9` }],
   ["create kubepods", v2, { op: "mkdirs", path: `${M}/h9/kubepods` }],
   ["v1 pod cgroup", v1, {
@@ -128,6 +139,19 @@ const refused: [string, typeof v2, AgentRequest][] = [
   ["reading above kubepods", v2, {
     op: "readTextFile",
     path: `${M}/h9/memory.max`,
+  }],
+  ["usage files of a sibling cgroup", v2, {
+    op: "readTextFile",
+    path: `${M}/system.slice/memory.stat`,
+  }],
+  ["usage files below the root, above kubepods", v1, {
+    op: "readTextFile",
+    path: `${M}/cpuacct/h9/cpuacct.usage`,
+  }],
+  ["writing a root usage file", v2, {
+    op: "writeTextFile",
+    path: `${M}/memory.stat`,
+    text: "1",
   }],
   ["listing above kubepods", v2, { op: "readDirNames", path: `${M}/h9` }],
   ["probing siblings", v2, { op: "exists", path: `${M}/user.slice` }],

@@ -570,6 +570,9 @@ export async function runKubelet(
     kubelet,
     statuses: statusManager,
     runtime,
+    ...(environment.hostCgroupFs
+      ? { hostCgroupFs: environment.hostCgroupFs }
+      : {}),
     ...(cluster
       ? {
         cluster: {

@@ -37,6 +37,8 @@ import {
 } from "../status/mod.ts";
 import { createStreamingHost } from "./streaming_host.ts";
 import { statsSummary } from "./stats_summary.ts";
+import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
+import { cadvisorStats } from "./cadvisor_stats.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import type { CsrApi, NodeAddress } from "../api/mod.ts";
 import { startServingCertificates } from "./serving_certificates.ts";
@@ -101,6 +103,8 @@ export interface KubeletApiDeps {
       | "listPodSandboxStats"
     >
     & Pick<ImageService, "imageFsInfo">;
+  /** The root cgroup's usage files (node CPU and memory); omitted → not reported. */
+  hostCgroupFs?: NodeUsageSource["fs"];
   /** API server mode: what the serving certificate requests need. */
   cluster?: {
     csr: CsrApi;
@@ -131,10 +135,14 @@ async function runtimeCounts(
   };
 }
 
-/** Running containers' CPU, memory and start time (CRI) and the node's memory working set. */
+/**
+ * Running containers' CPU, memory and start time (CRI) and the node's CPU time and memory
+ * working set (root cgroup).
+ */
 async function resourceStats(
   runtime: KubeletApiDeps["runtime"],
   clock: Clock,
+  hostFs: KubeletApiDeps["hostCgroupFs"],
 ): Promise<ResourceStats> {
   const [{ stats }, { containers }] = await Promise.all([
     runtime.listContainerStats({}),
@@ -149,6 +157,8 @@ async function resourceStats(
     const id = s.attributes?.id ?? "";
     const cpu = s.cpu?.usageCoreNanoSeconds?.value;
     const memory = s.memory?.workingSetBytes?.value;
+    const swapUsed = s.swap?.swapUsageBytes?.value;
+    const swapFree = s.swap?.swapAvailableBytes?.value;
     const start = started.get(id);
     out.containers.push({
       namespace: labels["io.kubernetes.pod.namespace"] ?? "",
@@ -162,18 +172,40 @@ async function resourceStats(
         ? { memoryWorkingSetBytes: Number(memory) }
         : {}),
       ...(start !== undefined ? { startTimeSeconds: start } : {}),
+      ...(swapUsed !== undefined ? { swapUsageBytes: Number(swapUsed) } : {}),
+      ...(swapFree !== undefined
+        ? { swapAvailableBytes: Number(swapFree) }
+        : {}),
     });
   }
-  try {
-    const memory = Deno.systemMemoryInfo();
+  if (hostFs) {
+    const usage = await readNodeUsage({
+      fs: hostFs,
+      memory: () => Deno.systemMemoryInfo(),
+      now: () => clock.now(),
+    });
     out.node = {
-      timeMs: clock.now(),
-      memoryWorkingSetBytes: memory.total - memory.available,
+      timeMs: usage.timeMs,
+      ...(usage.cpuCoreNanoSeconds !== undefined
+        ? { cpuCoreNanoSeconds: usage.cpuCoreNanoSeconds }
+        : {}),
+      ...(usage.memoryWorkingSetBytes !== undefined
+        ? { memoryWorkingSetBytes: usage.memoryWorkingSetBytes }
+        : {}),
+      ...nodeSwap(),
     };
-  } catch {
-    // no sys grant: the node's figure is left out
   }
   return out;
+}
+
+/** The machine's swap in use (`/proc/meminfo` through Deno); nothing without the sys grant. */
+function nodeSwap(): { swapUsageBytes?: number } {
+  try {
+    const m = Deno.systemMemoryInfo();
+    return { swapUsageBytes: m.swapTotal - m.swapFree };
+  } catch {
+    return {};
+  }
 }
 
 /** The node's log directory `/logs/` serves (upstream's fixed path). */
@@ -311,7 +343,21 @@ export async function runKubeletApi(
     runningPods: () => listRunningPods(deps.runtime),
     config: () => shownConfig,
     runtimeCounts: () => runtimeCounts(deps.runtime),
-    resourceStats: () => resourceStats(deps.runtime, deps.clock),
+    resourceStats: () =>
+      resourceStats(deps.runtime, deps.clock, deps.hostCgroupFs),
+    cadvisorStats: () =>
+      cadvisorStats({
+        runtime: deps.runtime,
+        ...(deps.hostCgroupFs
+          ? {
+            node: {
+              fs: deps.hostCgroupFs,
+              memory: () => Deno.systemMemoryInfo(),
+              now: () => deps.clock.now(),
+            },
+          }
+          : {}),
+      }),
     streaming: createStreamingHost(deps),
     statsSummary: () =>
       statsSummary({

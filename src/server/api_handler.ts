@@ -59,12 +59,18 @@ import {
   nodeLogsRoute,
 } from "./routes/node_logs.ts";
 import { errorMessage } from "../util/error_message.ts";
+import {
+  type CadvisorMetricsHost,
+  cadvisorMetricsRoute,
+} from "./routes/cadvisor_metrics.ts";
 
 /** What the kubelet API reads from the kubelet. */
 export interface ApiServerHost extends ServerHost, PodsHost {
   nodeName: string;
   /** Container and node figures for `/metrics/resource`; omitted → not served. */
   resourceStats?: ResourceMetricsHost["resourceStats"];
+  /** Container and node figures for `/metrics/cadvisor`; omitted → not served. */
+  cadvisorStats?: CadvisorMetricsHost["cadvisorStats"];
   /** The runtime's pods and containers for `/metrics`; omitted → not served. */
   runtimeCounts?: MetricsHost["runtimeCounts"];
   /** Container logs; omitted → `/containerLogs/` is not served. */
@@ -156,6 +162,13 @@ function routeTable(host: ApiServerHost): Map<string, RouteEntry> {
   if (host.resourceStats) {
     table.set("/metrics/resource", {
       route: resourceMetricsRoute({ resourceStats: host.resourceStats }),
+      methods: READ_METHODS,
+      debugging: false,
+    });
+  }
+  if (host.cadvisorStats) {
+    table.set("/metrics/cadvisor", {
+      route: cadvisorMetricsRoute({ cadvisorStats: host.cadvisorStats }),
       methods: READ_METHODS,
       debugging: false,
     });

@@ -54,6 +54,8 @@ export type {
   ContainerResourceStats,
   ResourceStats,
 } from "./routes/resource_metrics.ts";
+/** `/metrics/cadvisor`: one cgroup's figures. */
+export type { CadvisorContainer } from "./routes/cadvisor_metrics.ts";
 /** `/containerLogs/{ns}/{pod}/{container}`: what it reads from the kubelet. */
 export type {
   ContainerLogsHost,

@@ -38,6 +38,7 @@ const EXPECTED: Readonly<
   "/metrics": { subresource: "metrics" },
   "/metrics/resource": { subresource: "metrics" },
   "/metrics/probes": { subresource: "metrics" },
+  "/metrics/cadvisor": { subresource: "metrics" },
   "/stats/summary": { subresource: "stats" },
   "/containerLogs/": { subresource: "proxy" },
   "/logs/": { subresource: "log" },
@@ -51,7 +52,6 @@ const EXPECTED: Readonly<
 const UNSERVED: ReadonlyArray<readonly [string, string]> = [
   ["/spec/", "spec"],
   ["/checkpoint/default/web/app", "checkpoint"],
-  ["/metrics/cadvisor", "metrics"],
   ["/stats/", "stats"],
   ["/debug/pprof/", "proxy"],
   ["/cri/exec/token", "proxy"],
@@ -94,6 +94,7 @@ function recordingHost(reached: string[]): ApiServerHost {
       ),
     resourceStats: () =>
       Promise.resolve(hit("/metrics/resource", { containers: [] })),
+    cadvisorStats: () => Promise.resolve(hit("/metrics/cadvisor", [])),
     statsSummary: () => Promise.resolve(hit("/stats/summary", {})),
     nodeLogs: { logDir: () => hit("/logs/", "/nonexistent") },
     logs: {

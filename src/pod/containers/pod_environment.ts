@@ -27,6 +27,7 @@ import type { Clock } from "../../clock/mod.ts";
 import {
   type CgroupAgentClient,
   cgroupAgentSocket,
+  type CgroupTreeFs,
   denoCgroupTreeFs,
   detectSwapController,
   openCgroupAgentClient,
@@ -82,6 +83,11 @@ export interface PodEnvironmentOptions {
    * or why it could not be read; see {@linkcode readAppArmorEnabled}.
    */
   appArmorEnabled?: string | Error;
+  /**
+   * The host's cgroup files for the node's usage figures: directly with every permission, else
+   * through the cgroup agent; omitted → neither can read them.
+   */
+  hostCgroupFs?: CgroupTreeFs;
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -463,6 +469,11 @@ export async function readPodEnvironmentOptions(
     ...(config.seccompDefault ? { seccompDefault: true } : {}),
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
     appArmorEnabled,
+    ...(hostAccess
+      ? { hostCgroupFs: denoCgroupTreeFs }
+      : agent
+      ? { hostCgroupFs: agent.fs }
+      : {}),
   };
 }
 

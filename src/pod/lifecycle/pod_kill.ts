@@ -12,6 +12,11 @@ import type { Logger } from "../../log/mod.ts";
 import { isNotFound, type RuntimeService } from "../../runtime/mod.ts";
 import { runLifecycleHook } from "../containers/lifecycle_hooks.ts";
 import type { KillReason } from "./pod_plan.ts";
+import {
+  terminationPrerequisites,
+  type TerminationTurns,
+  terminationTurns,
+} from "./termination_order.ts";
 import type {
   Container,
   ContainerView,
@@ -45,6 +50,8 @@ export interface KillContainerOptions {
   reason?: KillReason;
   message?: string;
   signal?: AbortSignal;
+  /** The pod's stop order (sidecars): the stop waits for its turn after the preStop hook. */
+  turns?: TerminationTurns;
 }
 
 /**
@@ -121,6 +128,10 @@ export async function killContainer(
       handler: preStop,
     }, { grace, ...(options.signal ? { signal: options.signal } : {}) });
   }
+  if (options.turns && grace > 0) {
+    // whole seconds, truncated, as upstream's int64 conversion
+    grace -= Math.floor(await options.turns.waitForTurn(view.name, grace));
+  }
   grace = Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
   deps.logger.info("Killing container with a grace period", {
     containerName: view.name,
@@ -136,9 +147,11 @@ export async function killContainer(
         ...(options.signal ? { signal: options.signal } : {}),
       },
     );
+    options.turns?.stopped(view.name);
     return { action: "KillContainer", target: view.name };
   } catch (error) {
     if (isNotFound(error)) {
+      options.turns?.stopped(view.name);
       return { action: "KillContainer", target: view.name };
     }
     options.signal?.throwIfAborted();
@@ -205,8 +218,9 @@ export interface KillPodOptions {
 }
 
 /**
- * Stops every running (or unknown-state) container of the pod in parallel, regular containers
- * before sidecars, then every sandbox.
+ * Stops every running (or unknown-state) container of the pod at once, then every sandbox.
+ * With sidecars each stop waits for its turn (upstream `killContainersWithSyncResult` with
+ * its termination ordering): regular containers, then sidecars in reverse order.
  */
 export async function killPod(
   deps: KillDeps,
@@ -217,23 +231,23 @@ export async function killPod(
   const live = status.containers.filter((c) =>
     c.state === "running" || c.state === "unknown"
   );
-  const sidecarNames = new Set(
-    (pod?.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always")
-      .map((c) => c.name),
-  );
   const killOptions: KillContainerOptions = {};
   if (options.gracePeriodOverride !== undefined) {
     killOptions.gracePeriodOverride = options.gracePeriodOverride;
   }
   if (options.signal) killOptions.signal = options.signal;
-  const kill = (views: ContainerView[]) =>
-    Promise.all(
-      views.map((view) => killContainer(deps, { pod, view }, killOptions)),
-    );
-  const results = [
-    ...await kill(live.filter((c) => !sidecarNames.has(c.name))),
-    ...await kill(live.filter((c) => sidecarNames.has(c.name))),
-  ];
+  if (pod) {
+    const order = terminationPrerequisites(pod, live.map((c) => c.name));
+    if (order.size > 0) {
+      killOptions.turns = terminationTurns(order, {
+        clock: deps.clock,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    }
+  }
+  const results = await Promise.all(
+    live.map((view) => killContainer(deps, { pod, view }, killOptions)),
+  );
   for (const sandbox of status.sandboxes) {
     try {
       await deps.runtime.stopPodSandbox(

@@ -1,9 +1,10 @@
 /**
  * `GET /metrics/resource`: the figures metrics-server and `kubectl top` read, under upstream's
  * names (pkg/kubelet/metrics/collectors/resource_metrics.go): per container and per pod CPU
- * time and memory working set, container start times, the node's memory working set, and
- * `resource_scrape_error`. Samples carry the time the runtime measured them. The node's CPU
- * time is missing: it comes from the root cgroup, which Deno opens only with every permission.
+ * time and memory working set, container start times, the node's CPU time and memory working
+ * set (root cgroup), and `resource_scrape_error` (`scrape_error` is deprecated since 1.29, so
+ * hidden in 1.34). Samples carry the time they
+ * were measured.
  *
  * @module
  */
@@ -22,11 +23,18 @@ export interface ContainerResourceStats {
   memoryWorkingSetBytes?: number;
   /** Container start (s since the epoch). */
   startTimeSeconds?: number;
+  swapUsageBytes?: number;
+  swapAvailableBytes?: number;
 }
 
 /** What `/metrics/resource` shows. */
 export interface ResourceStats {
-  node?: { timeMs: number; memoryWorkingSetBytes: number };
+  node?: {
+    timeMs: number;
+    cpuCoreNanoSeconds?: number;
+    memoryWorkingSetBytes?: number;
+    swapUsageBytes?: number;
+  };
   containers: ContainerResourceStats[];
 }
 
@@ -72,6 +80,7 @@ export function resourceMetricsText(
       pod: string;
       cpu?: number;
       memory?: number;
+      swap?: number;
       timeMs: number;
     }
   >();
@@ -84,6 +93,9 @@ export function resourceMetricsText(
     }
     if (c.memoryWorkingSetBytes !== undefined) {
       pod.memory = (pod.memory ?? 0) + c.memoryWorkingSetBytes;
+    }
+    if (c.swapUsageBytes !== undefined) {
+      pod.swap = (pod.swap ?? 0) + c.swapUsageBytes;
     }
     pod.timeMs = Math.max(pod.timeMs, c.timeMs);
     pods.set(key, pod);
@@ -114,13 +126,51 @@ export function resourceMetricsText(
         c,
       ) => [containerLabels(c), c.startTimeSeconds!, c.timeMs]),
     ),
+    family(
+      "container_swap_usage_bytes",
+      "gauge",
+      "[ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems",
+      stats.containers.filter((c) => c.swapUsageBytes !== undefined).map((
+        c,
+      ) => [containerLabels(c), c.swapUsageBytes!, c.timeMs]),
+    ),
+    // upstream: the limit is what is still available plus what is used
+    family(
+      "container_swap_limit_bytes",
+      "gauge",
+      "[ALPHA] Current amount of the container swap limit in bytes. Reported only on non-windows systems",
+      stats.containers.filter((c) => c.swapAvailableBytes !== undefined).map((
+        c,
+      ) => [
+        containerLabels(c),
+        c.swapAvailableBytes! + (c.swapUsageBytes ?? 0),
+        c.timeMs,
+      ]),
+    ),
   ];
-  if (stats.node) {
+  const node = stats.node;
+  if (node?.cpuCoreNanoSeconds !== undefined) {
+    text.push(family(
+      "node_cpu_usage_seconds_total",
+      "counter",
+      "[STABLE] Cumulative cpu time consumed by the node in core-seconds",
+      [["", node.cpuCoreNanoSeconds / 1e9, node.timeMs]],
+    ));
+  }
+  if (node?.memoryWorkingSetBytes !== undefined) {
     text.push(family(
       "node_memory_working_set_bytes",
       "gauge",
       "[STABLE] Current working set of the node in bytes",
-      [["", stats.node.memoryWorkingSetBytes, stats.node.timeMs]],
+      [["", node.memoryWorkingSetBytes, node.timeMs]],
+    ));
+  }
+  if (node?.swapUsageBytes !== undefined) {
+    text.push(family(
+      "node_swap_usage_bytes",
+      "gauge",
+      "[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems",
+      [["", node.swapUsageBytes, node.timeMs]],
     ));
   }
   text.push(
@@ -139,6 +189,14 @@ export function resourceMetricsText(
       [...pods.values()].filter((p) => p.memory !== undefined).map((
         p,
       ) => [podLabels(p), p.memory!, p.timeMs]),
+    ),
+    family(
+      "pod_swap_usage_bytes",
+      "gauge",
+      "[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems",
+      [...pods.values()].filter((p) => p.swap !== undefined).map((
+        p,
+      ) => [podLabels(p), p.swap!, p.timeMs]),
     ),
     family(
       "resource_scrape_error",

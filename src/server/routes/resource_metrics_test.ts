@@ -6,7 +6,11 @@ import {
 
 Deno.test("resourceMetricsText() writes container, pod and node figures under upstream's names", () => {
   const text = resourceMetricsText({
-    node: { timeMs: 1_700_000_000_000, memoryWorkingSetBytes: 4096 },
+    node: {
+      timeMs: 1_700_000_000_000,
+      cpuCoreNanoSeconds: 2_250_000_000,
+      memoryWorkingSetBytes: 4096,
+    },
     containers: [
       {
         namespace: "ns",
@@ -49,6 +53,9 @@ Deno.test("resourceMetricsText() writes container, pod and node figures under up
     /^pod_memory_working_set_bytes\{namespace="ns",pod="web"\} 150 /m,
   );
   assert.match(text, /^node_memory_working_set_bytes 4096 1700000000000$/m);
+  // metrics-server drops a node without its CPU counter (kubectl top shows <unknown>)
+  assert.match(text, /^node_cpu_usage_seconds_total 2\.25 1700000000000$/m);
+  assert.match(text, /^# TYPE node_cpu_usage_seconds_total counter$/m);
   assert.match(text, /^resource_scrape_error 0$/m);
   assert.match(text, /^# TYPE container_cpu_usage_seconds_total counter$/m);
 });

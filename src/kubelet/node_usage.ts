@@ -1,0 +1,88 @@
+/**
+ * The node's CPU time and memory working set from the root cgroup, as cAdvisor's root
+ * container gives them to upstream's `/metrics/resource`, `/metrics/cadvisor` and
+ * `/stats/summary`: cgroup v1 `cpuacct.usage`, `memory.usage_in_bytes` less
+ * `total_inactive_file`; cgroup v2 `cpu.stat` `usage_usec`, the machine's used memory less the
+ * root `memory.stat` `inactive_file`. The files are read directly (every permission) or
+ * through the cgroup agent, which allows exactly these.
+ *
+ * @module
+ */
+
+import type { CgroupTreeFs } from "../cgroup_agent/mod.ts";
+
+const MOUNT = "/sys/fs/cgroup";
+
+/** What the node used, when it was read. */
+export interface NodeUsage {
+  timeMs: number;
+  cpuCoreNanoSeconds?: number;
+  memoryUsageBytes?: number;
+  memoryWorkingSetBytes?: number;
+}
+
+/** The value of `key` in a flat-keyed cgroup file (`memory.stat`, `cpu.stat`). */
+export function statValue(text: string, key: string): number | undefined {
+  for (const line of text.split("\n")) {
+    const [k, v] = line.trim().split(/\s+/);
+    if (k === key && v !== undefined && /^\d+$/.test(v)) return Number(v);
+  }
+  return undefined;
+}
+
+/** cAdvisor's working set: usage less inactive file pages, never below 0. */
+export function workingSet(usage: number, inactiveFile: number): number {
+  return Math.max(0, usage - inactiveFile);
+}
+
+/** Where the node's figures come from. */
+export interface NodeUsageSource {
+  fs: Pick<CgroupTreeFs, "exists" | "readTextFile">;
+  /** The machine's memory (total and free bytes). */
+  memory(): { total: number; free: number };
+  now(): number;
+}
+
+/** The node's usage now; a figure whose file cannot be read is left out. */
+export async function readNodeUsage(
+  source: NodeUsageSource,
+): Promise<NodeUsage> {
+  const { fs } = source;
+  const read = (path: string) => fs.readTextFile(path).catch(() => undefined);
+  const out: NodeUsage = { timeMs: source.now() };
+  if (await fs.exists(`${MOUNT}/cgroup.controllers`).catch(() => false)) {
+    const [cpu, stat] = await Promise.all([
+      read(`${MOUNT}/cpu.stat`),
+      read(`${MOUNT}/memory.stat`),
+    ]);
+    const usec = cpu === undefined ? undefined : statValue(cpu, "usage_usec");
+    if (usec !== undefined) out.cpuCoreNanoSeconds = usec * 1000;
+    const m = source.memory();
+    out.memoryUsageBytes = m.total - m.free;
+    const inactive = stat === undefined
+      ? undefined
+      : statValue(stat, "inactive_file");
+    if (inactive !== undefined) {
+      out.memoryWorkingSetBytes = workingSet(out.memoryUsageBytes, inactive);
+    }
+    return out;
+  }
+  const [cpu, usage, stat] = await Promise.all([
+    read(`${MOUNT}/cpuacct/cpuacct.usage`),
+    read(`${MOUNT}/memory/memory.usage_in_bytes`),
+    read(`${MOUNT}/memory/memory.stat`),
+  ]);
+  if (cpu !== undefined && /^\d+$/.test(cpu.trim())) {
+    out.cpuCoreNanoSeconds = Number(cpu.trim());
+  }
+  if (usage !== undefined && /^\d+$/.test(usage.trim())) {
+    out.memoryUsageBytes = Number(usage.trim());
+    const inactive = stat === undefined
+      ? undefined
+      : statValue(stat, "total_inactive_file");
+    if (inactive !== undefined) {
+      out.memoryWorkingSetBytes = workingSet(out.memoryUsageBytes, inactive);
+    }
+  }
+  return out;
+}
