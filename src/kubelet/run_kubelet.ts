@@ -15,12 +15,14 @@ import type { Logger } from "../log/mod.ts";
 import {
   apiRuntimeHandlers,
   appArmorHostError,
+  createAllocationManager,
   createContainerGc,
   createContainerLogs,
   createImageGc,
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
+  dirCheckpointFiles,
   imageGcEnabled,
   type ImageGcPolicy,
   listRunningPods,
@@ -321,9 +323,19 @@ export async function runKubelet(
       err: errorMessage(cause),
     })
   );
+  // in-place resize's allocations, in upstream's checkpoint files under the root dir
+  const allocations = ctx.flags.rootDir
+    ? createAllocationManager({
+      files: dirCheckpointFiles(ctx.flags.rootDir),
+      clock,
+      logger: logger.with({ component: "allocation" }),
+    })
+    : undefined;
+  await allocations?.load();
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
+    ...(allocations ? { allocations } : {}),
     clock,
     logger,
     statusManager,
@@ -432,6 +444,7 @@ export async function runKubelet(
       ? { imageGc: { gc: imageGc, ...(warnNode ? { warn: warnNode } : {}) } }
       : {}),
     statuses: statusManager,
+    ...(allocations ? { allocations } : {}),
     // upstream checks AppArmor after the node predicates; here it comes before them
     admission: withUnsupportedFieldRefusal(withAppArmorAdmission(
       sysctlAdmission(
