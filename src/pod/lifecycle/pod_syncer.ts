@@ -543,7 +543,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         ? { startupResults: this.#deps.probes.startup }
         : {}),
     });
-    const resizeResults = await this.#resize(pod, before, actions, signal);
+    const resize = await this.#resize(pod, before, actions, signal);
     const mount = await this.#volumes?.setUpPod(pod);
     if (mount && !mount.ok) {
       this.#deps.events?.event(
@@ -562,13 +562,13 @@ class KubePodSyncer implements RuntimePodSyncer {
         signal,
         logger,
       });
-    results.unshift(...resizeResults);
+    results.unshift(...resize.failures);
     await this.#recordActuated(pod, results);
     this.#lastResults.set(uid, results);
     this.#recordReasons(uid, results);
 
     let final = status;
-    if (results.length > 0) {
+    if (results.length > 0 || resize.applied) {
       // something changed in the runtime: report the new state right away
       const after = await this.#readRuntime(pod, signal);
       final = this.#computeStatus(pod, after, false);
@@ -602,10 +602,11 @@ class KubePodSyncer implements RuntimePodSyncer {
     runtime: PodRuntimeStatus,
     actions: PodActions,
     signal: AbortSignal,
-  ): Promise<SyncResult[]> {
+  ): Promise<{ applied: boolean; failures: SyncResult[] }> {
+    const none = { applied: false, failures: [] };
     const allocations = this.#deps.allocations;
-    if (!allocations || actions.killPod || actions.createSandbox) return [];
-    if (isStaticPod(pod)) return [];
+    if (!allocations || actions.killPod || actions.createSandbox) return none;
+    if (isStaticPod(pod)) return none;
     const uid = uidOf(pod);
     const running = [
       ...pod.spec.containers,
@@ -615,7 +616,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       return view?.state === "running" ? [{ name: c.name, id: view.id }] : [];
     });
     const plan = planResize(pod, running, (n) => allocations.actuated(uid, n));
-    if (planIsEmpty(plan)) return [];
+    if (planIsEmpty(plan)) return none;
     addResizeRestarts(actions, pod, plan);
     const failed = await executeResize(
       {
@@ -636,9 +637,9 @@ class KubePodSyncer implements RuntimePodSyncer {
       plan,
       signal,
     );
-    if (!failed) return [];
+    if (!failed) return { applied: true, failures: [] };
     allocations.resizeFailed(pod, failed.message ?? "");
-    return [failed];
+    return { applied: true, failures: [failed] };
   }
 
   /** Upstream `SetActuatedResources` at each container start. */
