@@ -28,6 +28,7 @@ const SUB_AREA_ORDER: Readonly<Record<string, readonly string[]>> = {
     "env", // container environment variables and their sources
     "containers", // what a container and its sandbox are made of
     "images", // image pulls and their credentials
+    "resize", // in-place resize: allocations, their checkpoint, resize plans
     "status", // phase, conditions and the pod status
     "gc", // container garbage collection and local storage eviction
     "lifecycle", // decide and act: actions, syncer, workers, PLEG, sync loop

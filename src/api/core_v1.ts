@@ -170,6 +170,12 @@ export interface ResourceRequirements {
   requests?: Record<string, string | number>;
 }
 
+/** core/v1 ContainerResizePolicy. */
+export interface ContainerResizePolicy {
+  resourceName: string;
+  restartPolicy: "NotRequired" | "RestartContainer";
+}
+
 /** core/v1 Capabilities. */
 export interface Capabilities {
   add?: string[];
@@ -242,6 +248,8 @@ export interface Container {
   env?: EnvVar[];
   envFrom?: EnvFromSource[];
   resources?: ResourceRequirements;
+  /** Per resource, whether an in-place resize restarts the container. */
+  resizePolicy?: ContainerResizePolicy[];
   /** Only valid on init containers: `Always` marks a sidecar. */
   restartPolicy?: "Always";
   volumeMounts?: VolumeMount[];
@@ -399,6 +407,8 @@ export interface ContainerStatus {
   containerID?: string;
   /** Requests and limits of a running container. */
   resources?: ResourceRequirements;
+  /** The requests the node allocated to the container (in-place resize). */
+  allocatedResources?: Record<string, string | number>;
   /** The container's volume mounts as set up. */
   volumeMounts?: VolumeMountStatus[];
 }

@@ -13,6 +13,7 @@ import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { Node, Pod, PodApi } from "../api/mod.ts";
 import {
+  type AllocationManager,
   CONTAINER_GC_PERIOD_MS,
   type ContainerGc,
   createApiSource,
@@ -33,6 +34,7 @@ import {
   predicateAdmitter,
   type ProbeConnect,
   type ProbeResults,
+  type ResizeEnvironment,
   runImageGc,
   type RunningPod,
   runSyncLoop,
@@ -46,6 +48,7 @@ import {
   type StatusTarget,
 } from "../status/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
+import { milliValue, quantityValue } from "../util/quantity.ts";
 
 /** What the prober needs; omitted → no probes run. */
 export interface KubeletProbeDeps {
@@ -114,6 +117,8 @@ export interface KubeletDeps {
   statuses?: Pick<PodStatusManager, "allStatuses" | "removePod">;
   /** Admission of new pods (sysctls); omitted → every pod is admitted. */
   admission?: PodAdmission;
+  /** In-place resize's allocations (the syncer's too); omitted → pods are never resized. */
+  allocations?: AllocationManager;
   clock: Clock;
   logger: Logger;
   /** For the HTTP source (tests). */
@@ -208,8 +213,14 @@ export function createKubelet(
       ...(options.random ? { random: options.random } : {}),
     })
     : undefined;
+  const allocations = deps.allocations;
+  const allocatedPods = () =>
+    allocations
+      ? handler.pods().map((p) => allocations.allocatedPod(p))
+      : handler.pods();
   const admission = withPredicates(deps.admission, deps.cluster?.node, {
-    pods: () => handler.pods(),
+    // upstream admits against the other pods as allocated
+    pods: allocatedPods,
     // upstream `filterOutInactivePods`: admitted, neither terminal nor terminating
     isActive: (pod) => workers.phaseOf(pod.metadata.uid ?? "") === "syncing",
   });
@@ -223,6 +234,19 @@ export function createKubelet(
     ...(deps.statuses ? { statuses: deps.statuses } : {}),
     ...(deps.podCgroups ? { podCgroups: deps.podCgroups } : {}),
     ...(admission ? { admission } : {}),
+    ...(allocations
+      ? {
+        resize: {
+          allocations,
+          environment: () =>
+            resizeEnvironment(deps.cluster?.node, {
+              pods: allocatedPods,
+              isActive: (pod) =>
+                workers.phaseOf(pod.metadata.uid ?? "") === "syncing",
+            }),
+        },
+      }
+      : {}),
   });
   const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
     callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
@@ -360,6 +384,34 @@ export function createKubelet(
     },
     async [Symbol.asyncDispose]() {
       await this.stop();
+    },
+  };
+}
+
+/**
+ * What a resize decision needs: node allocatable (unbounded without a Node) and the node
+ * predicates against the other active pods as allocated (always admitted without a Node).
+ */
+function resizeEnvironment(
+  node: (() => Node | undefined) | undefined,
+  pods: { pods: () => Pod[]; isActive: (pod: Pod) => boolean },
+): ResizeEnvironment {
+  const allocatable = node?.()?.status?.allocatable;
+  const predicates = node ? predicateAdmitter({ node, ...pods }) : undefined;
+  return {
+    allocatable: {
+      cpuMillis: allocatable?.["cpu"] !== undefined
+        ? milliValue(allocatable["cpu"])
+        : Number.MAX_SAFE_INTEGER,
+      memoryBytes: allocatable?.["memory"] !== undefined
+        ? quantityValue(allocatable["memory"])
+        : Number.MAX_SAFE_INTEGER,
+    },
+    admit: (pod) => {
+      const verdict = predicates?.admit(pod);
+      return !verdict || verdict.admit
+        ? { admit: true }
+        : { admit: false, message: verdict.message };
     },
   };
 }

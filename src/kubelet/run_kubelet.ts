@@ -15,6 +15,7 @@ import type { Logger } from "../log/mod.ts";
 import {
   apiRuntimeHandlers,
   appArmorHostError,
+  createAllocationManager,
   createContainerGc,
   createContainerLogs,
   createImageGc,
@@ -22,6 +23,7 @@ import {
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
+  dirCheckpointFiles,
   imageGcEnabled,
   type ImageGcPolicy,
   listRunningPods,
@@ -352,9 +354,19 @@ export async function runKubelet(
       err: errorMessage(cause),
     })
   );
+  // in-place resize's allocations, in upstream's checkpoint files under the root dir
+  const allocations = ctx.flags.rootDir
+    ? createAllocationManager({
+      files: dirCheckpointFiles(ctx.flags.rootDir),
+      clock,
+      logger: logger.with({ component: "allocation" }),
+    })
+    : undefined;
+  await allocations?.load();
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
+    ...(allocations ? { allocations } : {}),
     clock,
     logger,
     nodeLogins,
@@ -464,6 +476,7 @@ export async function runKubelet(
       ? { imageGc: { gc: imageGc, ...(warnNode ? { warn: warnNode } : {}) } }
       : {}),
     statuses: statusManager,
+    ...(allocations ? { allocations } : {}),
     // upstream checks AppArmor after the node predicates; here it comes before them
     admission: withShutdownAdmission(
       late,

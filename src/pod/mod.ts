@@ -260,3 +260,9 @@ export {
   SERVICES_NOT_SYNCED,
   serviceVariables,
 } from "./env/service_env.ts";
+export {
+  type AllocationManager,
+  createAllocationManager,
+  type ResizeEnvironment,
+} from "./resize/allocation_manager.ts";
+export { dirCheckpointFiles } from "./resize/allocation_checkpoint.ts";

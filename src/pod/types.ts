@@ -204,7 +204,8 @@ export type SyncAction =
   | "CreatePodSandbox"
   | "ConfigPodSandbox"
   | "KillPodSandbox"
-  | "InitContainer";
+  | "InitContainer"
+  | "ResizePodInPlace";
 
 /**
  * Outcome of one step of a sync. A missing `reason` means success; otherwise `reason` is the

@@ -10,6 +10,13 @@
 import type { PodStatus } from "../api/mod.ts";
 import { jsonEqual } from "./pod_status_manager.ts";
 
+/**
+ * Conditions the kubelet owns and drops when they no longer hold (upstream
+ * `IsPodConditionOwnedByKubelet` among those it ever removes): gone from our status, they are
+ * deleted from the API's list (`$patch: delete`, as the two-way merge upstream sends).
+ */
+const REMOVED_BY_KUBELET = new Set(["PodResizePending", "PodResizeInProgress"]);
+
 /** Status fields the kubelet clears when its status no longer has them. */
 const CLEARED_BY_KUBELET = new Set(["message", "reason"]);
 
@@ -33,7 +40,11 @@ export function podStatusPatch(
   const changedConditions = (next.conditions ?? []).filter((c) =>
     !old?.conditions?.some((o) => jsonEqual(pruned(o), pruned(c)))
   );
-  if (changedConditions.length) {
+  const removed = (old?.conditions ?? []).filter((o) =>
+    REMOVED_BY_KUBELET.has(o.type) &&
+    !next.conditions?.some((c) => c.type === o.type)
+  );
+  if (changedConditions.length || removed.length) {
     // conditions merge by type field by field: a field we no longer set (the reason of a
     // condition that turned True) must be removed explicitly
     status.conditions = changedConditions.map((c) => {
@@ -44,7 +55,16 @@ export function podStatusPatch(
         pruned(mine[k]) === undefined && pruned(prev[k]) !== undefined
       );
       return { ...c, ...Object.fromEntries(cleared.map((k) => [k, null])) };
-    });
+    }).concat(
+      removed.map((o) =>
+        ({
+          type: o.type,
+          $patch: "delete",
+        }) as unknown as typeof changedConditions[
+          number
+        ]
+      ),
+    );
   }
   return Object.keys(status).length ? { metadata: { uid }, status } : undefined;
 }

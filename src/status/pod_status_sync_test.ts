@@ -349,3 +349,27 @@ Deno.test("PodStatusSync's full pass rewrites an API status someone else changed
   assert.equal(patches(api).length, 2);
   assert.equal(api.pods.get("ns/web")!.status?.phase, "Running");
 });
+
+Deno.test("podStatusPatch() deletes a resize condition the kubelet dropped, and leaves others' conditions alone", () => {
+  const inProgress = {
+    type: "PodResizeInProgress",
+    status: "True" as const,
+    lastTransitionTime: "2026-01-01T00:00:00Z",
+  };
+  const scheduled = { type: "PodScheduled", status: "True" as const };
+  const patch = podStatusPatch("u1", {
+    phase: "Running",
+    conditions: [inProgress, scheduled],
+  }, { phase: "Running", conditions: [] });
+  assert.deepEqual(patch?.status.conditions, [{
+    type: "PodResizeInProgress",
+    $patch: "delete",
+  }]);
+  assert.equal(
+    podStatusPatch("u1", { phase: "Running", conditions: [scheduled] }, {
+      phase: "Running",
+      conditions: [],
+    }),
+    undefined,
+  );
+});

@@ -56,6 +56,11 @@ export interface PodCgroupManager {
   /** Before the sandbox: when missing, the pod cgroup with its settings (tiers first). */
   ensurePod(pod: Pod): Promise<void>;
   /**
+   * In-place resize: writes `settings` (cpu quota/period, shares or memory limit of the
+   * allocated `pod`) to its existing cgroup; the tiers then follow its new requests.
+   */
+  resizePod(pod: Pod, settings: CgroupSettings): Promise<void>;
+  /**
    * After the pod's containers are gone: processes left in its cgroup are killed, the cgroup
    * goes and the tiers follow.
    */
@@ -300,6 +305,12 @@ export function createPodCgroupManager(
             : {}),
         }),
       );
+    },
+    async resizePod(pod, settings) {
+      active.set(pod.metadata.uid ?? "", pod);
+      const path = podCgroupParent(pod, options.cgroups);
+      await apply(path, settings, { create: false });
+      await updateTiers();
     },
     async removePod(pod) {
       active.delete(pod.metadata.uid ?? "");

@@ -39,6 +39,7 @@ import {
   type PodCgroupManager,
 } from "../cgroups/pod_cgroup_manager.ts";
 import type { PodCgroupOptions } from "../cgroups/pod_cgroups.ts";
+import type { CgroupSettings } from "../cgroups/cgroup_settings.ts";
 import type { PodEventRecorder } from "../pod_events.ts";
 import {
   hugepageSizeFromDirName,
@@ -123,6 +124,13 @@ export interface PodEnvironment {
    * (the first kind of failure once, then at verbosity 4).
    */
   removePodCgroup(pod: Pod): Promise<void>;
+  /**
+   * In-place resize: writes settings of the allocated pod to its cgroup (`podCgroups`);
+   * without a cgroup manager nothing is written. Rejects when a write fails.
+   */
+  resizePodCgroup(pod: Pod, settings: CgroupSettings): Promise<void>;
+  /** Node facts the containers' Linux resources are computed with. */
+  readonly node: NodeResources;
 }
 
 const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
@@ -185,6 +193,10 @@ export function createPodEnvironment(
         if (path) out.hostsFileHostPath = path;
       }
       return out;
+    },
+    node: options.node ?? NO_NODE_FACTS,
+    async resizePodCgroup(pod, settings) {
+      await podCgroups?.resizePod(pod, settings);
     },
     async removePodCgroup(pod) {
       if (!podCgroups) return;

@@ -155,6 +155,7 @@ Deno.test("createPodEnvironment() hands pod cgroups to the manager and warns onc
           ? Promise.reject(new Deno.errors.NotCapable("no"))
           : Promise.resolve();
       },
+      resizePod: () => Promise.resolve(),
       housekeeping: () => Promise.resolve(),
     },
   });

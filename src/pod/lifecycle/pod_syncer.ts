@@ -51,7 +51,12 @@ import {
   type PodEnvironment,
   type PodEnvironmentOptions,
 } from "../containers/pod_environment.ts";
-import { computePodActions } from "./pod_actions.ts";
+import { computePodActions, findContainerView } from "./pod_actions.ts";
+import type { AllocationManager } from "../resize/allocation_manager.ts";
+import { planIsEmpty, planResize } from "../resize/resize_plan.ts";
+import { addResizeRestarts, executeResize } from "./execute_resize.ts";
+import type { PodActions } from "./pod_plan.ts";
+import type { CgroupSettings } from "../cgroups/cgroup_settings.ts";
 import type { ProbeResult } from "../probes/probe_results.ts";
 import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
@@ -85,6 +90,7 @@ import {
   STANDALONE_RUNTIME_HANDLERS,
 } from "./runtime_class.ts";
 import type {
+  Container,
   Pod,
   PodRuntimeStatus,
   PodStatus,
@@ -138,6 +144,12 @@ export interface PodSyncerDeps {
    * runs, a named one is refused.
    */
   runtimeHandlers?: RuntimeHandlerResolver;
+  /**
+   * In-place resize: the pods handed to the syncer are the pods as allocated; running
+   * containers are brought to their allocation and the resize conditions reported.
+   * Omitted → no resize is applied.
+   */
+  allocations?: AllocationManager;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
@@ -365,6 +377,33 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#terminations.set(uid, termination);
   }
 
+  /**
+   * Upstream `CheckPodResizeInProgress` before the status: sets or clears the in-progress
+   * condition (a completed resize gets its `ResizeCompleted` event); terminal pods carry none.
+   */
+  #resizeStatus(pod: Pod, runtime: PodRuntimeStatus, podIsTerminal: boolean) {
+    const allocations = this.#deps.allocations;
+    if (!allocations) return undefined;
+    const uid = uidOf(pod);
+    if (podIsTerminal) allocations.clearConditions(uid);
+    else {
+      const running = (name: string) =>
+        findContainerView(runtime, name)?.state === "running";
+      if (allocations.checkInProgress(pod, running)) {
+        this.#deps.events?.event(
+          podReference(pod),
+          "Normal",
+          "ResizeCompleted",
+          resizeCompletedMessage(pod),
+        );
+      }
+    }
+    return {
+      conditions: allocations.conditions(uid),
+      actuated: (name: string) => allocations.actuated(uid, name),
+    };
+  }
+
   #computeStatus(
     pod: Pod,
     runtime: PodRuntimeStatus,
@@ -372,7 +411,9 @@ class KubePodSyncer implements RuntimePodSyncer {
   ): PodStatus {
     const uid = uidOf(pod);
     const previous = this.#deps.statusManager.getPodStatus(uid);
+    const resize = this.#resizeStatus(pod, runtime, podIsTerminal);
     const status = computePodStatus(pod, runtime, {
+      ...(resize ? { resize } : {}),
       clock: this.#deps.clock,
       syncResults: [...(this.#reasons.get(uid)?.values() ?? [])],
       ...(previous ? { previous } : {}),
@@ -533,6 +574,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         ? { startupResults: this.#deps.probes.startup }
         : {}),
     });
+    const resize = await this.#resize(pod, before, actions, signal);
     const mount = await this.#volumes?.setUpPod(pod);
     if (mount && !mount.ok) {
       this.#deps.events?.event(
@@ -551,11 +593,13 @@ class KubePodSyncer implements RuntimePodSyncer {
         signal,
         logger,
       });
+    results.unshift(...resize.failures);
+    await this.#recordActuated(pod, results);
     this.#lastResults.set(uid, results);
     this.#recordReasons(uid, results);
 
     let final = status;
-    if (results.length > 0) {
+    if (results.length > 0 || resize.applied) {
       // something changed in the runtime: report the new state right away
       const after = await this.#readRuntime(pod, signal);
       final = this.#computeStatus(pod, after, false);
@@ -578,6 +622,67 @@ class KubePodSyncer implements RuntimePodSyncer {
     ).map((ms) => Math.max(0, ms!));
     if (retry.length > 0) outcome.retryAfterMs = Math.min(...retry);
     return outcome;
+  }
+
+  /**
+   * In-place resize of the running containers (upstream `computePodResizeAction` and
+   * `doPodResizeAction`): restarts are added to `actions`, updates are applied here.
+   */
+  async #resize(
+    pod: Pod,
+    runtime: PodRuntimeStatus,
+    actions: PodActions,
+    signal: AbortSignal,
+  ): Promise<{ applied: boolean; failures: SyncResult[] }> {
+    const none = { applied: false, failures: [] };
+    const allocations = this.#deps.allocations;
+    if (!allocations || actions.killPod || actions.createSandbox) return none;
+    if (isStaticPod(pod)) return none;
+    const uid = uidOf(pod);
+    const running = [
+      ...pod.spec.containers,
+      ...(pod.spec.initContainers ?? []),
+    ].flatMap((c) => {
+      const view = findContainerView(runtime, c.name);
+      return view?.state === "running" ? [{ name: c.name, id: view.id }] : [];
+    });
+    const plan = planResize(pod, running, (n) => allocations.actuated(uid, n));
+    if (planIsEmpty(plan)) return none;
+    addResizeRestarts(actions, pod, plan);
+    const failed = await executeResize(
+      {
+        runtime: this.#deps.runtime,
+        logger: this.#deps.logger,
+        ...(this.#environment
+          ? {
+            resizePodCgroup: (p: Pod, settings: CgroupSettings) =>
+              this.#environment!.resizePodCgroup(p, settings),
+          }
+          : {}),
+        node: this.#environment?.node ??
+          { memoryCapacity: 0, hugepageSizes: [] },
+        actuated: (u, n) => allocations.actuated(u, n),
+        setActuated: (u, n, r) => allocations.setActuated(u, n, r),
+      },
+      pod,
+      plan,
+      signal,
+    );
+    if (!failed) return { applied: true, failures: [] };
+    allocations.resizeFailed(pod, failed.message ?? "");
+    return { applied: true, failures: [failed] };
+  }
+
+  /** Upstream `SetActuatedResources` at each container start. */
+  async #recordActuated(pod: Pod, results: readonly SyncResult[]) {
+    const allocations = this.#deps.allocations;
+    if (!allocations) return;
+    for (const r of results) {
+      if (r.action !== "StartContainer" || r.reason) continue;
+      const c = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]
+        .find((x) => x.name === r.target);
+      if (c) await allocations.setActuated(uidOf(pod), c.name, c.resources);
+    }
   }
 
   #retryAfter(results: readonly SyncResult[]): number | undefined {
@@ -728,6 +833,20 @@ function mountFailures(
 }
 
 /** Creates the CRI-backed {@linkcode PodSyncer}. */
+/** Upstream `podResizeCompletionMsg`: the allocation of every container, as JSON. */
+function resizeCompletedMessage(pod: Pod): string {
+  const entry = (c: Container) => ({
+    name: c.name,
+    resources: c.resources ?? {},
+  });
+  const summary: Record<string, unknown> = {};
+  if (pod.spec.initContainers?.length) {
+    summary.initContainers = pod.spec.initContainers.map(entry);
+  }
+  summary.containers = pod.spec.containers.map(entry);
+  return `Pod resize completed: ${JSON.stringify(summary)}`;
+}
+
 export function createPodSyncer(
   deps: PodSyncerDeps,
   options: PodSyncerOptions,

@@ -20,6 +20,11 @@ import type { Pod } from "../types.ts";
 import { CONFIG_SEEN_ANNOTATION } from "../static/static_pod.ts";
 import type { SyncLoopRecorder } from "./sync_loop_monitor.ts";
 import { errorMessage } from "../../util/error_message.ts";
+import type {
+  AllocationManager,
+  ResizeEnvironment,
+} from "../resize/allocation_manager.ts";
+import { INITIAL_RETRY_MS, RETRY_MS } from "../resize/allocation_manager.ts";
 
 /** Everything the sync loop reacts to. */
 export type LoopEvent =
@@ -207,6 +212,16 @@ export interface PodSyncHandlerDeps {
    * a pod worker; `reject` records its Failed status. Omitted → every pod is admitted.
    */
   admission?: PodAdmission;
+  /**
+   * In-place resize (upstream's allocation manager in `HandlePodAdditions`/`Updates`): pod
+   * workers get each pod as allocated, a changed spec is evaluated as a resize, Deferred ones
+   * are retried. Omitted → pods go to the workers as they are.
+   */
+  resize?: {
+    allocations: AllocationManager;
+    /** The node facts and admission a decision needs, at decision time. */
+    environment(): ResizeEnvironment;
+  };
 }
 
 /** Decides whether a new pod may run on this node, and records a refusal. */
@@ -260,8 +275,55 @@ export class PodSyncHandler implements SyncHandler {
         this.#deps.admission?.reject(pod, result);
         continue;
       }
-      this.#deps.workers.updatePod({ pod, updateType: "create" });
+      void this.#deps.resize?.allocations.addPod(pod);
+      this.#deps.workers.updatePod({
+        pod: this.#allocated(pod),
+        updateType: "create",
+      });
     }
+    if (this.#deps.resize?.allocations.hasPending()) this.#retryResizes();
+  }
+
+  /** The pod as allocated (its spec when in-place resize is off). */
+  #allocated(pod: Pod): Pod {
+    return this.#deps.resize?.allocations.allocatedPod(pod) ?? pod;
+  }
+
+  #nextRetry = Number.NEGATIVE_INFINITY;
+
+  /** Upstream `RetryPendingResizes`: pods whose resize state changed are synced. */
+  #retryResizes(): void {
+    const resize = this.#deps.resize;
+    if (!resize || !this.#deps.allSourcesReady()) return;
+    this.#nextRetry = this.#deps.clock.now() + RETRY_MS;
+    void resize.allocations.retryPending(
+      resize.environment(),
+      (uid) => this.#pods.get(uid),
+    ).then((touched) => {
+      for (const pod of touched) {
+        const latest = this.#pods.get(pod.metadata.uid!) ?? pod;
+        this.#deps.workers.updatePod({
+          pod: this.#allocated(latest),
+          updateType: "sync",
+        });
+      }
+    });
+  }
+
+  /** A spec change may be a resize: evaluated, and the pod synced when its state changed. */
+  async #handleResize(pod: Pod): Promise<void> {
+    const resize = this.#deps.resize;
+    if (!resize) return;
+    const changed = await resize.allocations.handleUpdate(
+      pod,
+      resize.environment(),
+    );
+    if (!changed) return;
+    const latest = this.#pods.get(pod.metadata.uid!) ?? pod;
+    this.#deps.workers.updatePod({
+      pod: this.#allocated(latest),
+      updateType: "sync",
+    });
   }
 
   handlePodUpdates(pods: Pod[]): void {
@@ -269,7 +331,18 @@ export class PodSyncHandler implements SyncHandler {
     for (const pod of pods) {
       this.#pods.set(pod.metadata.uid!, pod);
       if (this.#rejected.has(pod.metadata.uid!)) continue;
-      this.#deps.workers.updatePod({ pod, updateType: "update" });
+      this.#deps.workers.updatePod({
+        pod: this.#allocated(pod),
+        updateType: "update",
+      });
+      if (this.#deps.resize && !pod.metadata.deletionTimestamp) {
+        void this.#handleResize(pod).catch((error) =>
+          this.#deps.logger.error("Failed to handle pod resources resize", {
+            pod: podFullName(pod),
+            err: errorMessage(error),
+          })
+        );
+      }
     }
   }
 
@@ -280,6 +353,10 @@ export class PodSyncHandler implements SyncHandler {
       this.#rejected.delete(pod.metadata.uid!);
       void this.#deps.prober?.stopLivenessAndStartup(pod.metadata.uid!);
       this.#deps.workers.updatePod({ pod, updateType: "kill" });
+    }
+    // freed room may let a Deferred resize through
+    if (pods.length && this.#deps.resize?.allocations.hasPending()) {
+      this.#retryResizes();
     }
   }
 
@@ -302,7 +379,10 @@ export class PodSyncHandler implements SyncHandler {
       this.#pods.set(uid, pod);
       // another component changed a readiness gate condition: recompute Ready
       if (!this.#rejected.has(uid) && needsReadinessReconcile(pod)) {
-        this.#deps.workers.updatePod({ pod, updateType: "sync" });
+        this.#deps.workers.updatePod({
+          pod: this.#allocated(pod),
+          updateType: "sync",
+        });
       }
     }
   }
@@ -316,7 +396,10 @@ export class PodSyncHandler implements SyncHandler {
       event: event.type,
       id: event.id,
     });
-    this.#deps.workers.updatePod({ pod, updateType: "sync" });
+    this.#deps.workers.updatePod({
+      pod: this.#allocated(pod),
+      updateType: "sync",
+    });
   }
 
   handleProbeResult(podUid: string): void {
@@ -325,14 +408,23 @@ export class PodSyncHandler implements SyncHandler {
     this.#deps.logger.v(4).info("SyncLoop (probe): result changed", {
       pod: podFullName(pod),
     });
-    this.#deps.workers.updatePod({ pod, updateType: "sync" });
+    this.#deps.workers.updatePod({
+      pod: this.#allocated(pod),
+      updateType: "sync",
+    });
   }
 
   handleResync(): void {
     const { workers, clock } = this.#deps;
     for (const due of workers.duePods(clock.now())) {
       const pod = this.#pods.get(due.metadata.uid!) ?? due;
-      workers.updatePod({ pod, updateType: "sync" });
+      workers.updatePod({ pod: this.#allocated(pod), updateType: "sync" });
+    }
+    const resize = this.#deps.resize;
+    if (resize?.allocations.hasPending()) {
+      if (this.#nextRetry === Number.NEGATIVE_INFINITY) {
+        this.#nextRetry = clock.now() + INITIAL_RETRY_MS;
+      } else if (clock.now() >= this.#nextRetry) this.#retryResizes();
     }
   }
 
@@ -357,6 +449,8 @@ export class PodSyncHandler implements SyncHandler {
       }
       await this.#killOrphans();
       await this.#podCgroupHousekeeping(desired);
+      // upstream `RemoveOrphanedPods`: allocations of pods no longer desired
+      await this.#deps.resize?.allocations.removeOrphans(desired);
     } finally {
       this.#housekeeping = false;
     }

@@ -33,10 +33,6 @@ import {
 } from "../cgroups/pod_resources.ts";
 import { milliValue, quantityValue } from "../../util/quantity.ts";
 import { mergeConditions, rfc3339 } from "./pod_conditions.ts";
-import {
-  RESIZE_INFEASIBLE_CONDITION,
-  resizeNotApplied,
-} from "./resize_pending.ts";
 
 /** Options of {@linkcode computePodStatus}. */
 export interface ComputePodStatusOptions {
@@ -60,6 +56,15 @@ export interface ComputePodStatusOptions {
   started?: ReadonlyMap<string, boolean>;
   /** Runtime name for container IDs, e.g. "containerd" → `containerd://<id>`. */
   runtimeName?: string;
+  /**
+   * In-place resize: the pod's `PodResizePending`/`PodResizeInProgress` conditions (with
+   * their own times and generation) and what was last applied to each container (its
+   * memory request shows in the status); omitted → none and the allocation.
+   */
+  resize?: {
+    conditions: readonly PodCondition[];
+    actuated(name: string): ResourceRequirements | undefined;
+  };
 }
 
 function iso(ms: number): string | undefined {
@@ -182,7 +187,21 @@ function convert(
     ) => newest && m?.has(newest.id) ? m.get(newest.id)! : !hasProbe;
     status.started = running &&
       probed(options.started, c.startupProbe !== undefined);
-    if (running) status.resources = runningResources(c, newest, oldStatus);
+    if (newest) {
+      // upstream `convertContainerStatusResources`: `pod` is the pod as allocated
+      status.resources = running
+        ? runningResources(
+          c,
+          newest,
+          oldStatus,
+          options.resize?.actuated(c.name),
+        )
+        : copyResources(c.resources);
+      const requests = c.resources?.requests;
+      if (requests && Object.keys(requests).length) {
+        status.allocatedResources = { ...requests };
+      }
+    }
     if (c.volumeMounts?.length) {
       // read-only mounts are never recursively so here: containerd 1.6 cannot
       status.volumeMounts = c.volumeMounts.map((m) => ({
@@ -203,27 +222,49 @@ function convert(
   });
 }
 
+function copyResources(
+  r: ResourceRequirements | undefined,
+): ResourceRequirements {
+  const out: ResourceRequirements = {};
+  if (r?.limits && Object.keys(r.limits).length) out.limits = { ...r.limits };
+  if (r?.requests && Object.keys(r.requests).length) {
+    out.requests = { ...r.requests };
+  }
+  return out;
+}
+
 /**
  * What a running container's status reports as its resources (upstream
- * `convertContainerStatusResources` with in-place resize on): what it was started with (the
- * previous status of the same container, else the spec when it is first seen), with the CPU
- * limit, CPU request and memory limit the runtime reports it applied. A resized spec that the
- * kubelet has not applied therefore never shows up here.
+ * `convertContainerStatusResources` with in-place resize on): its allocation, with the CPU
+ * limit, CPU request and memory limit the runtime reports it applied (the previous status's
+ * figures of the same container when the runtime reports none) and the memory request last
+ * applied. A resize not yet applied therefore never shows up here.
  */
 function runningResources(
   c: Container,
   view: ContainerView | undefined,
   old: ContainerStatus | undefined,
+  actuated: ResourceRequirements | undefined,
 ): ResourceRequirements {
-  const sameContainer = view !== undefined && old?.state.running &&
-    old.containerID?.endsWith(`://${view.id}`) && old.resources;
-  const { requests, limits } = sameContainer ? old.resources! : c.resources ??
-    {};
-  const out: ResourceRequirements = {};
-  if (limits && Object.keys(limits).length) out.limits = { ...limits };
-  if (requests && Object.keys(requests).length) out.requests = { ...requests };
+  const out = copyResources(c.resources);
   const applied = view?.resources;
   if (applied) readBackRuntimeFigures(out, applied);
+  else {
+    const sameContainer = view !== undefined && old?.state.running &&
+      old.containerID?.endsWith(`://${view.id}`);
+    for (const kind of ["limits", "requests"] as const) {
+      for (const name of ["cpu", "memory"]) {
+        if (kind === "requests" && name === "memory") continue;
+        const kept = sameContainer ? old?.resources?.[kind]?.[name] : undefined;
+        if (out[kind] && kept !== undefined) out[kind]![name] = kept;
+      }
+    }
+  }
+  const memoryRequest = actuated?.requests?.["memory"];
+  if (out.requests?.["memory"] !== undefined && actuated) {
+    if (memoryRequest === undefined) delete out.requests["memory"];
+    else out.requests["memory"] = memoryRequest;
+  }
   return out;
 }
 
@@ -457,9 +498,6 @@ export function computePodStatus(
     status.message = DEADLINE_EXCEEDED_MESSAGE;
   }
   const conditions = buildConditions(pod, runtime, status);
-  if (resizeNotApplied(pod.spec.containers, containerStatuses)) {
-    conditions.push({ ...RESIZE_INFEASIBLE_CONDITION });
-  }
   status.conditions = mergeConditions(
     conditions,
     previous?.conditions,
@@ -469,6 +507,13 @@ export function computePodStatus(
   if (generation !== undefined) {
     status.observedGeneration = generation;
     for (const c of status.conditions) c.observedGeneration = generation;
+  }
+  // upstream `determinePodResizeStatus`: a terminal pod carries none
+  const terminal = status.phase === "Succeeded" || status.phase === "Failed";
+  if (!terminal) {
+    for (const c of options.resize?.conditions ?? []) {
+      status.conditions.push({ ...c });
+    }
   }
   return status;
 }

@@ -4,6 +4,7 @@ import type {
   Container,
   ContainerView,
   Pod,
+  PodCondition,
   PodRuntimeStatus,
   SandboxView,
 } from "../types.ts";
@@ -523,32 +524,35 @@ Deno.test("computePodStatus() reports ephemeral containers apart: never ready, n
   );
 });
 
-Deno.test("computePodStatus() reports the resources a running container was started with, not a resized spec", () => {
-  const started: Container = {
+Deno.test("computePodStatus() reports the allocation, its requests as allocatedResources and the applied memory request", () => {
+  // `pod` is the pod as allocated: a resize not yet granted never reaches it
+  const allocated: Container = {
     name: "app",
     image: "busybox",
-    resources: { limits: { cpu: "200m", memory: "64Mi" } },
+    resources: {
+      requests: { cpu: "100m", memory: "64Mi" },
+      limits: { cpu: "200m", memory: "128Mi" },
+    },
   };
-  const first = computePodStatus(
-    pod({ containers: [started] }),
-    rs([view(started)]),
-    { clock: new FakeClock(T0) },
+  const s = computePodStatus(
+    pod({ containers: [allocated] }),
+    rs([view(allocated)]),
+    {
+      clock: new FakeClock(T0),
+      resize: {
+        conditions: [],
+        // the memory request applied last is still the old one
+        actuated: () => ({ requests: { cpu: "100m", memory: "32Mi" } }),
+      },
+    },
   );
-  assert.deepEqual(first.containerStatuses?.[0]?.resources, {
-    limits: { cpu: "200m", memory: "64Mi" },
+  assert.deepEqual(s.containerStatuses?.[0]?.resources, {
+    requests: { cpu: "100m", memory: "32Mi" },
+    limits: { cpu: "200m", memory: "128Mi" },
   });
-  // `kubectl patch --subresource resize` changed the spec; the container was not touched
-  const resized: Container = {
-    ...started,
-    resources: { limits: { cpu: "300m", memory: "128Mi" } },
-  };
-  const after = computePodStatus(
-    pod({ containers: [resized] }),
-    rs([view(resized)]),
-    { clock: new FakeClock(T0), previous: first },
-  );
-  assert.deepEqual(after.containerStatuses?.[0]?.resources, {
-    limits: { cpu: "200m", memory: "64Mi" },
+  assert.deepEqual(s.containerStatuses?.[0]?.allocatedResources, {
+    cpu: "100m",
+    memory: "64Mi",
   });
 });
 
@@ -593,47 +597,34 @@ Deno.test("computePodStatus() takes cpu and memory figures the runtime reports o
   assert.deepEqual(same.containerStatuses?.[0]?.resources, c.resources);
 });
 
-Deno.test("computePodStatus() marks a resize it does not apply PodResizePending Infeasible", () => {
-  const started: Container = {
-    name: "app",
-    image: "busybox",
-    resources: { limits: { cpu: "200m" } },
+Deno.test("computePodStatus() carries the resize conditions with their own times and generation, none when terminal", () => {
+  const c: Container = { name: "app", image: "busybox" };
+  const pending: PodCondition = {
+    type: "PodResizePending",
+    status: "True",
+    reason: "Deferred",
+    message: "Node didn't have enough resource: cpu",
+    lastProbeTime: "2026-01-01T00:00:00Z",
+    lastTransitionTime: "2026-01-01T00:00:00Z",
+    observedGeneration: 2,
   };
-  const first = computePodStatus(
-    pod({ containers: [started] }),
-    rs([view(started)]),
-    { clock: new FakeClock(T0) },
-  );
-  assert.equal(
-    first.conditions?.some((c) => c.type === "PodResizePending"),
-    false,
-  );
-  const resized: Container = {
-    ...started,
-    resources: { limits: { cpu: "0.3" } },
-  };
-  const after = computePodStatus(
-    pod({ containers: [resized] }),
-    rs([view(resized)]),
-    { clock: new FakeClock(T0), previous: first },
-  );
-  const pending = after.conditions?.find((c) => c.type === "PodResizePending");
+  const p = pod({ containers: [c] });
+  p.metadata.generation = 3;
+  const s = computePodStatus(p, rs([view(c)]), {
+    clock: new FakeClock(T0),
+    resize: { conditions: [pending], actuated: () => undefined },
+  });
   assert.deepEqual(
-    [pending?.status, pending?.reason, pending?.message],
-    ["True", "Infeasible", "In-place pod resize is not supported on this node"],
+    s.conditions?.find((x) => x.type === "PodResizePending"),
+    pending,
   );
-  // the same value spelled otherwise is no resize
-  const respelled: Container = {
-    ...started,
-    resources: { limits: { cpu: "0.2" } },
-  };
-  const same = computePodStatus(
-    pod({ containers: [respelled] }),
-    rs([view(respelled)]),
-    { clock: new FakeClock(T0), previous: first },
-  );
+  const done = computePodStatus(p, rs([view(c)]), {
+    clock: new FakeClock(T0),
+    previous: { phase: "Failed" },
+    resize: { conditions: [pending], actuated: () => undefined },
+  });
   assert.equal(
-    same.conditions?.some((c) => c.type === "PodResizePending"),
+    done.conditions?.some((x) => x.type === "PodResizePending"),
     false,
   );
 });
