@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { CgroupTreeFs } from "./cgroup_fs.ts";
+import type { CgroupTreeFs, FilesystemFigures } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
@@ -20,6 +20,8 @@ export interface CgroupAgentClient {
   /** SIGKILL to `pid`, which must be in `cgroup` (a cgroupfs name below kubepods). */
   kill(pid: number, cgroup: string): Promise<void>;
   swapController(): Promise<"v1" | "v2" | undefined>;
+  /** statfs of the filesystem holding `path` (image GC and eviction signals). */
+  statfs(path: string): Promise<FilesystemFigures>;
   /** A tmpfs on a pod volume's directory (docs/volumes.md, "Memory-backed volumes"). */
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
@@ -148,6 +150,8 @@ export function cgroupAgentClient(
       const v = await request({ op: "swapController" });
       return v === "v1" || v === "v2" ? v : undefined;
     },
+    statfs: async (path) =>
+      (await request({ op: "statfs", path })) as FilesystemFigures,
     mountVolumeTmpfs: async (target, sizeBytes) => {
       await request({ op: "mountVolumeTmpfs", target, sizeBytes });
     },

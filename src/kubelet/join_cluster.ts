@@ -117,6 +117,8 @@ export async function joinCluster(
       /** A pod with this full name is stopping its containers (its mirror stays). */
       isTerminatingByFullName(fullName: string): boolean;
     };
+    /** The node's pressure conditions now (the eviction manager's; read late too). */
+    pressure?: () => readonly string[];
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
 ): Promise<JoinedCluster> {
@@ -179,6 +181,7 @@ export async function joinCluster(
     },
     clock,
     logger,
+    ...(deps.pressure ? { pressure: deps.pressure } : {}),
   }, {
     hostname: ctx.nodeName,
     ...(flags.nodeIP ? { nodeIP: flags.nodeIP } : {}),

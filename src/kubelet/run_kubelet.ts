@@ -21,6 +21,7 @@ import {
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
+  type HostFiles,
   imageGcEnabled,
   type ImageGcPolicy,
   listRunningPods,
@@ -49,6 +50,8 @@ import {
 import { errorMessage } from "../util/error_message.ts";
 import { nodeReference } from "../events/mod.ts";
 import { fsFigures } from "./stats_summary.ts";
+import { type LateEviction, startEviction } from "./start_eviction.ts";
+import { withPressureAdmission } from "../eviction/mod.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -82,6 +85,14 @@ export interface KubeletRunContext {
     imageGCLowThresholdPercent?: number | undefined;
     imageMinimumGCAge?: string | undefined;
     imageMaximumGCAge?: string | undefined;
+    /** Node-pressure eviction (see `startEviction`). */
+    evictionHard?: Record<string, string> | undefined;
+    evictionSoft?: Record<string, string> | undefined;
+    evictionSoftGracePeriod?: Record<string, string> | undefined;
+    evictionMinimumReclaim?: Record<string, string> | undefined;
+    evictionPressureTransitionPeriod?: string | undefined;
+    evictionMaxPodGracePeriod?: number | undefined;
+    enforceNodeAllocatable?: string[] | undefined;
   };
   flags: {
     hostnameOverride?: string | undefined;
@@ -150,11 +161,17 @@ function mirrorHooks(mirrors: MirrorPodManager) {
  */
 async function imageFsStats(
   runtime: Pick<CriRuntime, "imageFsInfo">,
+  host: HostFiles | undefined,
 ): Promise<{ capacityBytes: number; availableBytes: number }> {
   const info = await runtime.imageFsInfo({});
   const mountpoint = info.imageFilesystems[0]?.fsId?.mountpoint ?? "";
   if (!mountpoint) {
     throw new Error("The runtime reports no image filesystem mount point");
+  }
+  // the cgroup agent (or every permission) reaches the mount point the lists do not grant
+  if (host) {
+    const { capacityBytes, availableBytes } = await host.statfs(mountpoint);
+    return { capacityBytes, availableBytes };
   }
   // Under path-scoped grants the runtime's mount point is usually outside the lists: ask
   // first, so a refusal is a clear image GC failure and never a denied access.
@@ -248,6 +265,8 @@ export async function runKubelet(
   let cluster: Omit<JoinedCluster, "agent"> | undefined;
   // The kubelet is created after joining: mirror pods read its pods through this.
   const late: { kubelet?: Pick<Kubelet, "podConfig" | "workers"> } = {};
+  // the eviction manager starts with the kubelet; node status and admission read it late
+  const eviction: LateEviction = {};
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
@@ -262,6 +281,7 @@ export async function runKubelet(
           isTerminatingByFullName: (name) =>
             late.kubelet?.workers.isTerminatingByFullName(name) ?? false,
         },
+        pressure: () => eviction.manager?.conditions() ?? [],
       }, {
         ...ctx,
         nodeName,
@@ -403,7 +423,7 @@ export async function runKubelet(
   const imageGc = imageGcEnabled(imagePolicy)
     ? createImageGc({
       runtime,
-      imageFsStats: () => imageFsStats(runtime),
+      imageFsStats: () => imageFsStats(runtime, environment.hostFiles),
       clock,
       logger: logger.with({ component: "image-gc" }),
       ...(warnNode ? { warn: warnNode } : {}),
@@ -433,15 +453,19 @@ export async function runKubelet(
       : {}),
     statuses: statusManager,
     // upstream checks AppArmor after the node predicates; here it comes before them
-    admission: withUnsupportedFieldRefusal(withAppArmorAdmission(
-      sysctlAdmission(
-        createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
-          kernelRelease: kernelRelease(),
-        }),
-        statusManager,
-      ),
-      appArmorHostError(environment.appArmorEnabled ?? ""),
-    )),
+    // upstream runs the eviction manager's admit handler first
+    admission: withPressureAdmission(
+      withUnsupportedFieldRefusal(withAppArmorAdmission(
+        sysctlAdmission(
+          createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
+            kernelRelease: kernelRelease(),
+          }),
+          statusManager,
+        ),
+        appArmorHostError(environment.appArmorEnabled ?? ""),
+      )),
+      () => eviction.manager?.conditions() ?? [],
+    ),
     ...(cluster
       ? {
         cluster: {
@@ -494,6 +518,23 @@ export async function runKubelet(
     });
   });
   kubelet.start();
+  const evictionLoop = startEviction({
+    runtime,
+    clock,
+    logger,
+    kubelet,
+    syncer,
+    containerGc,
+    ...(imageGc ? { imageGc } : {}),
+    ...(environment.hostFiles ? { host: environment.hostFiles } : {}),
+    ...(cluster ? { events: cluster.events } : {}),
+    ...(warnNode ? { warnNode } : {}),
+  }, {
+    config,
+    rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+    late: eviction,
+    signal: ctx.signal,
+  });
   const logRotation = containerLogs.run(ctx.signal);
   const healthz = runHealthzServer({
     clock,
@@ -527,6 +568,7 @@ export async function runKubelet(
   podObjects?.close();
   await serviceSync;
   await cluster?.stop();
+  await evictionLoop;
   await kubelet.stop();
   await logRotation;
   await runtime.close();
