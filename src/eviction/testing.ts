@@ -3,8 +3,8 @@
  * usage, and a record of what the manager did.
  * @module
  */
-import { FakeClock } from "../clock/testing.ts";
-import { CaptureLogger } from "../log/testing.ts";
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
 import type { Pod } from "../pod/mod.ts";
 import type { EvictionManagerDeps } from "./manager.ts";
 import type { NodeStats } from "./observe.ts";
@@ -66,8 +66,8 @@ export function memoryUsage(memoryBytes: number): PodUsage {
 
 /** A node, its pods and a log of evictions and reclaims, as manager deps. */
 export class FakeEvictionNode {
-  readonly clock = new FakeClock();
-  readonly logger = new CaptureLogger();
+  readonly clock: Clock;
+  readonly logger: Logger;
   stats: NodeStats = { timeMs: 0 };
   /** Figures after a reclaim ran (default: unchanged). */
   statsAfterReclaim: NodeStats | undefined;
@@ -82,6 +82,12 @@ export class FakeEvictionNode {
   readonly reclaims: string[] = [];
   readonly events: string[] = [];
   #reclaimed = false;
+
+  /** Tests pass a `FakeClock` and a `CaptureLogger`. */
+  constructor(deps: { clock: Clock; logger: Logger }) {
+    this.clock = deps.clock;
+    this.logger = deps.logger;
+  }
 
   deps(): EvictionManagerDeps {
     return {

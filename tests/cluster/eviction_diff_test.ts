@@ -254,7 +254,6 @@ async function scenario(kind: KubeletKind, node: Node): Promise<Outcome> {
   const order: string[] = [];
   const evicted: Record<string, unknown> = {};
   let pressure: Outcome["pressure"] = {};
-  let refused: unknown;
   await waitFor(`${kind}: all five evicted`, async () => {
     const list = await getJson<{ items: PodJson[] }>(
       "pods",
@@ -318,7 +317,7 @@ async function scenario(kind: KubeletKind, node: Node): Promise<Outcome> {
   const late = holder("late-besteffort", ns, name, 1);
   (late.metadata as Record<string, unknown>).labels = { "kts-ev": "late" };
   await apply(late);
-  refused = await waitFor(`${kind}: the late pod refused`, async () => {
+  const refused = await waitFor(`${kind}: the late pod refused`, async () => {
     const p = await getJson<PodJson>("pod", "-n", ns, "late-besteffort");
     return p?.status?.phase === "Failed"
       ? {
