@@ -8,6 +8,7 @@
  * @module
  */
 
+import { statfs } from "node:fs/promises";
 import {
   type CgroupTreeFs,
   denoCgroupTreeFs,
@@ -18,6 +19,7 @@ import {
   type VolumeTmpfsExecutor,
   volumeTmpfsExecutor,
 } from "./volume_tmpfs_exec.ts";
+import type { FilesystemFigures } from "./cgroup_fs.ts";
 import {
   type AgentConfig,
   type AgentRequest,
@@ -110,6 +112,19 @@ interface Executors {
   slices: Slices | undefined;
 }
 
+/** `statfs` figures and the device of the filesystem holding `path`. */
+async function filesystemFigures(path: string): Promise<FilesystemFigures> {
+  const s = await statfs(path);
+  const info = await Deno.stat(path);
+  return {
+    capacityBytes: Number(s.blocks) * Number(s.bsize),
+    availableBytes: Number(s.bavail) * Number(s.bsize),
+    inodes: Number(s.files),
+    inodesFree: Number(s.ffree),
+    device: info.dev,
+  };
+}
+
 async function execute(
   { fs, root, scope, tmpfs, slices }: Executors,
   req: AgentRequest,
@@ -131,6 +146,7 @@ async function execute(
   if (req.op === "swapController") {
     return (await detectSwapController(root)) ?? null;
   }
+  if (req.op === "statfs") return await filesystemFigures(root + req.path);
   if (req.op === "kill") {
     const mount = root + CGROUP_MOUNT;
     const dirs = scope.version === "v2"

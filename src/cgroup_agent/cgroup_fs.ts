@@ -6,6 +6,15 @@
  * @module
  */
 
+/** A filesystem's size and free space (statfs) and its device number (stat). */
+export interface FilesystemFigures {
+  capacityBytes: number;
+  availableBytes: number;
+  inodes: number;
+  inodesFree: number;
+  device: number;
+}
+
 /** The file operations the executor needs. */
 export interface CgroupTreeFs {
   exists(path: string): Promise<boolean>;

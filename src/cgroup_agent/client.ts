@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { CgroupTreeFs } from "./cgroup_fs.ts";
+import type { CgroupTreeFs, FilesystemFigures } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
@@ -23,6 +23,8 @@ export interface CgroupAgentClient {
   swapController(): Promise<"v1" | "v2" | undefined>;
   /** The systemd driver's slice units (an agent started with `--cgroup-driver=systemd`). */
   slices: Slices;
+  /** statfs of the filesystem holding `path` (image GC and eviction signals). */
+  statfs(path: string): Promise<FilesystemFigures>;
   /** A tmpfs on a pod volume's directory (docs/volumes.md, "Memory-backed volumes"). */
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
@@ -190,6 +192,8 @@ export function cgroupAgentClient(
         await request({ op: "stopSlice", cgroup });
       },
     },
+    statfs: async (path) =>
+      (await request({ op: "statfs", path })) as FilesystemFigures,
     mountVolumeTmpfs: async (target, sizeBytes) => {
       await request({ op: "mountVolumeTmpfs", target, sizeBytes });
     },

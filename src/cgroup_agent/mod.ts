@@ -9,6 +9,7 @@
 export {
   type CgroupTreeFs,
   denoCgroupTreeFs,
+  type FilesystemFigures,
   readProcsBelow,
 } from "./cgroup_fs.ts";
 export { detectSwapController } from "./swap_controller.ts";

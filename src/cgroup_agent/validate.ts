@@ -25,6 +25,12 @@ const FACT_FILES = [
   "/proc/sys/kernel/pid_max",
   "/proc/sys/kernel/threads-max",
   "/sys/module/apparmor/parameters/enabled",
+  // eviction signals: the node's thread count and the root cgroup's memory
+  "/proc/loadavg",
+  "/proc/meminfo",
+  `${CGROUP_MOUNT}/memory/memory.usage_in_bytes`,
+  `${CGROUP_MOUNT}/memory/memory.stat`,
+  `${CGROUP_MOUNT}/memory.stat`,
 ];
 const NR_HUGEPAGES =
   /^\/sys\/kernel\/mm\/hugepages\/hugepages-\d+kB\/nr_hugepages$/;
@@ -49,6 +55,7 @@ export type AgentRequest =
   | { op: "startSlice"; cgroup: string }
   | { op: "stopSlice"; cgroup: string }
   | { op: "setSlice"; cgroup: string; resources: SliceResources }
+  | { op: "statfs"; path: string }
   | { op: "mountVolumeTmpfs"; target: TmpfsTarget; sizeBytes: number }
   | { op: "unmountVolumeTmpfs"; target: TmpfsTarget };
 
@@ -245,6 +252,19 @@ export function checkRequest(
   if (
     req.op === "startSlice" || req.op === "setSlice" || req.op === "stopSlice"
   ) return checkSlice(scope, req);
+  if (req.op === "statfs") {
+    // sizes and free counts of a filesystem only: any absolute, clean path
+    const parts = typeof req.path === "string"
+      ? req.path.split("/").slice(1)
+      : [];
+    return typeof req.path === "string" && req.path.startsWith("/") &&
+        (req.path === "/" || !badComponents(parts))
+      ? undefined
+      : refuse(
+        req,
+        'the path must be absolute, without empty, "." or ".." components',
+      );
+  }
   if (req.op === "mountVolumeTmpfs" || req.op === "unmountVolumeTmpfs") {
     const why = checkTmpfsTarget(req.target) ??
       (req.op === "mountVolumeTmpfs"
@@ -404,6 +424,10 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
           error:
             `setSlice needs "cgroup" (a string) and "resources" (an object)`,
         };
+    case "statfs":
+      return typeof v.path === "string"
+        ? { op: v.op, path: v.path }
+        : { error: `statfs needs "path" (a string)` };
     case "mountVolumeTmpfs":
     case "unmountVolumeTmpfs": {
       const t = v.target as Record<string, unknown> | null;
@@ -425,7 +449,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, mountVolumeTmpfs, unmountVolumeTmpfs`,
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs`,
       };
   }
 }

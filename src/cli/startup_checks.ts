@@ -10,23 +10,13 @@
 
 import type { KubeletConfiguration } from "../config/mod.ts";
 import type { KubeletFlags } from "../flags/mod.ts";
-import { parseGoDuration } from "../util/go_duration.ts";
-import { parseGoFloat } from "../util/go_strconv.ts";
+import {
+  parseGracePeriod,
+  parseMinimumReclaim,
+  parseThresholdStatement,
+} from "../eviction/mod.ts";
 import { parseQuantity } from "../util/quantity.ts";
 import { errorMessage } from "../util/error_message.ts";
-
-/** Upstream's eviction signals (`signalToResource` keys). */
-const EVICTION_SIGNALS = new Set([
-  "memory.available",
-  "allocatableMemory.available",
-  "imagefs.available",
-  "imagefs.inodesFree",
-  "containerfs.available",
-  "containerfs.inodesFree",
-  "nodefs.available",
-  "nodefs.inodesFree",
-  "pid.available",
-]);
 
 const RESERVABLE = new Set(["cpu", "memory", "ephemeral-storage", "pid"]);
 
@@ -34,68 +24,6 @@ type StringMap = Readonly<Record<string, string>> | undefined;
 
 function message(error: unknown): string {
   return errorMessage(error);
-}
-
-function checkSignal(signal: string): void {
-  if (!EVICTION_SIGNALS.has(signal)) {
-    throw new Error(`unsupported eviction signal ${signal}`);
-  }
-}
-
-/** Go's `strconv.ParseFloat` of the text before `%`, as a fraction. */
-function percentage(text: string): number {
-  return parseGoFloat(text.replace(/%+$/, "")) / 100;
-}
-
-/** Upstream `parseThresholdStatement` (errors only). */
-function checkThreshold(signal: string, value: string): void {
-  checkSignal(signal);
-  if (value.endsWith("%")) {
-    if (value === "0%" || value === "100%") return;
-    const p = percentage(value);
-    if (p < 0) {
-      throw new Error(
-        `eviction percentage threshold ${signal} must be >= 0%: ${value}`,
-      );
-    }
-    if (p > 1) {
-      throw new Error(
-        `eviction percentage threshold ${signal} must be <= 100%: ${value}`,
-      );
-    }
-    return;
-  }
-  if (parseQuantity(value).value <= 0) {
-    throw new Error(`eviction threshold ${signal} must be positive: ${value}`);
-  }
-}
-
-/** Upstream `parseMinimumReclaims` (errors only). */
-function checkMinimumReclaim(signal: string, value: string): void {
-  checkSignal(signal);
-  if (value.endsWith("%")) {
-    if (percentage(value) <= 0) {
-      throw new Error(
-        `eviction percentage minimum reclaim ${signal} must be positive: ${value}`,
-      );
-    }
-    return;
-  }
-  if (parseQuantity(value).value < 0) {
-    throw new Error(
-      `negative eviction minimum reclaim specified for ${signal}`,
-    );
-  }
-}
-
-/** Upstream `parseGracePeriods` (errors only). */
-function checkGracePeriod(signal: string, value: string): void {
-  checkSignal(signal);
-  if (parseGoDuration(value) < 0) {
-    throw new Error(
-      `invalid eviction grace period specified: ${value}, must be a positive value`,
-    );
-  }
 }
 
 /**
@@ -113,7 +41,7 @@ export function evictionProblems(config: {
   const each = (
     field: string,
     map: StringMap,
-    check: (signal: string, value: string) => void,
+    check: (signal: string, value: string) => unknown,
   ) => {
     for (const [signal, value] of Object.entries(map ?? {}).sort()) {
       try {
@@ -124,17 +52,17 @@ export function evictionProblems(config: {
       }
     }
   };
-  each("evictionHard", config.evictionHard, checkThreshold);
-  each("evictionSoft", config.evictionSoft, checkThreshold);
+  each("evictionHard", config.evictionHard, parseThresholdStatement);
+  each("evictionSoft", config.evictionSoft, parseThresholdStatement);
   each(
     "evictionSoftGracePeriod",
     config.evictionSoftGracePeriod,
-    checkGracePeriod,
+    parseGracePeriod,
   );
   each(
     "evictionMinimumReclaim",
     config.evictionMinimumReclaim,
-    checkMinimumReclaim,
+    parseMinimumReclaim,
   );
   if (problems.length === 0) {
     const periods = config.evictionSoftGracePeriod ?? {};

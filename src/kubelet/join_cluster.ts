@@ -119,6 +119,8 @@ export async function joinCluster(
     };
     /** An error the node's Ready condition reports (graceful shutdown under way). */
     readinessError?: () => string | undefined;
+    /** The node's pressure conditions now (the eviction manager's; read late too). */
+    pressure?: () => readonly string[];
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
 ): Promise<JoinedCluster> {
@@ -181,6 +183,7 @@ export async function joinCluster(
     },
     clock,
     logger,
+    ...(deps.pressure ? { pressure: deps.pressure } : {}),
   }, {
     hostname: ctx.nodeName,
     ...(flags.nodeIP ? { nodeIP: flags.nodeIP } : {}),

@@ -24,6 +24,7 @@ import {
   createProbeResults,
   createSysctlAllowlist,
   dirCheckpointFiles,
+  type HostFiles,
   imageGcEnabled,
   type ImageGcPolicy,
   listRunningPods,
@@ -59,6 +60,8 @@ import {
 } from "./node_shutdown.ts";
 import type { NodeShutdownManager } from "../node_shutdown/mod.ts";
 import { createFeatureGates } from "../features/mod.ts";
+import { type LateEviction, startEviction } from "./start_eviction.ts";
+import { withPressureAdmission } from "../eviction/mod.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -92,6 +95,13 @@ export interface KubeletRunContext {
     imageGCLowThresholdPercent?: number | undefined;
     imageMinimumGCAge?: string | undefined;
     imageMaximumGCAge?: string | undefined;
+    /** Node-pressure eviction (see `startEviction`). */
+    evictionHard?: Record<string, string> | undefined;
+    evictionSoft?: Record<string, string> | undefined;
+    evictionSoftGracePeriod?: Record<string, string> | undefined;
+    evictionMinimumReclaim?: Record<string, string> | undefined;
+    evictionPressureTransitionPeriod?: string | undefined;
+    evictionMaxPodGracePeriod?: number | undefined;
   } & NodeShutdownConfig;
   /** Feature gates (graceful node shutdown reads two); omitted → upstream's defaults. */
   featureGates?: { enabled(name: string): boolean };
@@ -165,11 +175,17 @@ function mirrorHooks(mirrors: MirrorPodManager) {
  */
 async function imageFsStats(
   runtime: Pick<CriRuntime, "imageFsInfo">,
+  host: HostFiles | undefined,
 ): Promise<{ capacityBytes: number; availableBytes: number }> {
   const info = await runtime.imageFsInfo({});
   const mountpoint = info.imageFilesystems[0]?.fsId?.mountpoint ?? "";
   if (!mountpoint) {
     throw new Error("The runtime reports no image filesystem mount point");
+  }
+  // the cgroup agent (or every permission) reaches the mount point the lists do not grant
+  if (host) {
+    const { capacityBytes, availableBytes } = await host.statfs(mountpoint);
+    return { capacityBytes, availableBytes };
   }
   // Under path-scoped grants the runtime's mount point is usually outside the lists: ask
   // first, so a refusal is a clear image GC failure and never a denied access.
@@ -279,6 +295,8 @@ export async function runKubelet(
     shutdown?: NodeShutdownManager;
   } = {};
   let joinedAgent: JoinedCluster["agent"] | undefined;
+  // the eviction manager starts with the kubelet; node status and admission read it late
+  const eviction: LateEviction = {};
   if (ctx.flags.kubeconfig || ctx.flags.bootstrapKubeconfig) {
     try {
       const { joinCluster } = await import("./join_cluster.ts");
@@ -294,6 +312,7 @@ export async function runKubelet(
             late.kubelet?.workers.isTerminatingByFullName(name) ?? false,
         },
         readinessError: () => late.shutdown?.shutdownError(),
+        pressure: () => eviction.manager?.conditions() ?? [],
       }, {
         ...ctx,
         nodeName,
@@ -447,7 +466,7 @@ export async function runKubelet(
   const imageGc = imageGcEnabled(imagePolicy)
     ? createImageGc({
       runtime,
-      imageFsStats: () => imageFsStats(runtime),
+      imageFsStats: () => imageFsStats(runtime, environment.hostFiles),
       clock,
       logger: logger.with({ component: "image-gc" }),
       ...(warnNode ? { warn: warnNode } : {}),
@@ -478,17 +497,21 @@ export async function runKubelet(
     statuses: statusManager,
     ...(allocations ? { allocations } : {}),
     // upstream checks AppArmor after the node predicates; here it comes before them
-    admission: withShutdownAdmission(
-      late,
-      withUnsupportedFieldRefusal(withAppArmorAdmission(
-        sysctlAdmission(
-          createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
-            kernelRelease: kernelRelease(),
-          }),
-          statusManager,
-        ),
-        appArmorHostError(environment.appArmorEnabled ?? ""),
-      )),
+    // upstream runs the eviction manager's admit handler first
+    admission: withPressureAdmission(
+      withShutdownAdmission(
+        late,
+        withUnsupportedFieldRefusal(withAppArmorAdmission(
+          sysctlAdmission(
+            createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
+              kernelRelease: kernelRelease(),
+            }),
+            statusManager,
+          ),
+          appArmorHostError(environment.appArmorEnabled ?? ""),
+        )),
+      ),
+      () => eviction.manager?.conditions() ?? [],
     ),
     ...(cluster
       ? {
@@ -570,6 +593,23 @@ export async function runKubelet(
       err: errorMessage(cause),
     })
   );
+  const evictionLoop = startEviction({
+    runtime,
+    clock,
+    logger,
+    kubelet,
+    syncer,
+    containerGc,
+    ...(imageGc ? { imageGc } : {}),
+    ...(environment.hostFiles ? { host: environment.hostFiles } : {}),
+    ...(cluster ? { events: cluster.events } : {}),
+    ...(warnNode ? { warnNode } : {}),
+  }, {
+    config,
+    rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+    late: eviction,
+    signal: ctx.signal,
+  });
   const logRotation = containerLogs.run(ctx.signal);
   const healthz = runHealthzServer({
     clock,
@@ -607,6 +647,7 @@ export async function runKubelet(
   await serviceSync;
   await cluster?.stop();
   await shutdown?.stop();
+  await evictionLoop;
   await kubelet.stop();
   await logRotation;
   await runtime.close();

@@ -117,10 +117,11 @@ export {
   readPodEnvironmentOptions,
 } from "./containers/pod_environment.ts";
 export type {
+  HostFiles,
   PodEnvironmentConfig,
   PodEnvironmentOptions,
 } from "./containers/pod_environment.ts";
-export { podQOSClass } from "./cgroups/pod_resources.ts";
+export { podQOSClass, podRequests } from "./cgroups/pod_resources.ts";
 export type { NodeResources, QOSClass } from "./cgroups/pod_resources.ts";
 export {
   createBackoff,
@@ -211,6 +212,7 @@ export type { ProbeConnect } from "./probes/probe_handlers.ts";
 export {
   admitPod,
   predicateAdmitter,
+  toleratesTaint,
 } from "./admission/predicate_admission.ts";
 export {
   apiRuntimeHandlers,

@@ -344,6 +344,8 @@ export function createNodeFacts(
     clock: Clock;
     logger: Logger;
     host?: HostProbe;
+    /** The eviction manager's pressure conditions (read at each status update). */
+    pressure?: () => readonly string[];
   },
   options: NodeFactsOptions,
 ): (signal: AbortSignal) => Promise<NodeFacts> {
@@ -398,6 +400,7 @@ export function createNodeFacts(
         ? { maxImages: options.maxImages }
         : {}),
       runtimeDown: runtime.down,
+      ...(deps.pressure ? { pressure: deps.pressure() } : {}),
     };
   };
 }

@@ -60,6 +60,8 @@ export interface NodeFacts {
   images?: ImageFact[];
   /** `nodeStatusMaxImages` (default 50; -1 lists all). */
   maxImages?: number;
+  /** The pressure conditions the eviction manager holds true now (none when absent). */
+  pressure?: readonly string[];
 }
 
 /** One runtime image as node status reads it. */
@@ -263,25 +265,59 @@ export function computeNodeStatus(
   );
   const errors = readinessErrors(facts, capacity);
   const prev = previous?.conditions;
+  const pressure = facts.pressure ?? [];
   const conditions: NodeCondition[] = [
-    condition(prev, {
-      type: "MemoryPressure",
-      status: "False",
-      reason: "KubeletHasSufficientMemory",
-      message: "kubelet has sufficient memory available",
-    }, now),
-    condition(prev, {
-      type: "DiskPressure",
-      status: "False",
-      reason: "KubeletHasNoDiskPressure",
-      message: "kubelet has no disk pressure",
-    }, now),
-    condition(prev, {
-      type: "PIDPressure",
-      status: "False",
-      reason: "KubeletHasSufficientPID",
-      message: "kubelet has sufficient PID available",
-    }, now),
+    condition(
+      prev,
+      pressure.includes("MemoryPressure")
+        ? {
+          type: "MemoryPressure",
+          status: "True",
+          reason: "KubeletHasInsufficientMemory",
+          message: "kubelet has insufficient memory available",
+        }
+        : {
+          type: "MemoryPressure",
+          status: "False",
+          reason: "KubeletHasSufficientMemory",
+          message: "kubelet has sufficient memory available",
+        },
+      now,
+    ),
+    condition(
+      prev,
+      pressure.includes("DiskPressure")
+        ? {
+          type: "DiskPressure",
+          status: "True",
+          reason: "KubeletHasDiskPressure",
+          message: "kubelet has disk pressure",
+        }
+        : {
+          type: "DiskPressure",
+          status: "False",
+          reason: "KubeletHasNoDiskPressure",
+          message: "kubelet has no disk pressure",
+        },
+      now,
+    ),
+    condition(
+      prev,
+      pressure.includes("PIDPressure")
+        ? {
+          type: "PIDPressure",
+          status: "True",
+          reason: "KubeletHasInsufficientPID",
+          message: "kubelet has insufficient PID available",
+        }
+        : {
+          type: "PIDPressure",
+          status: "False",
+          reason: "KubeletHasSufficientPID",
+          message: "kubelet has sufficient PID available",
+        },
+      now,
+    ),
     condition(
       prev,
       errors.length === 0

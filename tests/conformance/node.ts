@@ -197,6 +197,10 @@ export async function startNode(
   root: string,
   cluster: ClusterEnv,
   at: number | NodeSpec = 0,
+  options: {
+    /** A `--config-dir` of drop-ins both kubelets read over their base configuration. */
+    configDir?: string;
+  } = {},
 ): Promise<Node> {
   const n = typeof at === "number" ? nodeSpec(kind, at) : at;
   await Deno.mkdir(root, { recursive: true });
@@ -211,7 +215,9 @@ export async function startNode(
       KTS_UPSTREAM_SUBNET: n.subnet,
       KTS_UPSTREAM_HEALTHZ_PORT: String(n.healthz),
       KTS_UPSTREAM_PORT: String(n.port),
-      KTS_UPSTREAM_ARGS: `--node-ip=${n.ip} --address=${n.ip}`,
+      KTS_UPSTREAM_ARGS: `--node-ip=${n.ip} --address=${n.ip}${
+        options.configDir ? ` --config-dir=${options.configDir}` : ""
+      }`,
       // Its own pod log directory: kubelets remove the log directories of pods they do not
       // know, and other kubelets on this machine use /var/log/pods.
       KTS_UPSTREAM_CONFIG_EXTRA: `podLogsDir: ${root}/pod-logs`,
@@ -268,6 +274,7 @@ export async function startNode(
     "hostname-override": n.node,
     "node-ip": n.ip,
     v: "2",
+    ...(options.configDir ? { "config-dir": options.configDir } : {}),
   };
   const deno = [Deno.execPath(), "run", "-A", `--v8-flags=${KUBELET_V8_FLAGS}`];
   // The shell only sends both streams to the log, then becomes the kubelet.

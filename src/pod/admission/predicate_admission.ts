@@ -165,7 +165,8 @@ function portsConflict(pod: Pod, others: readonly Pod[]): boolean {
   });
 }
 
-function tolerated(pod: Pod, taint: Taint): boolean {
+/** Whether one of the pod's tolerations matches `taint` (upstream `TolerationsTolerateTaint`). */
+export function toleratesTaint(pod: Pod, taint: Taint): boolean {
   return (pod.spec.tolerations ?? []).some((t) => {
     if (t.effect && t.effect !== taint.effect) return false;
     if (t.operator === "Exists") return !t.key || t.key === taint.key;
@@ -236,7 +237,7 @@ export function admitPod(
   }
   if (!isStaticPod(pod)) {
     const untolerated = (node.spec?.taints ?? []).some((t) =>
-      t.effect === "NoExecute" && !tolerated(pod, t)
+      t.effect === "NoExecute" && !toleratesTaint(pod, t)
     );
     if (untolerated) {
       return predicateFailure(

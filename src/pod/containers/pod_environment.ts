@@ -8,6 +8,7 @@
  * @module
  */
 
+import { statfs } from "node:fs/promises";
 import type { Logger } from "../../log/mod.ts";
 import type { NodeAllocatable } from "../../volume/mod.ts";
 import type { ImageService } from "../../runtime/mod.ts";
@@ -30,6 +31,7 @@ import {
   type CgroupTreeFs,
   denoCgroupTreeFs,
   detectSwapController,
+  type FilesystemFigures,
   openCgroupAgentClient,
   volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
@@ -89,6 +91,30 @@ export interface PodEnvironmentOptions {
    * through the cgroup agent; omitted → neither can read them.
    */
   hostCgroupFs?: CgroupTreeFs;
+  /**
+   * Host files under /proc and /sys and filesystem figures (directly with every permission,
+   * else through the cgroup agent); omitted → neither can be had.
+   */
+  hostFiles?: HostFiles;
+}
+
+/** Reads of the host the Deno sandbox does not allow (the eviction signals use them). */
+export interface HostFiles {
+  readTextFile(path: string): Promise<string>;
+  statfs(path: string): Promise<FilesystemFigures>;
+}
+
+/** statfs and the device number of `path`, read directly (every permission). */
+async function directFigures(path: string): Promise<FilesystemFigures> {
+  const s = await statfs(path);
+  const info = await Deno.stat(path);
+  return {
+    capacityBytes: Number(s.blocks) * Number(s.bsize),
+    availableBytes: Number(s.bavail) * Number(s.bsize),
+    inodes: Number(s.files),
+    inodesFree: Number(s.ffree),
+    device: info.dev,
+  };
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -482,9 +508,21 @@ export async function readPodEnvironmentOptions(
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
     appArmorEnabled,
     ...(hostAccess
-      ? { hostCgroupFs: denoCgroupTreeFs }
+      ? {
+        hostCgroupFs: denoCgroupTreeFs,
+        hostFiles: {
+          readTextFile: (path: string) => Deno.readTextFile(path),
+          statfs: directFigures,
+        },
+      }
       : agent
-      ? { hostCgroupFs: agent.fs }
+      ? {
+        hostCgroupFs: agent.fs,
+        hostFiles: {
+          readTextFile: (path: string) => agent.fs.readTextFile(path),
+          statfs: (path: string) => agent.statfs(path),
+        },
+      }
       : {}),
   };
 }

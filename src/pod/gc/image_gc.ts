@@ -55,6 +55,12 @@ export interface ImageGc {
    * free what it had to; removals already done stay done.
    */
   collect(beganGc: number, options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Upstream `DeleteUnusedImages` (node-pressure reclaim): every unused, unpinned image past
+   * the minimum age and not used at this instant goes, whatever the thresholds. Rejects
+   * listing the failed removals.
+   */
+  deleteUnusedImages(options?: { signal?: AbortSignal }): Promise<void>;
   /** The records as of the last pass, by image id. */
   records(): ReadonlyMap<string, ImageRecord>;
 }
@@ -125,6 +131,24 @@ class CriImageGc implements ImageGc {
     }
     this.#records.delete(image.id);
     return true;
+  }
+
+  async deleteUnusedImages(
+    options: { signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const call: CallSignal = options.signal ? { signal: options.signal } : {};
+    const now = this.#deps.clock.now();
+    const inUse = await this.#detect(now, call);
+    const candidates = imagesInEvictionOrder(this.#records, inUse).filter((r) =>
+      r.lastUsed < now && now - r.firstDetected >= this.#options.policy.minAgeMs
+    );
+    const errors: string[] = [];
+    for (const image of candidates) {
+      await this.#remove(image, "reclaim", { call, errors });
+    }
+    if (errors.length) {
+      throw new Error(`Cannot delete unused images: ${errors.join("; ")}`);
+    }
   }
 
   async collect(

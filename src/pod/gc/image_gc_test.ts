@@ -184,6 +184,7 @@ Deno.test("runImageGc() records ImageGCFailed only on the second failure in a ro
       if (passes >= failures.length) controller.abort();
       return fail ? Promise.reject(new Error("no stats")) : Promise.resolve();
     },
+    deleteUnusedImages: () => Promise.resolve(),
     records: () => new Map(),
   };
   const run = runImageGc(gc, {

@@ -202,6 +202,15 @@ export interface RuntimePodSyncer extends PodSyncer {
    * `killPodNow`). The caller then asks the pod workers to kill the pod.
    */
   markKubeletTermination(uid: string, termination: KubeletTermination): void;
+  /**
+   * Records a node-pressure eviction of the pod (upstream `killPodFunc`'s status function):
+   * its statuses from now on are Evicted with `message`, and its containers are stopped with
+   * `gracePeriodSeconds`. The caller then hands the pod workers a kill.
+   */
+  recordEviction(
+    uid: string,
+    eviction: { message: string; gracePeriodSeconds: number },
+  ): void;
 }
 
 const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
@@ -244,8 +253,11 @@ class KubePodSyncer implements RuntimePodSyncer {
   #execDeps: ExecuteDeps;
   /** Last StartContainer failure per pod uid and container name (kubelet's reason cache). */
   #reasons = new Map<string, Map<string, SyncResult>>();
-  /** Pods evicted for local storage: the status message, by UID. */
-  #evictions = new Map<string, string>();
+  /** Evicted pods (local storage or node pressure): message and stop grace period, by UID. */
+  #evictions = new Map<
+    string,
+    { message: string; gracePeriodSeconds: number }
+  >();
   /** Pods the kubelet stops for another reason (node shutdown), by UID. */
   #terminations = new Map<string, KubeletTermination>();
   #lastResults = new Map<string, SyncResult[]>();
@@ -404,6 +416,13 @@ class KubePodSyncer implements RuntimePodSyncer {
     };
   }
 
+  recordEviction(
+    uid: string,
+    eviction: { message: string; gracePeriodSeconds: number },
+  ): void {
+    if (!this.#evictions.has(uid)) this.#evictions.set(uid, { ...eviction });
+  }
+
   #computeStatus(
     pod: Pod,
     runtime: PodRuntimeStatus,
@@ -428,7 +447,7 @@ class KubePodSyncer implements RuntimePodSyncer {
         ? { started: startedView(this.#deps.probes.startup) }
         : {}),
     });
-    const evicted = this.#evictions.get(uid);
+    const evicted = this.#evictions.get(uid)?.message;
     // upstream's eviction status function; a pod that already succeeded stays so
     if (evicted !== undefined && previous?.phase !== "Succeeded") {
       return evictedStatus(
@@ -469,7 +488,8 @@ class KubePodSyncer implements RuntimePodSyncer {
     const message = localStorageEvictionMessage(pod, usage);
     if (message === undefined) return;
     logger.info("Evicting pod: local storage over its limit", { message });
-    this.#evictions.set(uid, message);
+    // upstream kills a pod over its local storage limit at once (0: the runtime minimum)
+    this.#evictions.set(uid, { message, gracePeriodSeconds: 0 });
   }
 
   /**
@@ -718,10 +738,9 @@ class KubePodSyncer implements RuntimePodSyncer {
       pod,
       this.#computeStatus(pod, before, false),
     );
-    // upstream kills an evicted pod with a grace period of 0 (the runtime minimum, no preStop)
-    const override = this.#evictions.has(uidOf(pod))
-      ? 0
-      : work.gracePeriodSeconds;
+    // an evicted pod stops with the eviction's grace period, whatever the pod asks for
+    const override = this.#evictions.get(uidOf(pod))?.gracePeriodSeconds ??
+      work.gracePeriodSeconds;
     const results = await killPod(this.#kill, { pod, status: before }, {
       signal,
       ...(override !== undefined ? { gracePeriodOverride: override } : {}),

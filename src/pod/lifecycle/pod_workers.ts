@@ -186,6 +186,16 @@ export class PodWorkers implements AsyncDisposable {
     this.#kick(w);
   }
 
+  /**
+   * Upstream `killPodNow` for an eviction: the pod terminates with `gracePeriodSeconds` (never
+   * raised by its own), and once stopped its content may be removed.
+   */
+  evictPod(pod: Pod, gracePeriodSeconds: number): void {
+    this.updatePod({ pod, updateType: "kill", gracePeriodSeconds });
+    const w = this.#workers.get(pod.metadata.uid ?? "");
+    if (w) w.evicted = true;
+  }
+
   /** Phase of a pod's worker, or undefined when the UID is unknown. */
   phaseOf(uid: string): WorkerPhase | undefined {
     return this.#workers.get(uid)?.phase;

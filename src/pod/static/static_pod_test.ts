@@ -291,7 +291,7 @@ Deno.test("readStaticPods() refuses the pod-level rules upstream's ValidatePodCr
   }
 });
 
-Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a static pod", async () => {
+Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a static pod", () => {
   const pod = structuredClone(WEB_POD);
   const a = applyStaticPodDefaults(pod, {
     nodeName: "node-a",
@@ -336,7 +336,7 @@ Deno.test("applyStaticPodDefaults() names, namespaces, hashes and annotates a st
   assert.notEqual(b.metadata.uid, a.metadata.uid);
 });
 
-Deno.test("applyStaticPodDefaults() keeps an explicit UID and namespace; http pods get no toleration", async () => {
+Deno.test("applyStaticPodDefaults() keeps an explicit UID and namespace; http pods get no toleration", () => {
   const pod = {
     metadata: { name: "x", namespace: "kube-system", uid: "fixed" },
     spec: { containers: [{ name: "c", image: "i" }] },
@@ -369,7 +369,7 @@ Deno.test("readStaticPods() returns defaulted pods, errors and warnings together
   assert.equal(bad.errors.length, 1);
 });
 
-Deno.test("applyStaticPodDefaults() gives the same manifest at two file paths two UIDs", async () => {
+Deno.test("applyStaticPodDefaults() gives the same manifest at two file paths two UIDs", () => {
   // upstream applyDefaults hashes the file path in, so a copied manifest is a second pod
   const pod = structuredClone(WEB_POD);
   const uid = (origin: string) =>
