@@ -36,8 +36,6 @@ const ROOT = new URL("..", import.meta.url).pathname;
  */
 export const ENVIRONMENT: EnvironmentRule[] = [
   ...[
-    "nginx",
-    "httpd",
     "ipc-utils",
     "kitten",
     "nautilus",
@@ -59,11 +57,6 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     text: "should be consumable via the environment",
     why:
       "busybox 1.35's sh drops env names with '-' (data-1) before `env` runs; the test's busybox is 1.37",
-  },
-  {
-    in: "name",
-    text: "should have their auto-restart back-off timer reset on image update",
-    why: "it updates the pod to the nginx image, not built here",
   },
   // --suite=node (docs/conformance.md, "Beyond the label").
   {
@@ -98,26 +91,11 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   },
   // The node e2e suite (--suite=e2e-node).
   {
-    in: "failure",
-    text: "Failed to parse the timestamp",
-    why:
-      "the test times its containers with busybox's `nmeter '%3t'` (its log line then has no time); Debian's busybox 1.35 has no nmeter applet",
-  },
-  {
     in: "name",
     text: "Device Plugin Failures:",
     why:
       "its plugin registers at /var/lib/kubelet/device-plugins; the harness gives the kubelet a root directory of its own on this shared machine",
   },
-  ...[
-    "[sig-node] MirrorPod when create a mirror pod ",
-    "[sig-node] MirrorPod (Pod Generation)",
-  ].map((text) => ({
-    in: "name" as const,
-    text,
-    why:
-      "its static pod runs the nginx image, not built here (the failure names only the pending pod)",
-  })),
   {
     in: "name",
     text: "Kubelet Cgroup Manager",

@@ -5,7 +5,9 @@
 #
 #   bash scripts/conformance/images.sh <e2e bin dir>   (from scripts/peers.sh build-e2e)
 #
-# Needs the shared containerd and registry up (scripts/cri_env.sh up), gcc and busybox-static.
+# Needs the shared containerd and registry up (scripts/cri_env.sh up), gcc, busybox-static and
+# Debian's package archive (nginx and apache2-bin are fetched with apt-get download, never
+# installed: their post-install would start the servers on the host).
 # An image already in the registry is left alone; KTS_CONFORMANCE_REBUILD=1 pushes again.
 set -euo pipefail
 
@@ -36,7 +38,97 @@ pushed() { # repo tag
 }
 
 # Each rootfs_<name> fills the directory $1.
-rootfs_busybox() { kts_busybox_rootfs "$1"; }
+rootfs_busybox() {
+  kts_busybox_rootfs "$1"
+  # Debian's busybox has no nmeter applet; the node e2e suite's container lifecycle tests
+  # time their steps with `nmeter -d0 '%3t'` (docs/conformance.md).
+  gcc -static -Os -Wall -Werror -o "$1/bin/nmeter" "$here/nmeter.c"
+}
+
+# deb_unpack <package> <dir>: Debian's package, fetched (not installed) and unpacked in dir.
+deb_unpack() {
+  local pkg=$1 dir=$2 deb
+  mkdir -p "$work/debs" && (cd "$work/debs" && apt-get download -q "$pkg" >/dev/null 2>&1) ||
+    kts_die "apt-get download $pkg failed: run apt-get update (Debian's archive is needed)"
+  deb=$(ls "$work/debs/${pkg}"_*.deb | head -n1)
+  dpkg-deb -x "$deb" "$dir"
+}
+
+# copy_closure <rootfs> <elf...>: the shared libraries the programs load (as the host's loader
+# resolves them, the same Debian release as the packages), the loader itself, and libgcc_s,
+# which glibc opens at run time when a thread exits (Apache's workers abort without it).
+copy_closure() {
+  local rootfs=$1 lib
+  shift
+  for lib in $(ldconfig -p | awk '$1 == "libgcc_s.so.1" { print $NF; exit }') $(ldd "$@" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
+    mkdir -p "$rootfs$(dirname "$lib")"
+    cp -L "$lib" "$rootfs$lib"
+  done
+}
+
+# The nginx image (upstream: nginx 1.14/1.15 on Alpine): Debian's nginx 1.22 in the busybox
+# base, in the foreground (`daemon off;` in its configuration: the image list's fields split at
+# spaces, so not in the command as upstream's), workers as user nginx, pid in /var/run/nginx.pid
+# (the host PID test reads it), "Welcome to nginx!" on port 80, logs to the container's output.
+rootfs_nginx() {
+  kts_busybox_rootfs "$1"
+  local pkgs=$work/pkgs
+  rm -rf "$pkgs" && mkdir -p "$pkgs"
+  deb_unpack nginx "$pkgs"
+  deb_unpack nginx-common "$pkgs"
+  mkdir -p "$1/usr/sbin" "$1/etc/nginx" "$1/usr/share/nginx/html" "$1/var/log/nginx" \
+    "$1/var/lib/nginx" "$1/var/lock" "$1/run"
+  cp "$pkgs/usr/sbin/nginx" "$1/usr/sbin/nginx"
+  copy_closure "$1" "$1/usr/sbin/nginx"
+  cp "$pkgs/etc/nginx/mime.types" "$1/etc/nginx/mime.types"
+  ln -s ../run "$1/var/run"
+  ln -s /dev/stdout "$1/var/log/nginx/access.log"
+  ln -s /dev/stderr "$1/var/log/nginx/error.log"
+  printf 'nginx:x:101:101:nginx:/var/cache/nginx:/sbin/nologin\n' >>"$1/etc/passwd"
+  printf 'nginx:x:101:\n' >>"$1/etc/group"
+  printf '%s\n' '<!DOCTYPE html>' '<html><head><title>Welcome to nginx!</title></head>' \
+    '<body><h1>Welcome to nginx!</h1></body></html>' >"$1/usr/share/nginx/html/index.html"
+  printf '%s\n' 'user nginx;' 'daemon off;' 'worker_processes 1;' 'pid /var/run/nginx.pid;' \
+    'error_log /var/log/nginx/error.log warn;' 'events { worker_connections 1024; }' \
+    'http {' '  include /etc/nginx/mime.types;' '  access_log /var/log/nginx/access.log;' \
+    '  server {' '    listen 80;' '    location / { root /usr/share/nginx/html; index index.html; }' \
+    '  }' '}' >"$1/etc/nginx/nginx.conf"
+}
+
+# The httpd image (upstream: httpd 2.4.38/2.4.39 on Alpine): Debian's Apache 2.4 in the
+# busybox base (Debian builds unixd and log_config in), in the foreground (`httpd-foreground`),
+# "It works!" on port 80.
+rootfs_httpd() {
+  kts_busybox_rootfs "$1"
+  local pkgs=$work/pkgs mods=/usr/lib/apache2/modules m
+  rm -rf "$pkgs" && mkdir -p "$pkgs"
+  deb_unpack apache2-bin "$pkgs"
+  mkdir -p "$1/usr/local/apache2/bin" "$1/usr/local/apache2/conf" "$1/usr/local/apache2/htdocs" \
+    "$1/usr/local/apache2/logs" "$1$mods"
+  cp "$pkgs/usr/sbin/apache2" "$1/usr/local/apache2/bin/httpd"
+  for m in mpm_event authz_core dir; do
+    cp "$pkgs$mods/mod_$m.so" "$1$mods/"
+  done
+  copy_closure "$1" "$1/usr/local/apache2/bin/httpd" "$1$mods"/*.so
+  printf 'daemon:x:1:1:daemon:/usr/sbin:/bin/false\n' >>"$1/etc/passwd"
+  printf 'daemon:x:1:\n' >>"$1/etc/group"
+  printf '<html><body><h1>It works!</h1></body></html>\n' >"$1/usr/local/apache2/htdocs/index.html"
+  {
+    printf 'ServerRoot /usr/local/apache2\nListen 80\nServerName localhost\n'
+    for m in mpm_event authz_core dir; do
+      printf 'LoadModule %s_module %s/mod_%s.so\n' "$m" "$mods" "$m"
+    done
+    printf 'User daemon\nGroup daemon\nDocumentRoot /usr/local/apache2/htdocs\n'
+    printf 'DirectoryIndex index.html\nErrorLog /proc/self/fd/2\nLogLevel warn\n'
+    printf 'PidFile /usr/local/apache2/logs/httpd.pid\n'
+    printf 'LogFormat "%%h %%l %%u %%t \\"%%r\\" %%>s %%b" common\nCustomLog /proc/self/fd/1 common\n'
+    printf '<Directory /usr/local/apache2/htdocs>\n  Require all granted\n</Directory>\n'
+  } >"$1/usr/local/apache2/conf/httpd.conf"
+  printf '%s\n' '#!/bin/sh' 'rm -f /usr/local/apache2/logs/httpd.pid' \
+    'exec /usr/local/apache2/bin/httpd -f /usr/local/apache2/conf/httpd.conf -DFOREGROUND "$@"' \
+    >"$1/usr/local/apache2/bin/httpd-foreground"
+  chmod 755 "$1/usr/local/apache2/bin/httpd-foreground"
+}
 rootfs_agnhost() {
   kts_busybox_rootfs "$1"
   cp "$e2e_bin/agnhost" "$1/agnhost"
@@ -72,6 +164,10 @@ rootfs_nonewprivs() {
 images=(
   "e2e-test-images/agnhost 2.56 agnhost [\"/agnhost\"] [\"pause\"]"
   "e2e-test-images/busybox 1.37.0-1 busybox null [\"sh\"]"
+  "e2e-test-images/nginx 1.14-4 nginx null [\"nginx\"]"
+  "e2e-test-images/nginx 1.15-4 nginx null [\"nginx\"]"
+  "e2e-test-images/httpd 2.4.38-4 httpd null [\"/usr/local/apache2/bin/httpd-foreground\"]"
+  "e2e-test-images/httpd 2.4.39-4 httpd null [\"/usr/local/apache2/bin/httpd-foreground\"]"
   "e2e-test-images/nonroot 1.4 busybox null [\"/bin/sh\"] 1234"
   "e2e-test-images/nonewprivs 1.3 nonewprivs null [\"nnp\"]"
   "pause 3.10.1 pause [\"/pause\"] null 65535:65535"

@@ -211,7 +211,7 @@ function addEndpoint(b: PlanBuilder, endpoint: string, field: string): void {
 
 /** The net grant for the runtime's streaming server: every port of the loopback address. */
 export const STREAMING_SERVER_GRANT = "127.0.0.1";
-/** Upstream's legacy container log link directory (for the default `podLogsDir`). */
+/** Upstream's legacy container log link directory (for every `podLogsDir`). */
 export const CONTAINER_LOG_LINKS_DIR = "/var/log/containers";
 
 /** The node's log directory the kubelet API serves under `/logs/` (upstream's fixed path). */
@@ -377,12 +377,10 @@ function addConfig(b: PlanBuilder, config: PlanConfig, base?: string): void {
   const logs = b.path(config.podLogsDir || PLAN_DEFAULTS.podLogsDir, base);
   b.add("read", logs, "podLogsDir");
   b.add("write", logs, "podLogsDir");
-  if (logs === PLAN_DEFAULTS.podLogsDir) {
-    // the legacy container log links (hard links under these scoped grants); with another
-    // podLogsDir they go under it (src/pod/logs/container_logs.ts)
-    b.add("read", CONTAINER_LOG_LINKS_DIR, "container log links");
-    b.add("write", CONTAINER_LOG_LINKS_DIR, "container log links");
-  }
+  // the legacy container log links (hard links under these scoped grants), in upstream's
+  // fixed directory whatever podLogsDir is (src/pod/logs/container_logs.ts)
+  b.add("read", CONTAINER_LOG_LINKS_DIR, "container log links");
+  b.add("write", CONTAINER_LOG_LINKS_DIR, "container log links");
   // the kubelet API's /logs/ (a debugging handler, on by default) lists and reads it
   if (
     apiPort > 0 &&

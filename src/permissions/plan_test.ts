@@ -201,6 +201,8 @@ Deno.test("planPermissions() resolves config-relative paths against the config f
   assert.ok(plan.read.includes("/etc/kts/config.yaml"));
   assert.ok(plan.write.includes("/logs"));
   assert.ok(plan.write.includes("/srv/kubelet"));
+  // the container log links stay in upstream's directory whatever podLogsDir is
+  assert.ok(plan.write.includes("/var/log/containers"));
 });
 
 Deno.test("planPermissions() makes relative flag paths absolute with cwd", async () => {
@@ -230,6 +232,7 @@ Deno.test("planPermissions() drops paths covered by a granted directory", async 
     "/run/kubelet.ts/memory",
     "/var/lib/kubelet",
     "/var/lib/kubelet-logs",
+    "/var/log/containers",
   ]);
   for (const grant of plan.grants) {
     assert.ok(plan[grant.name].includes(grant.value), grant.value);

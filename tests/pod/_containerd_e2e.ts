@@ -164,10 +164,13 @@ export async function startE2e(
   const owns = (labels: Readonly<Record<string, string>>) =>
     mine(labels["io.kubernetes.pod.name"]) === true;
   const logs = options.containerLogs
-    ? createContainerLogs({ runtime, clock: systemClock, logger }, {
-      ...options.containerLogs,
-      podLogsDir: `${dir}/logs`,
-    })
+    ? createContainerLogs({
+      runtime,
+      clock: systemClock,
+      logger,
+      // beside the test's pod logs, not in the host's /var/log/containers
+      linksDir: `${dir}/logs/.containers`,
+    }, options.containerLogs)
     : undefined;
   const rotation = new AbortController();
   const rotating = logs?.run(rotation.signal);

@@ -294,3 +294,24 @@ Deno.test("pods are recreated after the runtime restarted and lost its container
   assert.equal(after?.podUid, before?.podUid);
   assert.deepEqual(h.kubelet.pleg.healthy(), { ok: true });
 });
+
+Deno.test("a manifest removed and written again at once stops the pod and starts it again (same UID)", async () => {
+  await using h = await startHarness({ manifests: { "web.yaml": HTTPD } });
+  await h.settle();
+  const [before] = await h.containers("web");
+  assert.equal(before?.state, "running");
+  // what the file source reports for the removal event, then for the next listing
+  const pods = h.kubelet.podConfig.pods();
+  h.kubelet.podConfig.set("file", []);
+  h.kubelet.podConfig.set("file", pods);
+  await h.settle();
+  await h.tick(4000); // the stop, then housekeeping starts the UID afresh
+  await h.settle();
+  const after = await h.containers("web");
+  const running = after.filter((c) => c.state === "running");
+  assert.equal(running.length, 1);
+  assert.notEqual(running[0]!.id, before!.id);
+  assert.equal(running[0]!.podUid, before!.podUid);
+  assert.equal(after.find((c) => c.id === before!.id)?.state, "exited");
+  assert.equal(h.phase("web"), "Running");
+});

@@ -157,8 +157,8 @@ export function planSandboxGc(
 
 /**
  * Pod UID of a pod log directory name (`<namespace>_<name>_<uid>`; upstream's parser), or ""
- * for a dot name: no namespace starts with a dot, and `.containers` holds the container log
- * links of a custom `podLogsDir` (containerLogLinksDir), which GC must not take for a pod's.
+ * for a dot name: no namespace starts with a dot, and a dot directory (tests keep their
+ * container log links in `.containers` there) is never a pod's.
  */
 export function podUidFromLogDirectory(name: string): string {
   if (name.startsWith(".")) return "";

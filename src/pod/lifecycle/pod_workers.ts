@@ -149,12 +149,14 @@ export class PodWorkers implements AsyncDisposable {
       w = this.#newWorker(uid, work);
     }
     if (work.pod.metadata.deletionTimestamp) w.deleted = true;
+    if (w.phase !== "syncing" && work.updateType === "create") {
+      // The same UID was added again while or after it stopped (a static pod's manifest
+      // removed and written again): housekeeping starts it afresh once it finished
+      // (upstream restartRequested).
+      w.restartRequested = true;
+    }
     if (w.phase === "finished") {
-      if (work.updateType === "create") {
-        // The same UID was added again after it finished: housekeeping restarts it.
-        w.restartRequested = true;
-        w.pod = work.pod;
-      }
+      if (work.updateType === "create") w.pod = work.pod;
       this.#deps.logger.v(4).info(
         "Pod worker already finished, ignoring update",
         {

@@ -381,6 +381,29 @@ Deno.test("PodWorkers.syncKnownPods() restarts a finished UID that was created a
   assert.equal(summary(rec.calls).at(-1), "sync a img:2");
 });
 
+Deno.test("PodWorkers.syncKnownPods() restarts a UID created again while it was terminating", async () => {
+  const rec = recorder();
+  const { workers } = setup(rec);
+  await using _ = workers;
+  workers.updatePod({ pod: pod("a"), updateType: "create" });
+  await workers.whenIdle();
+  rec.hold();
+  workers.updatePod({ pod: pod("a"), updateType: "kill" });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(workers.phaseOf("a"), "terminating");
+  workers.updatePod({
+    pod: pod("a", { image: "img:2" }),
+    updateType: "create",
+  });
+  rec.release();
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("a"), "finished");
+  workers.syncKnownPods(new Set(["a"]));
+  await workers.whenIdle();
+  assert.equal(workers.phaseOf("a"), "syncing");
+  assert.equal(summary(rec.calls).at(-1), "sync a img:2");
+});
+
 Deno.test("PodWorkers stops when its signal aborts", async () => {
   const rec = recorder();
   const ac = new AbortController();

@@ -26,15 +26,12 @@ import {
   type LogRotationPolicy,
 } from "./container_log_rotation.ts";
 
-const DEFAULT_POD_LOGS_DIR = "/var/log/pods";
-
 /** The KubeletConfiguration fields container log upkeep reads (upstream defaults apply). */
 export interface ContainerLogsConfig {
   containerLogMaxSize?: string | undefined;
   containerLogMaxFiles?: number | undefined;
   containerLogMaxWorkers?: number | undefined;
   containerLogMonitorInterval?: string | undefined;
-  podLogsDir?: string | undefined;
 }
 
 /** Upstream defaults: 10Mi, 5 files, 1 worker, every 10 s. */
@@ -51,18 +48,6 @@ export function logRotationPolicy(
   };
 }
 
-/**
- * Where the links go: upstream's /var/log/containers for the default `podLogsDir`; with another
- * `podLogsDir` (tests, custom layouts) `<podLogsDir>/.containers`, so a run never writes
- * outside the directories it was given.
- */
-export function containerLogLinksDir(podLogsDir: string | undefined): string {
-  const dir = (podLogsDir || DEFAULT_POD_LOGS_DIR).replace(/\/+$/, "");
-  return dir === DEFAULT_POD_LOGS_DIR
-    ? CONTAINER_LOGS_DIR
-    : `${dir}/.containers`;
-}
-
 /** Links for the syncer and GC, and the rotation loop. */
 export interface ContainerLogs {
   links: ContainerLogLinks;
@@ -70,7 +55,11 @@ export interface ContainerLogs {
   run(signal: AbortSignal): Promise<void>;
 }
 
-/** Builds the container log upkeep; links go to {@linkcode containerLogLinksDir}. */
+/**
+ * Builds the container log upkeep. The links go to upstream's fixed `/var/log/containers`
+ * whatever `podLogsDir` is (log shippers look there); `linksDir` moves them, for tests that
+ * run beside other kubelets.
+ */
 export function createContainerLogs(
   deps: {
     runtime: Pick<
@@ -80,13 +69,14 @@ export function createContainerLogs(
     clock: Clock;
     logger: Logger;
     linkFs?: LogLinkFs;
+    linksDir?: string;
   },
   options: ContainerLogsConfig,
 ): ContainerLogs {
   const logger = deps.logger.with({ component: "container-logs" });
   const links = new ContainerLogLinks(
     { fs: deps.linkFs ?? denoLogLinkFs(), logger },
-    { dir: containerLogLinksDir(options.podLogsDir) },
+    { dir: deps.linksDir ?? CONTAINER_LOGS_DIR },
   );
   const manager = new ContainerLogManager({
     runtime: deps.runtime,

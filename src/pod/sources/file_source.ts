@@ -4,7 +4,9 @@
  * start, again every `fileCheckFrequency`, and whenever `Deno.watchFs` reports a change. Each
  * listing is reported as a full snapshot; invalid manifests are logged (file and field) and
  * skipped, and a pod whose name an earlier file already used is dropped (upstream
- * `filterInvalidPods`).
+ * `filterInvalidPods`). A watched removal of a manifest is reported at once, before the next
+ * listing, as upstream's per-event handling does: a file removed and written again at once
+ * (the same pod UID) still stops the pod and starts it again.
  *
  * @module
  */
@@ -56,6 +58,11 @@ export function createFileSource(
   const log = logger.with({ source: "file", path: options.path });
   let lastErrors = "";
   let missingLogged = false;
+  /**
+   * The last listing's pods by manifest file name (the removal events' base): every manifest
+   * is in one directory, and a name matches however the watcher spells the directory.
+   */
+  let byFile = new Map<string, Pod[]>();
 
   async function listPods(): Promise<Pod[] | undefined> {
     let info: Deno.FileInfo;
@@ -67,6 +74,7 @@ export function createFileSource(
           log.warn("Static pod path does not exist, no static pods to run");
           missingLogged = true;
         }
+        byFile = new Map();
         return [];
       }
       log.error("Cannot read static pod path", { err: String(cause) });
@@ -86,6 +94,7 @@ export function createFileSource(
     }
     const pods: Pod[] = [];
     const problems: string[] = [];
+    const listed = new Map<string, Pod[]>();
     for (const file of files) {
       let text: string;
       try {
@@ -101,9 +110,11 @@ export function createFileSource(
         origin: file,
       });
       pods.push(...parsed.pods);
+      listed.set(baseName(file), parsed.pods);
       for (const e of parsed.errors) problems.push(e.message);
       problems.push(...parsed.warnings);
     }
+    byFile = listed;
     const unique = filterDuplicatePodNames(pods, "file");
     problems.push(...unique.problems);
     const key = problems.join("\n");
@@ -120,6 +131,16 @@ export function createFileSource(
     return pods;
   }
 
+  /** Reports the last listing without the pods of `removed` files (none known: nothing). */
+  function dropRemoved(removed: string[]): void {
+    const gone = removed.map(baseName).filter((name) => byFile.has(name));
+    if (!gone.length) return;
+    for (const name of gone) byFile.delete(name);
+    options.onSnapshot(
+      filterDuplicatePodNames([...byFile.values()].flat(), "file").pods,
+    );
+  }
+
   async function run(signal: AbortSignal): Promise<void> {
     let wake: (() => void) | undefined;
     let dirty = false;
@@ -131,7 +152,12 @@ export function createFileSource(
       options.path,
       log,
     );
-    const pump = watcher ? pumpWatcher(watcher, poke) : Promise.resolve();
+    const pump = watcher
+      ? pumpWatcher(watcher, (removed) => {
+        dropRemoved(removed);
+        poke();
+      })
+      : Promise.resolve();
     const onAbort = () => {
       watcher?.close();
       wake?.();
@@ -178,22 +204,45 @@ function openWatcher(path: string, log: Logger): Deno.FsWatcher | undefined {
   }
 }
 
+/** Calls `changed` per event with the paths it removed (a removal or a rename away). */
 async function pumpWatcher(
   watcher: Deno.FsWatcher,
-  poke: () => void,
+  changed: (removed: string[]) => void,
 ): Promise<void> {
   try {
     for await (const event of watcher) {
       if (event.kind === "access") continue;
-      poke();
+      changed(await removedPaths(event));
     }
   } catch { /* closed */ }
+}
+
+/**
+ * The paths an event took away: every path of a removal (even if written again meanwhile, as
+ * upstream's store deletes on the event), the renamed paths that no longer exist.
+ */
+export async function removedPaths(event: Deno.FsEvent): Promise<string[]> {
+  if (event.kind === "remove") return [...event.paths];
+  if (event.kind !== "rename") return [];
+  const gone: string[] = [];
+  for (const path of event.paths) {
+    try {
+      await Deno.lstat(path);
+    } catch (cause) {
+      if (cause instanceof Deno.errors.NotFound) gone.push(path);
+    }
+  }
+  return gone;
 }
 
 function parentDir(path: string): string {
   const i = path.lastIndexOf("/");
   if (i < 0) return ".";
   return i === 0 ? "/" : path.slice(0, i);
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
 }
 
 function joinPath(dir: string, name: string): string {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../clock/testing.ts";
 import { CaptureLogger } from "../../log/testing.ts";
 import type { Pod } from "../types.ts";
-import { createFileSource } from "./file_source.ts";
+import { createFileSource, removedPaths } from "./file_source.ts";
 
 const pod = (name: string, image = "busybox:1.36") =>
   `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: c\n    image: ${image}\n`;
@@ -211,6 +211,80 @@ Deno.test("createFileSource().run() notices new and removed files through the wa
     await running;
   } finally {
     ac.abort();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createFileSource().run() reports a removed manifest even when it is written again at once", async () => {
+  // upstream's per-event store: the pod stops and starts again (the same UID comes back)
+  const dir = await Deno.makeTempDir();
+  const ac = new AbortController();
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const seen: string[][] = [];
+    let want: string[] = [];
+    let notify: () => void = () => {};
+    const source = createFileSource({
+      clock: new FakeClock(),
+      logger: new CaptureLogger(),
+    }, {
+      path: dir,
+      nodeName: "n",
+      checkFrequencyMs: 20_000,
+      onSnapshot: (p) => {
+        seen.push(names(p));
+        if (JSON.stringify(names(p)) === JSON.stringify(want)) notify();
+      },
+    });
+    const until = (names: string[]) => {
+      want = names;
+      return new Promise<void>((resolve, reject) => {
+        notify = resolve;
+        guard = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no snapshot ${JSON.stringify(names)}: ${JSON.stringify(seen)}`,
+              ),
+            ),
+          20_000,
+        );
+      }).finally(() => clearTimeout(guard));
+    };
+    let reached = until([]);
+    const running = source.run(ac.signal);
+    await reached;
+    reached = until(["w-n"]);
+    await Deno.writeTextFile(`${dir}/w.yaml`, pod("w"));
+    await reached;
+    // no turn of the event loop between the two: a listing always finds the file
+    reached = until([]);
+    Deno.removeSync(`${dir}/w.yaml`);
+    Deno.writeTextFileSync(`${dir}/w.yaml`, pod("w"));
+    await reached;
+    reached = until(["w-n"]);
+    await reached;
+    ac.abort();
+    await running;
+  } finally {
+    clearTimeout(guard);
+    ac.abort();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("removedPaths() takes every removed path and the renamed ones that are gone", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/here.yaml`, "");
+    const paths = [`${dir}/here.yaml`, `${dir}/gone.yaml`];
+    assert.deepEqual(await removedPaths({ kind: "remove", paths }), paths);
+    assert.deepEqual(await removedPaths({ kind: "rename", paths }), [
+      `${dir}/gone.yaml`,
+    ]);
+    assert.deepEqual(await removedPaths({ kind: "create", paths }), []);
+    assert.deepEqual(await removedPaths({ kind: "modify", paths }), []);
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
