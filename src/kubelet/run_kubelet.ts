@@ -47,10 +47,7 @@ import type { CriRuntime } from "../runtime/mod.ts";
 import { runHealthzServer } from "../server/mod.ts";
 import { createPodStatusManager, resolveNodeIPs } from "../status/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
-import {
-  createMemoryVolumes,
-  DEFAULT_MEMORY_VOLUME_DIR,
-} from "../volume/mod.ts";
+import { createMemoryVolumes, memoryVolumeDirFor } from "../volume/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 import { nodeReference } from "../events/mod.ts";
 import { fsFigures } from "./stats_summary.ts";
@@ -234,6 +231,9 @@ export async function runKubelet(
   const { config, logger } = ctx;
   const clock = systemClock;
   const nodeName = resolveNodeName(ctx.flags.hostnameOverride);
+  const memoryVolumeDir = memoryVolumeDirFor(
+    ctx.flags.rootDir || "/var/lib/kubelet",
+  );
   const endpoint = config.containerRuntimeEndpoint ??
     "unix:///run/containerd/containerd.sock";
   const timeoutMs = durationMs(
@@ -405,6 +405,7 @@ export async function runKubelet(
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
+    memoryVolumeDir,
     serializeImagePulls: config.serializeImagePulls ?? true,
     nodeName,
     // the pods' hostIP: the node's InternalIPs, as its status reports them
@@ -437,7 +438,7 @@ export async function runKubelet(
   }, {
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
-    memoryVolumeDir: DEFAULT_MEMORY_VOLUME_DIR,
+    memoryVolumeDir,
     policy: {
       minAgeMs: durationMs(
         ctx.flags.minimumContainerTTLDuration,

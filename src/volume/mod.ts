@@ -11,10 +11,7 @@
  */
 
 /** The node's volume manager: `createVolumeManager(deps, options)`. */
-export {
-  createVolumeManager,
-  DEFAULT_MEMORY_VOLUME_DIR,
-} from "./volume_manager.ts";
+export { createVolumeManager } from "./volume_manager.ts";
 export type {
   ContainerMountContext,
   CriMount,
@@ -57,7 +54,10 @@ export type {
   VolumeSource,
 } from "./volume_sources.ts";
 export {
+  DEFAULT_MEMORY_VOLUME_DIR,
   escapePluginName,
+  MEMORY_DIR_ROOT_PREFIX,
+  memoryVolumeDirFor,
   podVolumeDirectory,
   podVolumesDirectory,
 } from "./volume_paths.ts";

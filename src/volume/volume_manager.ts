@@ -38,6 +38,7 @@ import {
   validateSubPath,
 } from "./subpath.ts";
 import {
+  DEFAULT_MEMORY_VOLUME_DIR,
   escapePluginName,
   memoryVolumeDirectory,
   PLUGIN_NAMES,
@@ -137,9 +138,6 @@ export interface VolumeManagerDeps {
   /** Puts downwardAPI volumes on a tmpfs of their own (upstream); omitted → on disk. */
   memoryVolumes?: MemoryVolumes;
 }
-
-/** Default directory for memory-backed emptyDirs (tmpfs on systemd hosts). */
-export const DEFAULT_MEMORY_VOLUME_DIR = "/run/kubelet.ts/memory";
 
 const TMPFS_MAGIC = 0x01021994;
 const RAMFS_MAGIC = 0x858458f6;

@@ -51,3 +51,28 @@ export function memoryVolumeDirectory(
 ): string {
   return `${trimSlash(memoryDir)}/${podUid}/${name}`;
 }
+
+/** Where pods' memory-backed emptyDirs live on a node whose kubelet uses the default root dir. */
+export const DEFAULT_MEMORY_VOLUME_DIR = "/run/kubelet.ts/memory";
+
+/** Prefix of the memory directory of a kubelet with another root dir (never a pod UID's). */
+export const MEMORY_DIR_ROOT_PREFIX = "root-";
+
+/**
+ * The memory-backed emptyDir directory of the kubelet whose `--root-dir` is `rootDir`: the
+ * default directory for the default root dir, else a subdirectory named for the root dir, so
+ * that kubelets sharing a host (simulated nodes, tests) never take each other's pod
+ * directories for orphans.
+ */
+export function memoryVolumeDirFor(rootDir: string): string {
+  const root = trimSlash(rootDir) || "/";
+  if (root === "/var/lib/kubelet") return DEFAULT_MEMORY_VOLUME_DIR;
+  // FNV-1a, 64 bit: a stable short name, not a secret
+  let h = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(root)) {
+    h = ((h ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return `${DEFAULT_MEMORY_VOLUME_DIR}/${MEMORY_DIR_ROOT_PREFIX}${
+    h.toString(16).padStart(16, "0")
+  }`;
+}

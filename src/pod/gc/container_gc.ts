@@ -10,6 +10,7 @@
 
 import type { Clock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
+import { MEMORY_DIR_ROOT_PREFIX } from "../../volume/mod.ts";
 import { isNotFound, type RuntimeService } from "../../runtime/mod.ts";
 import {
   CONTAINER_NAME_LABEL,
@@ -417,6 +418,8 @@ async function removePodDirectories(
   },
 ): Promise<void> {
   for (const uid of await fs.readDirNames(podsDir)) {
+    // another kubelet's memory directory on this host, not a pod of ours
+    if (uid.startsWith(MEMORY_DIR_ROOT_PREFIX)) continue;
     if (ctx.inUse.has(uid) || !states.shouldPodContentBeRemoved(uid)) continue;
     await ctx.attempt(
       `remove pod directory "${uid}"`,

@@ -408,3 +408,32 @@ Deno.test("createContainerGc() removes a container's log link with it and sweeps
   await gc.collect(states(["u1"]), { allSourcesReady: true });
   assert.deepEqual(seen, ["remove web_prod_app-c0", "live=true c0=false"]);
 });
+
+Deno.test("createContainerGc() leaves other kubelets' memory directories (root-…) alone", async () => {
+  const removed: string[] = [];
+  const fs: GcFileSystem = {
+    readDirNames: (path) =>
+      Promise.resolve(
+        path === "/mem" ? ["gone", "root-0123456789abcdef"] : [],
+      ),
+    removeAll(path) {
+      removed.push(path);
+      return Promise.resolve();
+    },
+  };
+  const runtime = {
+    listContainers: () => Promise.resolve({ containers: [] }),
+    listPodSandbox: () => Promise.resolve({ items: [] }),
+  } as unknown as RuntimeService;
+  const gc = createContainerGc({
+    runtime,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    fs,
+  }, { podLogsDir: "/logs", memoryVolumeDir: "/mem" });
+  await gc.collect({
+    shouldPodContentBeRemoved: () => true,
+    shouldPodRuntimeBeRemoved: () => true,
+  }, { allSourcesReady: true });
+  assert.deepEqual(removed, ["/mem/gone"]);
+});
