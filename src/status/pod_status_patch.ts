@@ -17,6 +17,13 @@ import { jsonEqual } from "./pod_status_manager.ts";
  */
 const REMOVED_BY_KUBELET = new Set(["PodResizePending", "PodResizeInProgress"]);
 
+/**
+ * Lists the API merges by their `ip` (`podIPs`, `hostIPs`): a changed list carries a delete
+ * directive for each address that is gone and the new order, as a two-way merge patch does;
+ * without them the server would keep the old sandbox's address beside the new one.
+ */
+const MERGED_BY_IP = new Set(["podIPs", "hostIPs"]);
+
 /** Status fields the kubelet clears when its status no longer has them. */
 const CLEARED_BY_KUBELET = new Set(["message", "reason"]);
 
@@ -35,7 +42,20 @@ export function podStatusPatch(
     const b = pruned(after[key]);
     if (b === undefined) {
       if (a !== undefined && CLEARED_BY_KUBELET.has(key)) status[key] = null;
-    } else if (!jsonEqual(a, b)) status[key] = after[key];
+    } else if (!jsonEqual(a, b)) {
+      status[key] = after[key];
+      if (MERGED_BY_IP.has(key) && Array.isArray(before[key])) {
+        const now = after[key] as { ip: string }[];
+        const gone = (before[key] as { ip: string }[]).filter((o) =>
+          !now.some((n) => n.ip === o.ip)
+        );
+        status[key] = [
+          ...now,
+          ...gone.map((o) => ({ ip: o.ip, $patch: "delete" })),
+        ];
+        status[`$setElementOrder/${key}`] = now.map((n) => ({ ip: n.ip }));
+      }
+    }
   }
   const changedConditions = (next.conditions ?? []).filter((c) =>
     !old?.conditions?.some((o) => jsonEqual(pruned(o), pruned(c)))

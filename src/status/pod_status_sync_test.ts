@@ -373,3 +373,28 @@ Deno.test("podStatusPatch() deletes a resize condition the kubelet dropped, and 
     undefined,
   );
 });
+
+Deno.test("podStatusPatch() deletes a pod IP that is gone and orders the new list, as a two-way merge patch", () => {
+  assert.deepEqual(
+    podStatusPatch("u", {
+      podIP: "10.1.0.5",
+      podIPs: [{ ip: "10.1.0.5" }],
+    }, {
+      podIP: "10.1.0.9",
+      podIPs: [{ ip: "10.1.0.9" }],
+    }),
+    {
+      metadata: { uid: "u" },
+      status: {
+        podIP: "10.1.0.9",
+        podIPs: [{ ip: "10.1.0.9" }, { ip: "10.1.0.5", $patch: "delete" }],
+        "$setElementOrder/podIPs": [{ ip: "10.1.0.9" }],
+      },
+    },
+  );
+  // first report: nothing to delete, the list as is
+  assert.deepEqual(
+    podStatusPatch("u", {}, { podIPs: [{ ip: "10.1.0.9" }] })?.status,
+    { podIPs: [{ ip: "10.1.0.9" }] },
+  );
+});
