@@ -88,8 +88,11 @@ export class PodStatusSync {
   #deps: PodStatusSyncDeps;
   #periodMs: number;
   #retries: number;
-  /** Version of the status last written, by pod UID. */
-  #written = new Map<string, number>();
+  /**
+   * Version of the status last written and the API object (a static pod's mirror) it went
+   * to, by pod UID: a recreated mirror pod gets the status again.
+   */
+  #written = new Map<string, { version: number; target: string }>();
   /** UIDs whose pod object was deleted by us. */
   #deleted = new Set<string>();
   #dirty = new Set<string>();
@@ -196,7 +199,9 @@ export class PodStatusSync {
     if (deleting && !deletable) this.#awaitingTermination.add(uid);
     // The full pass also repairs an API status someone else changed (upstream
     // `needsReconcile`), judged from the watched copy without a GET.
-    const stale = entry && (this.#written.get(uid) !== entry.version ||
+    const written = this.#written.get(uid);
+    const stale = entry && (written?.version !== entry.version ||
+      written.target !== target.uid ||
       (full && fromApi && podStatusPatch(uid, pod.status, entry.status)));
     if (entry && stale) {
       const running = isTerminal(entry.status.phase) &&
@@ -208,7 +213,9 @@ export class PodStatusSync {
       if (!ok) return;
       // a held-back phase is written again once the containers are stopped
       if (running) this.#awaitingTermination.add(uid);
-      else this.#written.set(uid, entry.version);
+      else {
+        this.#written.set(uid, { version: entry.version, target: target.uid });
+      }
     }
     if (deletable) await this.#delete(target, signal);
   }

@@ -398,3 +398,45 @@ Deno.test("podStatusPatch() deletes a pod IP that is gone and orders the new lis
     { podIPs: [{ ip: "10.1.0.9" }] },
   );
 });
+
+Deno.test("PodStatusSync writes a static pod's unchanged status again to a recreated mirror pod", async () => {
+  const api = new FakePodApi();
+  const mirrorSpec = {
+    metadata: { name: "etcd-n1", namespace: "kube-system" },
+    spec: { nodeName: "n1", containers: [] },
+  };
+  let mirror = api.put(mirrorSpec);
+  const statics: Pod = {
+    metadata: {
+      name: "etcd-n1",
+      namespace: "kube-system",
+      uid: "static-uid",
+      annotations: { "kubernetes.io/config.source": "file" },
+    },
+    spec: { containers: [] },
+  };
+  const statuses = createPodStatusManager();
+  const sync = new PodStatusSync({
+    api,
+    statuses,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    pods: () => [statics],
+    podTerminated: () => false,
+    mirrorPodOf: () => ({
+      namespace: "kube-system",
+      name: "etcd-n1",
+      uid: mirror.metadata.uid!,
+    }),
+  });
+  statuses.setPodStatus(statics, { phase: "Running" });
+  await sync.syncBatch(false);
+  api.pods.delete("kube-system/etcd-n1");
+  mirror = api.put(mirrorSpec);
+  assert.notEqual(
+    api.pods.get("kube-system/etcd-n1")?.status?.phase,
+    "Running",
+  );
+  await sync.syncBatch(true);
+  assert.equal(api.pods.get("kube-system/etcd-n1")?.status?.phase, "Running");
+});
