@@ -8,10 +8,10 @@
  * @module
  */
 
-import { statfs } from "node:fs/promises";
 import {
   type CgroupTreeFs,
   denoCgroupTreeFs,
+  readFilesystemFigures,
   readProcsBelow,
 } from "./cgroup_fs.ts";
 import { detectSwapController } from "./swap_controller.ts";
@@ -19,7 +19,6 @@ import {
   type VolumeTmpfsExecutor,
   volumeTmpfsExecutor,
 } from "./volume_tmpfs_exec.ts";
-import type { FilesystemFigures } from "./cgroup_fs.ts";
 import {
   type AgentConfig,
   type AgentRequest,
@@ -112,19 +111,6 @@ interface Executors {
   slices: Slices | undefined;
 }
 
-/** `statfs` figures and the device of the filesystem holding `path`. */
-async function filesystemFigures(path: string): Promise<FilesystemFigures> {
-  const s = await statfs(path);
-  const info = await Deno.stat(path);
-  return {
-    capacityBytes: Number(s.blocks) * Number(s.bsize),
-    availableBytes: Number(s.bavail) * Number(s.bsize),
-    inodes: Number(s.files),
-    inodesFree: Number(s.ffree),
-    device: info.dev,
-  };
-}
-
 async function execute(
   { fs, root, scope, tmpfs, slices }: Executors,
   req: AgentRequest,
@@ -146,7 +132,7 @@ async function execute(
   if (req.op === "swapController") {
     return (await detectSwapController(root)) ?? null;
   }
-  if (req.op === "statfs") return await filesystemFigures(root + req.path);
+  if (req.op === "statfs") return await readFilesystemFigures(root + req.path);
   if (req.op === "kill") {
     const mount = root + CGROUP_MOUNT;
     const dirs = scope.version === "v2"

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { statfs } from "node:fs/promises";
+
 /** A filesystem's size and free space (statfs) and its device number (stat). */
 export interface FilesystemFigures {
   capacityBytes: number;
@@ -13,6 +15,21 @@ export interface FilesystemFigures {
   inodes: number;
   inodesFree: number;
   device: number;
+}
+
+/** statfs of the filesystem holding `path` and stat's device number (every permission). */
+export async function readFilesystemFigures(
+  path: string,
+): Promise<FilesystemFigures> {
+  const s = await statfs(path);
+  const info = await Deno.stat(path);
+  return {
+    capacityBytes: Number(s.blocks) * Number(s.bsize),
+    availableBytes: Number(s.bavail) * Number(s.bsize),
+    inodes: Number(s.files),
+    inodesFree: Number(s.ffree),
+    device: info.dev,
+  };
 }
 
 /** The file operations the executor needs. */

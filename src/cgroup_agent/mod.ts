@@ -10,6 +10,7 @@ export {
   type CgroupTreeFs,
   denoCgroupTreeFs,
   type FilesystemFigures,
+  readFilesystemFigures,
   readProcsBelow,
 } from "./cgroup_fs.ts";
 export { detectSwapController } from "./swap_controller.ts";

@@ -57,13 +57,17 @@ import {
 } from "./node_shutdown.ts";
 import type { NodeShutdownManager } from "../node_shutdown/mod.ts";
 import { createFeatureGates } from "../features/mod.ts";
-import { type LateEviction, startEviction } from "./start_eviction.ts";
+import {
+  type EvictionConfig,
+  type LateEviction,
+  startEviction,
+} from "./start_eviction.ts";
 import { withPressureAdmission } from "../eviction/mod.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
   /** Pod cgroups, DNS and hosts files come from `PodEnvironmentConfig`. */
-  config: PodEnvironmentConfig & {
+  config: PodEnvironmentConfig & EvictionConfig & {
     staticPodPath?: string | undefined;
     staticPodURL?: string | undefined;
     staticPodURLHeader?: Record<string, string[]> | undefined;
@@ -92,13 +96,6 @@ export interface KubeletRunContext {
     imageGCLowThresholdPercent?: number | undefined;
     imageMinimumGCAge?: string | undefined;
     imageMaximumGCAge?: string | undefined;
-    /** Node-pressure eviction (see `startEviction`). */
-    evictionHard?: Record<string, string> | undefined;
-    evictionSoft?: Record<string, string> | undefined;
-    evictionSoftGracePeriod?: Record<string, string> | undefined;
-    evictionMinimumReclaim?: Record<string, string> | undefined;
-    evictionPressureTransitionPeriod?: string | undefined;
-    evictionMaxPodGracePeriod?: number | undefined;
   } & NodeShutdownConfig;
   /** Feature gates (graceful node shutdown reads two); omitted → upstream's defaults. */
   featureGates?: { enabled(name: string): boolean };

@@ -47,6 +47,16 @@ function podCgroupRoot(config: {
   return `${root}/${name}`;
 }
 
+/** The KubeletConfiguration fields of node-pressure eviction. */
+export interface EvictionConfig {
+  evictionHard?: Record<string, string> | undefined;
+  evictionSoft?: Record<string, string> | undefined;
+  evictionSoftGracePeriod?: Record<string, string> | undefined;
+  evictionMinimumReclaim?: Record<string, string> | undefined;
+  evictionPressureTransitionPeriod?: string | undefined;
+  evictionMaxPodGracePeriod?: number | undefined;
+}
+
 /** Starts the manager's loop; resolves when `signal` aborts. */
 export function startEviction(
   deps: {
@@ -62,13 +72,7 @@ export function startEviction(
     warnNode?: (reason: string, message: string) => void;
   },
   options: {
-    config: {
-      evictionHard?: Record<string, string> | undefined;
-      evictionSoft?: Record<string, string> | undefined;
-      evictionSoftGracePeriod?: Record<string, string> | undefined;
-      evictionMinimumReclaim?: Record<string, string> | undefined;
-      evictionPressureTransitionPeriod?: string | undefined;
-      evictionMaxPodGracePeriod?: number | undefined;
+    config: EvictionConfig & {
       enforceNodeAllocatable?: string[] | undefined;
       cgroupRoot?: string | undefined;
       cgroupsPerQOS?: boolean | undefined;

@@ -8,7 +8,6 @@
  * @module
  */
 
-import { statfs } from "node:fs/promises";
 import type { Logger } from "../../log/mod.ts";
 import type { NodeAllocatable } from "../../volume/mod.ts";
 import type { ImageService } from "../../runtime/mod.ts";
@@ -33,6 +32,7 @@ import {
   detectSwapController,
   type FilesystemFigures,
   openCgroupAgentClient,
+  readFilesystemFigures,
   volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
 import type { TmpfsAccess } from "../../volume/mod.ts";
@@ -102,19 +102,6 @@ export interface PodEnvironmentOptions {
 export interface HostFiles {
   readTextFile(path: string): Promise<string>;
   statfs(path: string): Promise<FilesystemFigures>;
-}
-
-/** statfs and the device number of `path`, read directly (every permission). */
-async function directFigures(path: string): Promise<FilesystemFigures> {
-  const s = await statfs(path);
-  const info = await Deno.stat(path);
-  return {
-    capacityBytes: Number(s.blocks) * Number(s.bsize),
-    availableBytes: Number(s.bavail) * Number(s.bsize),
-    inodes: Number(s.files),
-    inodesFree: Number(s.ffree),
-    device: info.dev,
-  };
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -512,7 +499,7 @@ export async function readPodEnvironmentOptions(
         hostCgroupFs: denoCgroupTreeFs,
         hostFiles: {
           readTextFile: (path: string) => Deno.readTextFile(path),
-          statfs: directFigures,
+          statfs: readFilesystemFigures,
         },
       }
       : agent
