@@ -6,6 +6,8 @@
 #                               throw-away overlay, wait for ssh, print the env lines
 #   scripts/node_vm.sh exec CMD run CMD (a shell command line) in the guest as root over ssh;
 #                               stdin, stdout, stderr and the exit code are the command's
+#   scripts/node_vm.sh launch CMD start CMD detached in the guest, retried while ssh cannot
+#                               connect (for runs longer than an ssh session survives)
 #   scripts/node_vm.sh status   whether the guest runs, its ports and systemd's state
 #   scripts/node_vm.sh down     power the guest off (kill after a grace period), drop the overlay
 #   scripts/node_vm.sh env      print the env lines only
@@ -319,6 +321,19 @@ vm_status() {
   vm_ssh 'echo "systemd: $(systemctl is-system-running)"; echo "cgroup: $(stat -fc %T /sys/fs/cgroup)"; uptime'
 }
 
+# vm_launch CMD: starts CMD detached in the guest (its output goes where CMD sends it);
+# retried while ssh cannot connect (255), as a loaded host's guest is slow to answer
+vm_launch() {
+  local i rc
+  for i in $(seq 1 20); do
+    rc=0
+    KTS_VM_SSH_TIMEOUT=120 vm_ssh "setsid bash -c '$1' </dev/null >/dev/null 2>&1 &" || rc=$?
+    [ "$rc" = 255 ] || return "$rc"
+    sleep 15
+  done
+  return 255
+}
+
 case "${1:-}" in
 up) vm_up ;;
 down) vm_down ;;
@@ -329,8 +344,12 @@ exec)
   vm_pid >/dev/null || kts_die "the guest is not running; run: $0 up"
   vm_ssh "$@"
   ;;
+launch)
+  vm_pid >/dev/null || kts_die "the guest is not running; run: $0 up"
+  vm_launch "$2"
+  ;;
 *)
-  printf 'usage: %s up|exec CMD|status|down|env\n' "$0" >&2
+  printf 'usage: %s up|exec CMD|launch CMD|status|down|env\n' "$0" >&2
   exit 2
   ;;
 esac

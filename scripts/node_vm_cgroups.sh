@@ -38,17 +38,6 @@ kill -0 "$(cat "$run/qemu.pid" 2>/dev/null)" 2>/dev/null || {
   echo "node_vm_cgroups: the VM is not running; run: bash scripts/node_vm.sh up" >&2
   exit 1
 }
-# vm_launch CMD: starts CMD detached in the guest; retried while ssh cannot connect (255)
-vm_launch() {
-  local i rc
-  for i in $(seq 1 20); do
-    rc=0
-    KTS_VM_SSH_TIMEOUT=120 vm exec "setsid bash -c '$1' </dev/null >/dev/null 2>&1 &" || rc=$?
-    [ "$rc" = 255 ] || return "$rc"
-    sleep 15
-  done
-  return 255
-}
 peers=$(bash "$here/scripts/peers.sh" dir)
 rm -rf "$out" && mkdir -p "$out/manifests"
 (cd "$here" && npx -y deno@2.9.6 task bundle --out="$out/kubelet.js" >/dev/null)
@@ -197,7 +186,7 @@ cp /scratch/cgdiff/*.js /root/ && $ours &&
   bash /scratch/cgdiff/guest.sh upstream $driver /peers/$(basename "$(dirname "$peers")")/bin/kubelet
 echo \$? >/scratch/cgdiff/done
 BOTH
-vm_launch "bash /scratch/cgdiff/both.sh >/scratch/cgdiff/run.log 2>&1"
+vm launch "bash /scratch/cgdiff/both.sh >/scratch/cgdiff/run.log 2>&1"
 for ((i = 0; i < ${KTS_VM_CGDIFF_TIMEOUT:-7200}; i += 5)); do
   [ -s "$out/done" ] && break
   sleep 5
