@@ -1,9 +1,10 @@
 /**
  * The cgroup agent's executor: listens on a unix socket, reads one JSON request per line,
  * lets `validate.ts` decide, does the one file operation (or the kill, or with the systemd
- * driver the one slice call over its own system bus connection) and answers one JSON line. It runs with every Deno permission (the only way Deno opens /sys and /proc), so it
- * does nothing the table in `validate.ts` does not allow and never follows a symbolic link
- * inside the cgroup tree.
+ * driver the one slice call over its own system bus connection, or the one logind call of
+ * graceful shutdown) and answers one JSON line. It runs with every Deno permission (the only
+ * way Deno opens /sys and /proc), so it does nothing the table in `validate.ts` does not allow
+ * and never follows a symbolic link inside the cgroup tree.
  *
  * @module
  */
@@ -28,6 +29,11 @@ import {
   checkRequest,
   parseRequest,
 } from "./validate.ts";
+import {
+  type AgentSession,
+  type LogindRelay,
+  logindRelay,
+} from "./logind_relay.ts";
 import {
   connectSystemd,
   reconnectingSystemd,
@@ -54,6 +60,8 @@ export interface CgroupAgentOptions extends AgentConfig {
    * bus, connected at the first slice request and again after a lost connection).
    */
   slices?: Slices;
+  /** Tests only: logind (default: on the system bus, connected at the first logind request). */
+  logind?: LogindRelay;
   /** Told about each refused or failed request. */
   onError?: (message: string) => void;
   /** Tests only: binds the listener (default `Deno.listen`), to look at it while it binds. */
@@ -109,12 +117,26 @@ interface Executors {
   scope: AgentScope;
   tmpfs: VolumeTmpfsExecutor;
   slices: Slices | undefined;
+  logind: LogindRelay;
 }
 
 async function execute(
-  { fs, root, scope, tmpfs, slices }: Executors,
+  { fs, root, scope, tmpfs, slices, logind }: Executors,
   req: AgentRequest,
+  session: AgentSession,
 ): Promise<unknown> {
+  switch (req.op) {
+    case "logindInhibitDelay":
+      return await logind.inhibitDelayMaxMs();
+    case "logindWriteInhibitDelay":
+      return await logind.writeInhibitDelay(req.seconds);
+    case "logindReload":
+      return await logind.reload();
+    case "logindInhibit":
+      return await logind.inhibit(session);
+    case "logindWatch":
+      return await logind.watch(session);
+  }
   if (
     req.op === "startSlice" || req.op === "setSlice" || req.op === "stopSlice"
   ) {
@@ -173,6 +195,7 @@ async function answer(
   executors: Executors,
   line: string,
   onError: (message: string) => void,
+  session: AgentSession,
 ): Promise<string> {
   const req = parseRequest(line);
   let error: AgentError;
@@ -181,7 +204,7 @@ async function answer(
     const refusal = checkRequest(executors.scope, req);
     if (refusal === undefined) {
       try {
-        const value = await execute(executors, req);
+        const value = await execute(executors, req, session);
         return JSON.stringify({ ok: true, value: value ?? null });
       } catch (e) {
         error = e instanceof Error
@@ -194,12 +217,43 @@ async function answer(
   return JSON.stringify({ ok: false, error });
 }
 
+/**
+ * Serves one connection: one answer per request line, in order; pushed event lines go between
+ * answers, never inside one. Whatever the connection's requests left behind (a lock, a watch)
+ * ends with it.
+ */
 async function serveConnection(
   conn: Deno.Conn,
-  handle: (line: string) => Promise<string>,
+  handle: (line: string, session: AgentSession) => Promise<string>,
 ): Promise<void> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
+  const cleanups: (() => void)[] = [];
+  let ended = false;
+  let writes: Promise<void> = Promise.resolve();
+  const send = (text: string) => {
+    writes = writes.then(() => writeAll(conn, encoder.encode(text + "\n")))
+      .catch(() => {});
+    return writes;
+  };
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    try {
+      conn.close();
+    } catch { /* already closed */ }
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  };
+  const session: AgentSession = {
+    push: (line) => {
+      if (!ended) void send(line);
+    },
+    onClose: (fn) => {
+      if (ended) fn();
+      else cleanups.push(fn);
+    },
+    close: end,
+  };
   let buffered = "";
   try {
     for await (const chunk of conn.readable) {
@@ -209,15 +263,13 @@ async function serveConnection(
       while ((nl = buffered.indexOf("\n")) >= 0) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        await writeAll(conn, encoder.encode((await handle(line)) + "\n"));
+        await send(await handle(line, session));
       }
     }
   } catch {
     // a client that went away or sent garbage: drop only its connection
   } finally {
-    try {
-      conn.close();
-    } catch { /* already closed */ }
+    end();
   }
 }
 
@@ -289,8 +341,10 @@ export async function serveCgroupAgent(
     systemd = reconnectingSystemd(() => connectSystemd());
     slices = systemdSlices(systemd);
   }
-  const executors = { fs, root, scope, tmpfs, slices };
-  const handle = (line: string) => answer(executors, line, onError);
+  const logind = options.logind ?? logindRelay();
+  const executors = { fs, root, scope, tmpfs, slices, logind };
+  const handle = (line: string, session: AgentSession) =>
+    answer(executors, line, onError, session);
   const open = new Map<Deno.Conn, Promise<void>>();
   const finished = (async () => {
     try {
@@ -317,6 +371,7 @@ export async function serveCgroupAgent(
         } catch { /* already closed */ }
       }
       systemd?.close();
+      logind.close();
     },
     finished,
   };

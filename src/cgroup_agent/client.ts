@@ -32,7 +32,10 @@ export interface CgroupAgentClient {
   close(): void;
 }
 
-function rebuildError(error: { name?: unknown; message?: unknown }): Error {
+/** The error the agent reported, as the `Deno.errors` class it names when it names one. */
+export function rebuildError(
+  error: { name?: unknown; message?: unknown },
+): Error {
   const name = String(error.name ?? "Error");
   const message = `cgroup agent: ${String(error.message ?? "")}`;
   const errors = Deno.errors as unknown as Record<

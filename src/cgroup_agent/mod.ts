@@ -21,6 +21,12 @@ export {
   cgroupAgentSocket,
   openCgroupAgentClient,
 } from "./client.ts";
+export { agentLogind, agentWriteInhibitDelay } from "./logind_client.ts";
+export {
+  type AgentSession,
+  type LogindRelay,
+  logindRelay,
+} from "./logind_relay.ts";
 export {
   checkTmpfsTarget,
   TMPFS_VOLUME_PLUGINS,

@@ -57,7 +57,18 @@ export type AgentRequest =
   | { op: "setSlice"; cgroup: string; resources: SliceResources }
   | { op: "statfs"; path: string }
   | { op: "mountVolumeTmpfs"; target: TmpfsTarget; sizeBytes: number }
-  | { op: "unmountVolumeTmpfs"; target: TmpfsTarget };
+  | { op: "unmountVolumeTmpfs"; target: TmpfsTarget }
+  | { op: "logindInhibitDelay" }
+  | { op: "logindReload" }
+  | { op: "logindInhibit" }
+  | { op: "logindWatch" }
+  | { op: "logindWriteInhibitDelay"; seconds: number };
+
+/**
+ * The largest `InhibitDelayMaxSec` the agent writes for the kubelet: a sandboxed kubelet may
+ * hold the node's shutdown back by its grace period, not indefinitely.
+ */
+export const MAX_INHIBIT_DELAY_SECONDS = 3600;
 
 /** The agent's configuration. */
 export interface AgentConfig {
@@ -249,6 +260,20 @@ export function checkRequest(
   req: AgentRequest,
 ): string | undefined {
   if (req.op === "swapController") return undefined;
+  // graceful node shutdown: fixed calls on logind, the lock always the kubelet's delay lock
+  if (
+    req.op === "logindInhibitDelay" || req.op === "logindReload" ||
+    req.op === "logindInhibit" || req.op === "logindWatch"
+  ) return undefined;
+  if (req.op === "logindWriteInhibitDelay") {
+    return Number.isInteger(req.seconds) && req.seconds > 0 &&
+        req.seconds <= MAX_INHIBIT_DELAY_SECONDS
+      ? undefined
+      : refuse(
+        req,
+        `InhibitDelayMaxSec must be a whole number of seconds from 1 to ${MAX_INHIBIT_DELAY_SECONDS}, not ${req.seconds}`,
+      );
+  }
   if (
     req.op === "startSlice" || req.op === "setSlice" || req.op === "stopSlice"
   ) return checkSlice(scope, req);
@@ -403,7 +428,15 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
         ? { op: v.op, pid: v.pid, cgroup: v.cgroup }
         : { error: `kill needs "pid" (a number) and "cgroup" (a string)` };
     case "swapController":
+    case "logindInhibitDelay":
+    case "logindReload":
+    case "logindInhibit":
+    case "logindWatch":
       return { op: v.op };
+    case "logindWriteInhibitDelay":
+      return typeof v.seconds === "number"
+        ? { op: v.op, seconds: v.seconds }
+        : { error: `logindWriteInhibitDelay needs "seconds" (a number)` };
     case "startSlice":
       return typeof v.cgroup === "string"
         ? { op: v.op, cgroup: v.cgroup }
@@ -449,7 +482,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs`,
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
       };
   }
 }

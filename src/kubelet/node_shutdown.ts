@@ -23,6 +23,11 @@ import {
   connectLogind,
   writeInhibitDelayDropIn,
 } from "../systemd/mod.ts";
+import {
+  agentLogind,
+  agentWriteInhibitDelay,
+  cgroupAgentSocket,
+} from "../cgroup_agent/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 
 /** The configuration graceful shutdown reads. */
@@ -118,16 +123,27 @@ export function nodeShutdownManager(
       `${g.priority}:${g.gracePeriodSeconds}s`
     ).join(","),
   });
+  // with every permission the kubelet speaks to logind itself; under its lists the cgroup
+  // agent does (the bus socket is not granted and the lock's descriptor needs FFI)
+  const direct = canReceiveUnixFds();
+  const agentSocket = cgroupAgentSocket(wiring.rootDir);
+  const viaAgent = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      await Deno.stat(agentSocket);
+    } catch {
+      throw new Error(
+        `graceful node shutdown needs logind, which the kubelet under its permission lists reaches only through the cgroup agent, and no agent socket is at ${agentSocket}: start the agent (docs/permissions.md) or run the kubelet with every permission`,
+      );
+    }
+    return await call();
+  };
   return createNodeShutdownManager({
-    connect: async () => {
-      if (!canReceiveUnixFds()) {
-        throw new Error(
-          "graceful node shutdown needs every Deno permission: logind's inhibitor lock is a file descriptor, which only FFI can receive (run the kubelet with --allow-all)",
-        );
-      }
-      return await connectLogind();
-    },
-    writeInhibitDelay: (seconds) => writeInhibitDelayDropIn(seconds),
+    connect: () =>
+      direct ? connectLogind() : viaAgent(() => agentLogind(agentSocket)),
+    writeInhibitDelay: (seconds) =>
+      direct
+        ? writeInhibitDelayDropIn(seconds)
+        : viaAgent(() => agentWriteInhibitDelay(agentSocket, seconds)),
     activePods: () =>
       wiring.pods().filter((pod) => {
         const phase = wiring.workers.phaseOf(pod.metadata.uid ?? "");
