@@ -5,6 +5,10 @@
 #
 #   bash scripts/node_vm_shutdown.sh [both|kubelet-ts|upstream]
 #
+# kubelet.ts runs as the shipped binary would: under the permission lists planned for this
+# configuration, beside the cgroup agent, which speaks to logind for it (KTS_SHUTDOWN_ALLOW_ALL=1:
+# with every permission instead, logind spoken to directly).
+#
 # For each kubelet in turn, on the guest's containerd: logind's drop-in is removed (delay back
 # to 5 s), the kubelet joins the cluster with shutdownGracePeriod 30s /
 # shutdownGracePeriodCriticalPods 10s, three pods run (priority 0 with its own grace 5 s that
@@ -35,7 +39,9 @@ kubectl get --raw /readyz >/dev/null || {
 peers=$(bash "$here/scripts/peers.sh" dir)
 mkdir -p "$out"
 rm -f "$out"/*.timeline "$out"/*.log
-(cd "$here" && npx -y deno@2.9.6 task bundle --out="$out/kubelet.js" >/dev/null)
+(cd "$here" && npx -y deno@2.9.6 task bundle --out="$out/kubelet.js" >/dev/null &&
+  npx -y deno@2.9.6 task bundle --entry=src/cgroup_agent/main.ts --out="$out/agent.js" >/dev/null &&
+  npx -y deno@2.9.6 task bundle --entry=scripts/permission_lists.ts --out="$out/lists.js" >/dev/null)
 cp "$croot/admin.kubeconfig" "$out/kubeconfig"
 
 # the guest reaches the API server at its own 127.0.0.1 (the serving certificate's address)
@@ -96,7 +102,7 @@ spec:
     volumeMounts: [{ name: term, mountPath: /term }]
   volumes:
   - name: term
-    hostPath: { path: /var/lib/kts-shutdown-term, type: DirectoryOrCreate }
+    hostPath: { path: /var/lib/kts-shutdown-term }
 ---
 EOF
 }
@@ -119,17 +125,40 @@ start)
   sleep 2
   rm -rf /var/lib/kts-shutdown-term && mkdir -p /var/lib/kts-shutdown-term
   root=/var/lib/kts-shutdown-$name
+  # a stopped kubelet leaves its pods' tmpfs volumes mounted
+  awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r umount
   rm -rf "$root" && mkdir -p "$root"
   cp /scratch/shutdown/kubeconfig /root/shutdown.kubeconfig
-  setsid "$@" --config /scratch/shutdown/config.yaml --root-dir "$root" \
-    --kubeconfig /root/shutdown.kubeconfig --hostname-override=kts-node \
-    >"/scratch/shutdown/$name.log" 2>&1 &
+  args=(--config /scratch/shutdown/config.yaml --root-dir "$root"
+    --kubeconfig /root/shutdown.kubeconfig --hostname-override=kts-node)
+  rm -f /run/kts-shutdown-agent.pid
+  if [ "${LISTS:-}" = 1 ]; then
+    # the shipped way: the planned lists, logind through the cgroup agent
+    setsid deno run -A /root/agent.js --socket="$root/cgroup-agent.sock" --cgroup-root=/ \
+      --cgroup-driver=systemd >"/scratch/shutdown/$name-agent.log" 2>&1 &
+    echo $! >/run/kts-shutdown-agent.pid
+    for _ in $(seq 1 900); do [ -S "$root/cgroup-agent.sock" ] && break; sleep 1; done
+    mapfile -t flags < <(deno run -A /root/lists.js --permissions-from "${args[@]:1}")
+    [ "${flags[0]:-}" = --no-prompt ] || { echo "$name: no permission lists planned" >&2; exit 1; }
+    printf '%s\n' "${flags[@]}" >"/scratch/shutdown/$name.lists"
+    set -- "$1" "$2" "${flags[@]}" "${@:3}"
+  fi
+  setsid "$@" "${args[@]}" >"/scratch/shutdown/$name.log" 2>&1 &
   echo $! >/run/kts-shutdown.pid
+  ;;
+lock)
+  # waits up to 120 s for the kubelet's delay lock; prints how long that took
+  for i in $(seq 0 120); do
+    busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager \
+      ListInhibitors | grep -q '"kubelet"' && { echo "lock held ${i}s after the node was Ready"; exit 0; }
+    sleep 1
+  done
+  echo "no lock 120s after the node was Ready"
   ;;
 facts)
   echo "inhibitors: $(busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager ListInhibitors | tr '\n' ' ')"
   echo "InhibitDelayMaxUSec: $(busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager InhibitDelayMaxUSec)"
-  echo "drop-in: $(tr '\n' '|' </etc/systemd/logind.conf.d/99-kubelet.conf 2>/dev/null)"
+  echo "drop-in: $(tr '\n' '|' 2>/dev/null </etc/systemd/logind.conf.d/99-kubelet.conf)"
   ;;
 emit)
   date +%s.%N
@@ -141,6 +170,7 @@ stop)
   echo "container log:"
   cat /var/lib/kts-shutdown-term/log
   kill "$(cat /run/kts-shutdown.pid)" 2>/dev/null
+  [ -f /run/kts-shutdown-agent.pid ] && kill "$(cat /run/kts-shutdown-agent.pid)" 2>/dev/null
   sleep 3
   crictl rmp -fa >/dev/null
   systemctl stop kubepods.slice 2>/dev/null
@@ -150,15 +180,16 @@ esac
 GUEST
 
 one() {
-  local name=$1 cmd=$2 tl=$out/$1.timeline
+  local name=$1 cmd=$2 env=${3:-} tl=$out/$1.timeline
   echo "== $name" >"$tl"
   kubectl delete node kts-node --ignore-not-found >/dev/null
-  vm exec "bash /scratch/shutdown/guest.sh start $name $cmd"
+  vm exec "$env bash /scratch/shutdown/guest.sh start $name $cmd"
   for _ in $(seq 1 300); do
     kubectl get node kts-node >/dev/null 2>&1 && break
     sleep 2
   done
   kubectl wait --for=condition=Ready node/kts-node --timeout=600s >/dev/null
+  vm exec "bash /scratch/shutdown/guest.sh lock" >>"$tl"
   vm exec "bash /scratch/shutdown/guest.sh facts" | sed 's/^/before: /' >>"$tl"
   pods | kubectl apply -f - >/dev/null
   kubectl wait --for=condition=Ready pod/regular pod/high --timeout=600s >/dev/null
@@ -194,8 +225,12 @@ one() {
 }
 
 if [ "$which" = both ] || [ "$which" = kubelet-ts ]; then
-  vm exec "cp /scratch/shutdown/kubelet.js /root/kubelet.js"
-  one kubelet-ts "deno run -A /root/kubelet.js"
+  vm exec "cp /scratch/shutdown/kubelet.js /scratch/shutdown/agent.js /scratch/shutdown/lists.js /root/"
+  if [ "${KTS_SHUTDOWN_ALLOW_ALL:-}" = 1 ]; then
+    one kubelet-ts "deno run -A /root/kubelet.js"
+  else
+    one kubelet-ts "deno run /root/kubelet.js" LISTS=1
+  fi
 fi
 if [ "$which" = both ] || [ "$which" = upstream ]; then
   one upstream "/peers/$(basename "$(dirname "$peers")")/bin/kubelet"

@@ -38,18 +38,45 @@ function isTerminal(phase: string | undefined): boolean {
   return phase === "Succeeded" || phase === "Failed";
 }
 
+const DISRUPTION_TARGET = "DisruptionTarget";
+
 /**
  * `status` with the API's phase, reason and message while the API's phase is not terminal:
- * a pod whose containers may still run is not reported finished.
+ * a pod whose containers may still run is not reported finished. Its `DisruptionTarget`
+ * condition waits too (upstream sends it only with the terminal phase).
  */
 function withPhaseOf(status: PodStatus, api: PodStatus | undefined): PodStatus {
   if (isTerminal(api?.phase)) return status;
   const { phase: _p, reason: _r, message: _m, ...rest } = status;
+  const conditions = status.conditions?.filter((c) =>
+    c.type !== DISRUPTION_TARGET
+  );
   return {
     ...rest,
+    ...(conditions ? { conditions } : {}),
     ...(api?.phase ? { phase: api.phase } : {}),
     ...(api?.reason ? { reason: api.reason } : {}),
     ...(api?.message ? { message: api.message } : {}),
+  };
+}
+
+/**
+ * A `DisruptionTarget` condition the API does not hold yet gets the time it is sent as its
+ * transition time, as upstream stamps it when it finally sends it.
+ */
+function stampDisruptionTarget(
+  status: PodStatus,
+  api: PodStatus | undefined,
+  now: string,
+): PodStatus {
+  const ours = status.conditions?.find((c) => c.type === DISRUPTION_TARGET);
+  const theirs = api?.conditions?.find((c) => c.type === DISRUPTION_TARGET);
+  if (!ours || theirs?.status === ours.status) return status;
+  return {
+    ...status,
+    conditions: status.conditions!.map((c) =>
+      c === ours ? { ...c, lastTransitionTime: now } : c
+    ),
   };
 }
 const TERMINATION_POLL_MS = 1_000;
@@ -244,7 +271,14 @@ export class PodStatusSync {
       }
       const status = write.holdTerminalPhase
         ? withPhaseOf(desired, current.status)
-        : desired;
+        : stampDisruptionTarget(
+          desired,
+          current.status,
+          new Date(this.#deps.clock.now()).toISOString().replace(
+            /\.\d+Z$/,
+            "Z",
+          ),
+        );
       const patch = podStatusPatch(target.uid, current.status, status);
       if (!patch) return true;
       try {

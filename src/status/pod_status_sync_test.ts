@@ -218,6 +218,50 @@ Deno.test("PodStatusSync holds a terminal phase back while the pod's containers 
   assert.deepEqual([done.phase, done.reason], ["Failed", "DeadlineExceeded"]);
 });
 
+Deno.test("PodStatusSync sends the kubelet's DisruptionTarget only with the terminal phase, stamped when sent", async () => {
+  const { api, pod, statuses, sync, terminated } = setup();
+  const clock = new FakeClock();
+  const stamped = new PodStatusSync({
+    api,
+    statuses,
+    clock,
+    logger: new CaptureLogger(),
+    pods: () => [pod],
+    podTerminated: (uid) => terminated.has(uid),
+  });
+  statuses.setPodStatus(pod, { phase: "Running" });
+  await sync.syncBatch(false);
+  const target = {
+    type: "DisruptionTarget",
+    status: "True" as const,
+    reason: "TerminationByKubelet",
+    message: "shutdown",
+    lastTransitionTime: "2020-01-01T00:00:00Z",
+  };
+  statuses.setPodStatus(pod, {
+    phase: "Failed",
+    reason: "Terminated",
+    conditions: [{ type: "Ready", status: "False" }, target],
+  });
+  await stamped.syncBatch(false);
+  const held = api.pods.get("ns/web")!.status!;
+  assert.equal(held.phase, "Running");
+  assert.equal(
+    held.conditions?.find((c) => c.type === "DisruptionTarget"),
+    undefined,
+  );
+  await clock.advance(5_000);
+  terminated.add(pod.metadata.uid!);
+  await stamped.syncBatch(true);
+  const done = api.pods.get("ns/web")!.status!;
+  const sent = done.conditions?.find((c) => c.type === "DisruptionTarget");
+  assert.deepEqual([done.phase, sent?.status, sent?.lastTransitionTime], [
+    "Failed",
+    "True",
+    new Date(clock.now()).toISOString().replace(/\.\d+Z$/, "Z"),
+  ]);
+});
+
 Deno.test("PodStatusSync skips a pod recreated under the same name", async () => {
   const { api, pod, statuses, sync } = setup();
   api.remove("ns", "web");

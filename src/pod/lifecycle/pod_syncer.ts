@@ -63,6 +63,7 @@ import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
 import { terminatePodStatus } from "../status/terminate_pod_status.ts";
 import {
   type KubeletTermination,
+  phaseAtKill,
   terminatedByKubeletStatus,
 } from "../status/kubelet_termination.ts";
 import {
@@ -457,7 +458,14 @@ class KubePodSyncer implements RuntimePodSyncer {
         rfc3339(this.#deps.clock.now()),
       );
     }
-    const termination = this.#terminations.get(uid);
+    let termination = this.#terminations.get(uid);
+    if (termination && !termination.phaseAtKill) {
+      termination = {
+        ...termination,
+        phaseAtKill: phaseAtKill(status, termination),
+      };
+      this.#terminations.set(uid, termination);
+    }
     return termination
       ? terminatedByKubeletStatus(
         status,

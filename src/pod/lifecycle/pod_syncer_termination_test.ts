@@ -230,6 +230,32 @@ Deno.test("markKubeletTermination() gives the stopped pod upstream's node shutdo
   ]);
 });
 
+Deno.test("markKubeletTermination(): a pod whose containers exit 0 on SIGTERM ends Succeeded without the reason, as upstream's status merge makes it", async () => {
+  await using t = await setup({
+    containers: { app: { sigtermExitCode: 0 } },
+  });
+  const p = pod([{ name: "app", image: "busybox:1.36" }], "Always");
+  await t.syncer.syncPod(work(p), t.signal);
+  t.syncer.markKubeletTermination("u1", {
+    reason: "Terminated",
+    message: "Pod was terminated in response to imminent node shutdown.",
+    keepSucceeded: true,
+  });
+  await t.syncer.syncPod(work(p), t.signal);
+  assert.equal(t.statusManager.getPodStatus("u1")?.phase, "Failed");
+  const kill: PodWork = { pod: p, updateType: "kill", gracePeriodSeconds: 5 };
+  await t.syncer.syncTerminatingPod(kill, t.signal);
+  await t.syncer.syncTerminatedPod(kill, t.signal);
+  const status = t.statusManager.getPodStatus("u1")!;
+  assert.deepEqual([status.phase, status.reason, status.message], [
+    "Succeeded",
+    undefined,
+    undefined,
+  ]);
+  const target = status.conditions?.find((c) => c.type === "DisruptionTarget");
+  assert.equal(target?.status, "True");
+});
+
 Deno.test("markKubeletTermination() leaves a pod that already succeeded Succeeded", async () => {
   await using t = await setup({
     containers: { app: { exitAfterMs: 1_000, exitCode: 0 } },

@@ -400,6 +400,10 @@ function buildConditions(
 }
 
 /** Computes the v1 PodStatus of `pod` from its runtime view. Pure apart from `clock.now()`. */
+function isTerminalPhase(phase: string | undefined): boolean {
+  return phase === "Succeeded" || phase === "Failed";
+}
+
 export function computePodStatus(
   pod: Pod,
   runtime: PodRuntimeStatus,
@@ -435,10 +439,14 @@ export function computePodStatus(
     init: initContainerStatuses,
     regular: containerStatuses,
   }, phaseOptions);
+  // upstream's three-way merge: a computed terminal phase stands, otherwise a terminal phase
+  // we gave before stays; and a terminal phase the API server holds never changes
   const previous = options.previous;
-  if (previous?.phase === "Succeeded" || previous?.phase === "Failed") {
-    phase = previous.phase;
+  const apiPhase = pod.status?.phase;
+  if (!isTerminalPhase(phase) && isTerminalPhase(previous?.phase)) {
+    phase = previous!.phase!;
   }
+  if (isTerminalPhase(apiPhase)) phase = apiPhase!;
 
   const status: PodStatus = {
     phase,

@@ -303,6 +303,41 @@ Deno.test("computePodStatus() keeps a terminal phase sticky", () => {
   assert.equal(s.phase, "Succeeded");
 });
 
+Deno.test("computePodStatus() merges phases as upstream: a computed terminal phase wins over ours, the API's never changes", () => {
+  const clock = new FakeClock(T0);
+  const exited = (code: number) =>
+    rs([view(app, { state: "exited", exitCode: code, finishedAt: T0 })]);
+  const always = pod({ restartPolicy: "Always" });
+  // the kill's Failed gives way to the containers' outcome once the pod is terminal
+  assert.equal(
+    computePodStatus(always, exited(0), {
+      clock,
+      podIsTerminal: true,
+      previous: { phase: "Failed" },
+    }).phase,
+    "Succeeded",
+  );
+  // a running pod keeps a terminal phase given before, ours first, then the API's
+  assert.equal(
+    computePodStatus(always, rs([view(app)]), {
+      clock,
+      previous: { phase: "Failed" },
+    }).phase,
+    "Failed",
+  );
+  const apiFailed = { ...always, status: { phase: "Failed" as const } };
+  assert.equal(
+    computePodStatus(apiFailed, rs([view(app)]), { clock }).phase,
+    "Failed",
+  );
+  // the API's terminal phase stands against any other
+  assert.equal(
+    computePodStatus(apiFailed, exited(0), { clock, podIsTerminal: true })
+      .phase,
+    "Failed",
+  );
+});
+
 Deno.test("computePodStatus() waits on init containers with PodInitializing", () => {
   const clock = new FakeClock(T0);
   const init: Container = { name: "setup", image: "busybox" };

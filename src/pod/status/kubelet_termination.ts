@@ -1,7 +1,8 @@
 /**
  * The status of a pod the kubelet itself stops (eviction, node shutdown): phase Failed, the
  * reason and message, and a `DisruptionTarget` condition with reason `TerminationByKubelet`
- * (upstream's status functions given to `killPodNow`).
+ * (upstream's status functions given to `killPodNow`), until the containers have stopped:
+ * then their outcome decides the phase, as upstream's status merge does.
  *
  * @module
  */
@@ -19,6 +20,22 @@ export interface KubeletTermination {
    * Failed whatever it was (eviction).
    */
   keepSucceeded?: boolean;
+  /**
+   * The phase the status got when the kill began (the caller records it from the first
+   * status it makes); omitted → decided from `status` now.
+   */
+  phaseAtKill?: "Succeeded" | "Failed";
+}
+
+/** The phase upstream's status function gives the pod when the kill begins. */
+export function phaseAtKill(
+  status: PodStatus,
+  termination: KubeletTermination,
+): "Succeeded" | "Failed" {
+  return termination.phaseAtKill ??
+    (termination.keepSucceeded && status.phase === "Succeeded"
+      ? "Succeeded"
+      : "Failed");
 }
 
 /**
@@ -43,13 +60,18 @@ export function terminatedByKubeletStatus(
       ? before.lastTransitionTime
       : now,
   };
+  // upstream's three-way merge: once the containers have stopped their outcome is the
+  // phase; the reason and message stay only while that is the phase the kill gave
+  const atKill = phaseAtKill(status, termination);
+  const phase = status.phase === "Succeeded" || status.phase === "Failed"
+    ? status.phase
+    : atKill;
   return {
     ...status,
-    phase: termination.keepSucceeded && status.phase === "Succeeded"
-      ? "Succeeded"
-      : "Failed",
-    reason: termination.reason,
-    message: termination.message,
+    phase,
+    ...(phase === atKill
+      ? { reason: termination.reason, message: termination.message }
+      : {}),
     conditions: [
       ...(status.conditions ?? []).filter((c) => c.type !== DISRUPTION_TARGET),
       condition,

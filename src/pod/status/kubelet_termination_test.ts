@@ -1,43 +1,60 @@
 import assert from "node:assert/strict";
 import { terminatedByKubeletStatus } from "./kubelet_termination.ts";
 
-Deno.test("terminatedByKubeletStatus() fails a succeeded pod unless asked to keep it", () => {
-  const succeeded = { phase: "Succeeded" as const };
+Deno.test("terminatedByKubeletStatus() is Failed with the reason until the containers' outcome decides", () => {
   const now = "2026-01-01T00:00:00Z";
-  assert.equal(
-    terminatedByKubeletStatus(
-      succeeded,
-      { reason: "Evicted", message: "m" },
-      undefined,
-      now,
-    ).phase,
-    "Failed",
+  const shutdown = { reason: "Terminated", message: "m", keepSucceeded: true };
+  const evicted = { reason: "Evicted", message: "e" };
+  const view = (s: ReturnType<typeof terminatedByKubeletStatus>) => [
+    s.phase,
+    s.reason,
+    s.message,
+    s.conditions?.find((c) => c.type === "DisruptionTarget")?.status,
+  ];
+  // while the containers run: the status function's Failed and reason
+  for (const t of [shutdown, evicted]) {
+    assert.deepEqual(
+      view(terminatedByKubeletStatus({ phase: "Running" }, t, undefined, now)),
+      ["Failed", t.reason, t.message, "True"],
+    );
+  }
+  // stopped with a failure: Failed keeps the reason
+  assert.deepEqual(
+    view(
+      terminatedByKubeletStatus(
+        { phase: "Failed" },
+        { ...shutdown, phaseAtKill: "Failed" },
+        undefined,
+        now,
+      ),
+    ),
+    ["Failed", "Terminated", "m", "True"],
   );
-  assert.equal(
-    terminatedByKubeletStatus(
-      succeeded,
-      {
-        reason: "Terminated",
-        message: "m",
-        keepSucceeded: true,
-      },
-      undefined,
-      now,
-    ).phase,
-    "Succeeded",
-  );
-  assert.equal(
-    terminatedByKubeletStatus(
-      { phase: "Running" },
-      {
-        reason: "Terminated",
-        message: "m",
-        keepSucceeded: true,
-      },
-      undefined,
-      now,
-    ).phase,
-    "Failed",
+  // all exited 0 after the kill began: Succeeded without the reason, condition kept
+  for (const t of [shutdown, evicted]) {
+    assert.deepEqual(
+      view(
+        terminatedByKubeletStatus(
+          { phase: "Succeeded" },
+          { ...t, phaseAtKill: "Failed" },
+          undefined,
+          now,
+        ),
+      ),
+      ["Succeeded", undefined, undefined, "True"],
+    );
+  }
+  // already Succeeded when a shutdown kill began: stays so, with the reason
+  assert.deepEqual(
+    view(
+      terminatedByKubeletStatus(
+        { phase: "Succeeded" },
+        shutdown,
+        undefined,
+        now,
+      ),
+    ),
+    ["Succeeded", "Terminated", "m", "True"],
   );
 });
 
