@@ -104,6 +104,14 @@ export interface CheckpointFiles {
 
 /** Checkpoint files in `dir` (the kubelet's root dir) on the host file system. */
 export function dirCheckpointFiles(dir: string): CheckpointFiles {
+  // one write per file at a time: two at once would share the temporary file, and the
+  // second rename would find it gone
+  const writing = new Map<string, Promise<void>>();
+  const writeNow = async (name: string, text: string) => {
+    const tmp = `${dir}/.${name}.tmp`;
+    await Deno.writeTextFile(tmp, text, { mode: 0o600 });
+    await Deno.rename(tmp, `${dir}/${name}`);
+  };
   return {
     async read(name) {
       try {
@@ -113,10 +121,12 @@ export function dirCheckpointFiles(dir: string): CheckpointFiles {
         throw error;
       }
     },
-    async write(name, text) {
-      const tmp = `${dir}/.${name}.tmp`;
-      await Deno.writeTextFile(tmp, text, { mode: 0o600 });
-      await Deno.rename(tmp, `${dir}/${name}`);
+    write(name, text) {
+      const next = (writing.get(name) ?? Promise.resolve())
+        .catch(() => {})
+        .then(() => writeNow(name, text));
+      writing.set(name, next);
+      return next;
     },
   };
 }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   checkpointChecksum,
   decodeCheckpoint,
+  dirCheckpointFiles,
   encodeCheckpoint,
 } from "./allocation_checkpoint.ts";
 
@@ -39,4 +40,20 @@ Deno.test("decodeCheckpoint() refuses a corrupt file, naming it and the fix", ()
     /actuated_pods_state: not a JSON checkpoint/,
   );
   assert.equal(encodeCheckpoint(new Map()).startsWith(`{"data":"{}"`), true);
+});
+
+Deno.test("dirCheckpointFiles(): concurrent writes of one checkpoint all land, the last one wins", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-checkpoint-" });
+  try {
+    const files = dirCheckpointFiles(dir);
+    const texts = Array.from({ length: 30 }, (_, i) => `{"n":${i}}`);
+    await Promise.all(texts.map((t) => files.write("allocated_pods_state", t)));
+    assert.equal(await files.read("allocated_pods_state"), texts.at(-1));
+    assert.deepEqual(
+      (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name),
+      ["allocated_pods_state"],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
