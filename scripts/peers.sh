@@ -19,6 +19,11 @@
 #   bash scripts/peers.sh metrics-server  build metrics-server (peers/metricsserver, for kubectl
 #                                    top against both kubelets); prints the binary's path
 #   bash scripts/peers.sh metrics-server-path  print that path (exit 1 when it is not built)
+#   bash scripts/peers.sh node-addons  build kube-proxy (peers/kubeproxy, the pinned
+#                                    k8s.io/kubernetes) and CoreDNS (peers/coredns), what a
+#                                    multi-node cluster runs beside the kubelets; prints their
+#                                    directory
+#   bash scripts/peers.sh node-addons-dir  print that directory (exit 1 when it is not complete)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -54,6 +59,13 @@ ms_sum=$(cat "$peers/metricsserver/go.mod" "$peers/metricsserver/go.sum" | sha25
 ms_version=$(grep -o 'sigs.k8s.io/metrics-server v[^ ]*' "$peers/metricsserver/go.mod" | cut -d' ' -f2)
 ms_bin="$cache_root/metrics-server-$ms_version-$ms_sum/bin"
 
+# kube-proxy and CoreDNS: modules of their own (kube-proxy needs modules the other peers do
+# not), so neither the peers' key nor the e2e keys change with them.
+addons_sum=$(cat "$peers/kubeproxy/go.mod" "$peers/kubeproxy/go.sum" \
+  "$peers/coredns/go.mod" "$peers/coredns/go.sum" | sha256sum | cut -c1-12)
+coredns_version=$(grep -o 'github.com/coredns/coredns v[^ ]*' "$peers/coredns/go.mod" | cut -d' ' -f2)
+addons_bin="$cache_root/addons-$KUBERNETES_VERSION-coredns-$coredns_version-$addons_sum/bin"
+addons_want=(kube-proxy coredns)
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
   local b
@@ -62,6 +74,10 @@ complete() {
 e2e_complete() {
   local b
   for b in "${e2e_want[@]}"; do [ -x "$e2e_bin/$b" ] || return 1; done
+}
+addons_complete() {
+  local b
+  for b in "${addons_want[@]}"; do [ -x "$addons_bin/$b" ] || return 1; done
 }
 e2e_node_complete() {
   local b
@@ -92,6 +108,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = staticpod ] && out=$oracle_bin/$name
   [ "$dir" = e2enode ] && out=$e2e_node_bin/$name
   [ "$dir" = metricsserver ] && out=$ms_bin/$name
+  [ "$dir" = kubeproxy ] || [ "$dir" = coredns ] && out=$addons_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -168,6 +185,14 @@ build_metrics_server() {
   echo "$ms_bin/metrics-server"
 }
 
+build_addons() {
+  mkdir -p "$addons_bin"
+  build_one kube-proxy kubeproxy k8s.io/kubernetes/cmd/kube-proxy "$(k8s_ldflags)"
+  build_one coredns coredns github.com/coredns/coredns \
+    "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$coredns_version"
+  echo "$addons_bin"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -193,8 +218,13 @@ metrics-server-path)
   }
   echo "$ms_bin/metrics-server"
   ;;
+node-addons) build_addons ;;
+node-addons-dir)
+  addons_complete || { log "kube-proxy and CoreDNS not built: run bash scripts/peers.sh node-addons"; exit 1; }
+  echo "$addons_bin"
+  ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir" >&2
   exit 2
   ;;
 esac
