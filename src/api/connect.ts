@@ -16,6 +16,7 @@ import {
 } from "./runtime_class_api.ts";
 import { RestPodApi } from "./pod_api.ts";
 import { type ServiceApi, ServiceClient } from "./service_api.ts";
+import { type StorageApi, StorageClient } from "./storage_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 
 /** An open API client; `close` releases its HTTP client (safe to call twice). */
@@ -31,6 +32,8 @@ export interface ApiConnection extends Disposable {
   services: ServiceApi;
   /** RuntimeClasses (get) for the pods' runtime handlers over the same client. */
   runtimeClasses: RuntimeClassApi;
+  /** The pods' claims and volumes, CSI objects and the node's CSINode over the same client. */
+  storage: StorageApi;
   /** The connection in use (updated by `reconnect`). */
   connection: Connection;
   /** Sends later requests with `next`'s identity (a rotated certificate). */
@@ -71,6 +74,7 @@ export function openApiClient(
     objects: new ObjectClient({ rest }),
     services: new ServiceClient({ rest }),
     runtimeClasses: new RuntimeClassClient({ rest }),
+    storage: new StorageClient({ rest }),
     connection,
     reconnect(next) {
       rest.reconnect(next);

@@ -10,14 +10,25 @@ export class ApiStatusError extends Error {
   readonly code: number;
   /** `metav1.Status.reason`, e.g. "Forbidden"; empty when the body had none. */
   readonly reason: string;
+  /**
+   * The server's own text (`metav1.Status.message`, what client-go's errors print); the
+   * message when none was given.
+   */
+  readonly statusMessage: string;
   constructor(
     message: string,
-    init: { code: number; reason?: string; cause?: unknown },
+    init: {
+      code: number;
+      reason?: string;
+      cause?: unknown;
+      statusMessage?: string;
+    },
   ) {
     super(message, init.cause === undefined ? {} : { cause: init.cause });
     this.name = "ApiStatusError";
     this.code = init.code;
     this.reason = init.reason ?? "";
+    this.statusMessage = init.statusMessage ?? message;
   }
 }
 
@@ -39,7 +50,7 @@ export class ApiAlreadyExistsError extends ApiStatusError {
 /** Builds the error class that matches an answer's status and reason. */
 export function apiStatusError(
   message: string,
-  init: { code: number; reason?: string },
+  init: { code: number; reason?: string; statusMessage?: string },
 ): ApiStatusError {
   if (init.code === 404) return new ApiNotFoundError(message, init);
   if (init.code === 409 && init.reason === "AlreadyExists") {

@@ -102,6 +102,18 @@ export { TokenBucket } from "./token_bucket.ts";
 /** RuntimeClasses by name, for the pods' runtime handlers (`RuntimeClassApi`). */
 export { RuntimeClassClient } from "./runtime_class_api.ts";
 export type { RuntimeClass, RuntimeClassApi } from "./runtime_class_api.ts";
+/** PVCs, PVs, CSIDrivers, VolumeAttachments and the node's CSINode (`StorageApi`). */
+export { StorageClient } from "./storage_api.ts";
+export type {
+  CsiDriver,
+  CsiNode,
+  CsiNodeDriver,
+  CsiPersistentVolumeSource,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  StorageApi,
+  VolumeAttachment,
+} from "./storage_api.ts";
 /** Services of every namespace, for service environment variables (`ServiceApi`). */
 export { ServiceClient } from "./service_api.ts";
 export type {

@@ -166,6 +166,7 @@ export function createRestClient(
         {
           code: res.status,
           ...(status.reason ? { reason: status.reason } : {}),
+          statusMessage: status.message ?? text.trim(),
         },
       );
     }

@@ -27,6 +27,7 @@ import type {
   PodApi,
   RuntimeClassApi,
   ServiceApi,
+  StorageApi,
   Taint,
 } from "../api/mod.ts";
 import {
@@ -88,6 +89,8 @@ export interface JoinedCluster {
   services: ServiceApi;
   /** RuntimeClasses, for the handler of a pod's `runtimeClassName`. */
   runtimeClasses: RuntimeClassApi;
+  /** PVCs, PVs and the CSI objects, for the pods' storage volumes. */
+  storage: StorageApi;
   /** The kubelet's event recorder, writing to the API server. */
   events: EventRecorder;
   /** The mirror pod manager when `deps.pods` was given. */
@@ -292,6 +295,7 @@ export async function joinCluster(
     objects: conn.objects,
     services: conn.services,
     runtimeClasses: conn.runtimeClasses,
+    storage: conn.storage,
     events,
     csr: conn.api,
     ...(mirrors ? { mirrors } : {}),

@@ -397,6 +397,7 @@ export async function runKubelet(
       ? {
         events: cluster.events,
         runtimeHandlers: apiRuntimeHandlers(cluster.runtimeClasses),
+        claims: cluster.storage,
       }
       : {}),
   }, {

@@ -238,6 +238,7 @@ export async function startApiKubelet(
       statusManager: statuses,
       probes,
       events: j.events,
+      claims: j.storage,
       objects: o,
       services,
       tokens: createTokenManager({

@@ -47,6 +47,11 @@ import type { ObjectGetter, TokenSource } from "../../objects/mod.ts";
 import type { ServiceLister } from "../env/service_env.ts";
 import { withObjectVolumes } from "../containers/object_volumes.ts";
 import {
+  type ClaimReader,
+  type CsiVolumeHost,
+  withStorageVolumes,
+} from "../../storage/mod.ts";
+import {
   createPodEnvironment,
   type PodEnvironment,
   type PodEnvironmentOptions,
@@ -138,6 +143,13 @@ export interface PodSyncerDeps {
   tokens?: TokenSource;
   /** The cluster's Services for service env vars; absent (standalone) → none. */
   services?: ServiceLister;
+  /**
+   * The pods' PersistentVolumeClaims and PersistentVolumes; with it, claim and ephemeral
+   * volumes are set up (absent: standalone, where they fail to mount).
+   */
+  claims?: ClaimReader;
+  /** The CSI node side, for CSI volumes (with `claims`); absent → CSI volumes are refused. */
+  csi?: CsiVolumeHost;
   /** Pod and container lifecycle events; omitted → none. */
   events?: PodEventRecorder;
   /**
@@ -333,15 +345,22 @@ class KubePodSyncer implements RuntimePodSyncer {
           : {}),
       })
       : undefined;
-    this.#volumes = volumes && objects && deps.tokens && options.rootDir
-      ? withObjectVolumes(volumes, {
+    const storage = volumes && deps.claims
+      ? withStorageVolumes(volumes, {
+        claims: deps.claims,
+        logger: deps.logger,
+        ...(deps.csi ? { csi: deps.csi } : {}),
+      })
+      : volumes;
+    this.#volumes = storage && objects && deps.tokens && options.rootDir
+      ? withObjectVolumes(storage, {
         objects,
         tokens: deps.tokens,
         ...(memoryVolumes ? { memoryVolumes } : {}),
       }, {
         rootDir: options.rootDir,
       })
-      : volumes;
+      : storage;
     const start: StartContainerDeps = {
       kill: this.#kill,
       ...(deps.logLinks ? { logLinks: deps.logLinks } : {}),

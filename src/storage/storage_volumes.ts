@@ -1,0 +1,327 @@
+/**
+ * `persistentVolumeClaim`, generic `ephemeral` and inline `csi` volumes for the volume manager.
+ * A claim is resolved to its bound PersistentVolume once per pod (as upstream's populator
+ * processes a pod once until it changes; a failure is retried at the next sync); the volume is
+ * then handed to the inner manager as a hostPath volume: a `hostPath` PV's path (its `type`
+ * checked there), a `local` PV's directory, or the pod's CSI publish directory. Mounts of a
+ * read-only claim are read-only. Claims that are not usable yet fail the pod's mount with
+ * upstream's `Unable to attach or mount volumes: ...` text.
+ * @module
+ */
+import type {
+  Container,
+  CsiPersistentVolumeSource,
+  PersistentVolume,
+  Pod,
+  Volume,
+} from "../api/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type {
+  ContainerMountContext,
+  CriMount,
+  VolumeManager,
+  VolumeSetUp,
+} from "../volume/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
+import {
+  ClaimError,
+  type ClaimReader,
+  claimReference,
+  resolveClaim,
+} from "./claims.ts";
+import { planPersistentSource, volumeModeOf } from "./persistent_sources.ts";
+
+/** One CSI volume of a pod to stage and publish. */
+export interface CsiVolumeRequest {
+  /** The pod's volume name. */
+  volume: string;
+  /** The PV's name, or the pod's volume name for an inline volume (upstream's spec name). */
+  specName: string;
+  source: CsiPersistentVolumeSource;
+  /** The claim's or the inline volume's `readOnly` (or the PV source's). */
+  readOnly: boolean;
+  /** An inline `csi:` volume (upstream's ephemeral lifecycle mode). */
+  inline: boolean;
+  /** The bound PV (absent for an inline volume). */
+  persistentVolume?: PersistentVolume;
+}
+
+/** The CSI node side, as the storage volumes need it (omitted: CSI volumes are refused). */
+export interface CsiVolumeHost {
+  /** Stages (when the driver asks for it) and publishes; resolves to the pod's mount dir. */
+  setUp(pod: Pod, request: CsiVolumeRequest): Promise<string>;
+  /**
+   * Unpublishes (and unstages when unused) every CSI volume of the pod; never rejects.
+   * Resolves to false when a volume may still be mounted in the pod's directory.
+   */
+  tearDownPod(pod: Pod): Promise<boolean>;
+}
+
+/** Dependencies of {@linkcode withStorageVolumes}. */
+export interface StorageVolumesDeps {
+  claims: ClaimReader;
+  logger: Logger;
+  csi?: CsiVolumeHost;
+  /** `stat` of a local PV's path (default `Deno.stat`). */
+  stat?: (path: string) => Promise<Deno.FileInfo>;
+}
+
+/** A volume the wrapper set up: the host path the inner manager binds. */
+interface Prepared {
+  hostPath: string;
+  type: string;
+  readOnly: boolean;
+}
+
+/** Upstream `WaitForAttachAndMount`'s error, as its `FailedMount` event prints it. */
+export function unableToMountMessage(
+  failed: readonly { volume: string; message: string }[],
+): string {
+  const names = failed.map((f) => f.volume).sort();
+  return `Unable to attach or mount volumes: unmounted volumes=[${
+    names.join(" ")
+  }], unattached volumes=[], failed to process volumes=[${names.join(" ")}]: ${
+    failed.map((f) => f.message).join("; ")
+  }`;
+}
+
+function mountedNames(pod: Pod): { mounts: Set<string>; devices: Set<string> } {
+  const mounts = new Set<string>();
+  const devices = new Set<string>();
+  const all: Container[] = [
+    ...(pod.spec.initContainers ?? []),
+    ...pod.spec.containers,
+    ...((pod.spec as { ephemeralContainers?: Container[] })
+      .ephemeralContainers ?? []),
+  ];
+  for (const c of all) {
+    for (const m of c.volumeMounts ?? []) mounts.add(m.name);
+    const raw = (c as { volumeDevices?: { name: string }[] }).volumeDevices;
+    for (const d of raw ?? []) devices.add(d.name);
+  }
+  return { mounts, devices };
+}
+
+/** Whether the wrapper handles `volume`. */
+function isStorageVolume(volume: Volume): boolean {
+  return volume.persistentVolumeClaim !== undefined ||
+    volume.ephemeral !== undefined || volume.csi !== undefined;
+}
+
+/** Wraps `inner` so the pod's storage volumes are resolved here and bound as hostPaths. */
+export function withStorageVolumes(
+  inner: VolumeManager,
+  deps: StorageVolumesDeps,
+): VolumeManager {
+  const prepared = new Map<string, Map<string, Prepared>>();
+  const views = new Map<string, Pod>();
+  const stat = deps.stat ?? Deno.stat;
+
+  const prepareLocal = async (path: string): Promise<Prepared> => {
+    const info = await stat(path);
+    if (info.isBlockDevice) {
+      throw new Error(
+        `local volume ${path} is a block device: formatting and mounting it needs mount(8), which this kubelet cannot run under its permissions; use a directory (docs/volumes.md)`,
+      );
+    }
+    if (!info.isDirectory) {
+      throw new Error("only directory and block device are supported");
+    }
+    return { hostPath: path, type: "", readOnly: false };
+  };
+
+  const csiSetUp = async (
+    pod: Pod,
+    request: CsiVolumeRequest,
+  ): Promise<Prepared> => {
+    if (!deps.csi) {
+      throw new Error(
+        "csi volumes need the CSI node side, which runs only with an API server (--kubeconfig)",
+      );
+    }
+    const dir = await deps.csi.setUp(pod, request);
+    return { hostPath: dir, type: "", readOnly: request.readOnly };
+  };
+
+  /** One volume; rejects with ClaimError (processing) or Error (mounting). */
+  const prepare = async (
+    pod: Pod,
+    volume: Volume,
+    used: { mounts: Set<string>; devices: Set<string> },
+  ): Promise<Prepared> => {
+    if (volume.csi !== undefined) {
+      const csi = volume.csi as {
+        driver?: string;
+        readOnly?: boolean;
+        fsType?: string;
+        volumeAttributes?: Record<string, string>;
+        nodePublishSecretRef?: { name: string };
+      };
+      const namespace = pod.metadata.namespace ?? "default";
+      return await csiSetUp(pod, {
+        volume: volume.name,
+        specName: volume.name,
+        source: {
+          driver: csi.driver ?? "",
+          volumeHandle: "",
+          ...(csi.readOnly !== undefined ? { readOnly: csi.readOnly } : {}),
+          ...(csi.fsType !== undefined ? { fsType: csi.fsType } : {}),
+          ...(csi.volumeAttributes
+            ? { volumeAttributes: csi.volumeAttributes }
+            : {}),
+          ...(csi.nodePublishSecretRef
+            ? {
+              nodePublishSecretRef: {
+                name: csi.nodePublishSecretRef.name,
+                namespace,
+              },
+            }
+            : {}),
+        },
+        readOnly: csi.readOnly === true,
+        inline: true,
+      });
+    }
+    const ref = claimReference(pod, volume)!;
+    const resolved = await resolveClaim(deps.claims, pod, ref);
+    const pv = resolved.volume;
+    const mode = volumeModeOf(pv);
+    if (used.mounts.has(volume.name) && mode !== "Filesystem") {
+      throw new ClaimError(
+        `volume ${volume.name} has volumeMode ${mode}, but is specified in volumeMounts`,
+      );
+    }
+    if (used.devices.has(volume.name)) {
+      throw new ClaimError(
+        mode === "Block"
+          ? `volume ${volume.name} is used in volumeDevices: raw block volumes are not supported by this kubelet (it cannot map a block device under its permissions; docs/volumes.md)`
+          : `volume ${volume.name} has volumeMode ${mode}, but is specified in volumeDevices`,
+      );
+    }
+    const plan = planPersistentSource(pv);
+    const pvName = pv.metadata.name ?? "";
+    try {
+      switch (plan.kind) {
+        case "hostPath":
+          return {
+            hostPath: plan.path,
+            type: plan.type,
+            readOnly: resolved.readOnly,
+          };
+        case "local":
+          return {
+            ...(await prepareLocal(plan.path)),
+            readOnly: resolved.readOnly,
+          };
+        case "csi":
+          return await csiSetUp(pod, {
+            volume: volume.name,
+            specName: pvName,
+            source: plan.source,
+            readOnly: resolved.readOnly || plan.source.readOnly === true,
+            inline: false,
+            persistentVolume: pv,
+          });
+        case "refused":
+          throw new Error(plan.message);
+      }
+    } catch (error) {
+      throw new MountError(
+        `MountVolume.SetUp failed for volume "${pvName}" : ${
+          errorMessage(error)
+        }`,
+      );
+    }
+  };
+
+  return {
+    async setUpPod(pod: Pod): Promise<VolumeSetUp> {
+      const uid = pod.metadata.uid ?? "";
+      const done = prepared.get(uid) ?? new Map<string, Prepared>();
+      prepared.set(uid, done);
+      const used = mountedNames(pod);
+      const processing: { volume: string; message: string }[] = [];
+      let mountFailure: string | undefined;
+      const volumes: Volume[] = [];
+      for (const volume of pod.spec.volumes ?? []) {
+        if (!isStorageVolume(volume)) {
+          volumes.push(volume);
+          continue;
+        }
+        let ready = done.get(volume.name);
+        if (!ready) {
+          try {
+            ready = await prepare(pod, volume, used);
+            done.set(volume.name, ready);
+          } catch (error) {
+            const text = errorMessage(error);
+            deps.logger.warn("Error processing volume", {
+              pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+              volumeName: volume.name,
+              err: text,
+            });
+            if (error instanceof MountError) mountFailure ??= text;
+            else processing.push({ volume: volume.name, message: text });
+            continue;
+          }
+        }
+        volumes.push({
+          name: volume.name,
+          hostPath: { path: ready.hostPath, type: ready.type },
+        });
+      }
+      if (processing.length > 0) {
+        return {
+          ok: false,
+          reason: "FailedMount",
+          message: unableToMountMessage(processing),
+        };
+      }
+      if (mountFailure !== undefined) {
+        return { ok: false, reason: "FailedMount", message: mountFailure };
+      }
+      const view: Pod = { ...pod, spec: { ...pod.spec, volumes } };
+      views.set(uid, view);
+      return await inner.setUpPod(view);
+    },
+    async containerMounts(
+      pod: Pod,
+      container: Container,
+      context: ContainerMountContext,
+    ): Promise<CriMount[]> {
+      const uid = pod.metadata.uid ?? "";
+      const view = views.get(uid) ?? pod;
+      const mounts = await inner.containerMounts(view, container, context);
+      const done = prepared.get(uid);
+      const readOnly = new Set(
+        (container.volumeMounts ?? []).filter((m) =>
+          done?.get(m.name)?.readOnly === true
+        ).map((m) => m.mountPath),
+      );
+      return mounts.map((m) =>
+        readOnly.has(m.containerPath) ? { ...m, readonly: true } : m
+      );
+    },
+    async tearDownPod(pod: Pod): Promise<void> {
+      const uid = pod.metadata.uid ?? "";
+      prepared.delete(uid);
+      views.delete(uid);
+      // the driver unpublishes before the pod's volume directories go; a removal through a
+      // mount still in place would delete the driver's data
+      if (deps.csi && !(await deps.csi.tearDownPod(pod))) {
+        deps.logger.warn(
+          "A CSI volume of the pod may still be mounted: its volume directories stay",
+          { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+        );
+        return;
+      }
+      await inner.tearDownPod(pod);
+    },
+    async emptyDirUsage(pod: Pod) {
+      return await inner.emptyDirUsage?.(pod) ?? [];
+    },
+  };
+}
+
+/** A volume that was processed but could not be mounted (its own event text). */
+class MountError extends Error {}

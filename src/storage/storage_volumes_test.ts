@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import type { Pod } from "../api/mod.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { createVolumeManager } from "../volume/mod.ts";
+import { withStorageVolumes } from "./storage_volumes.ts";
+import { FakeClaimReader, makeClaim, makeVolume } from "./testing.ts";
+
+function makePod(volumes: unknown[], mounts: unknown[]): Pod {
+  return {
+    metadata: { name: "p", namespace: "ns", uid: "pod-uid" },
+    spec: { volumes, containers: [{ name: "c", volumeMounts: mounts }] },
+  } as unknown as Pod;
+}
+
+const CLAIM_POD = makePod(
+  [{ name: "data", persistentVolumeClaim: { claimName: "c1" } }],
+  [{ name: "data", mountPath: "/data" }],
+);
+
+async function withRoot(
+  fn: (root: string, reader: FakeClaimReader) => Promise<void>,
+): Promise<void> {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await fn(root, new FakeClaimReader());
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+function manager(root: string, reader: FakeClaimReader) {
+  return withStorageVolumes(
+    createVolumeManager({ logger: new CaptureLogger() }, { rootDir: root }),
+    { claims: reader, logger: new CaptureLogger() },
+  );
+}
+
+const context = { expand: (s: string) => s, running: new Set<string>() };
+
+async function failure(
+  root: string,
+  reader: FakeClaimReader,
+  pod: Pod,
+): Promise<string> {
+  const got = await manager(root, reader).setUpPod(pod);
+  assert.equal(got.ok, false);
+  return got.ok ? "" : got.message;
+}
+
+const PREFIX =
+  "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[data]: error processing PVC ns/c1: ";
+
+Deno.test("a claim that cannot be used yet fails the mount with upstream's text", async () => {
+  await withRoot(async (root, reader) => {
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}failed to fetch PVC from API server: persistentvolumeclaims "c1" not found`,
+    );
+    reader.addClaim(makeClaim("ns", "c1", "", { phase: "Pending" }));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}PVC is not bound`,
+    );
+    reader.addClaim(makeClaim("ns", "c1", "", { phase: "Bound" }));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}PVC has empty pvc.Spec.VolumeName`,
+    );
+    reader.addClaim(makeClaim("ns", "c1", "pv1", { phase: "Lost" }));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}PVC is not bound`,
+    );
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}failed to fetch PV pv1 from API server: persistentvolumes "pv1" not found`,
+    );
+    reader.addVolume(makeVolume("pv1", { hostPath: { path: root } }));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}found PV object pv1 but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim`,
+    );
+    reader.addVolume(makeVolume("pv1", { hostPath: { path: root } }, "x"));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}found PV object pv1 but its pv.Spec.ClaimRef.UID x does not point to claim.UID claim-c1`,
+    );
+    const deleting = makeClaim("ns", "c1", "pv1");
+    deleting.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+    reader.addClaim(deleting);
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      `${PREFIX}PVC is being deleted`,
+    );
+    // a protected claim being deleted is still usable (its pods keep running)
+    deleting.metadata.finalizers = ["kubernetes.io/pvc-protection"];
+    reader.addClaim(deleting);
+    reader.addVolume(
+      makeVolume("pv1", { hostPath: { path: root } }, "claim-c1"),
+    );
+    assert.deepEqual(await manager(root, reader).setUpPod(CLAIM_POD), {
+      ok: true,
+    });
+  });
+});
+
+Deno.test("a bound hostPath PV is mounted from its path, read-only with the claim, read once", async () => {
+  await withRoot(async (root, reader) => {
+    const host = `${root}/host`;
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    reader.addVolume(makeVolume(
+      "pv1",
+      { hostPath: { path: host, type: "DirectoryOrCreate" } },
+      "claim-c1",
+    ));
+    const volumes = manager(root, reader);
+    assert.deepEqual(await volumes.setUpPod(CLAIM_POD), { ok: true });
+    // the hostPath type check ran (DirectoryOrCreate made it)
+    assert.ok((await Deno.stat(host)).isDirectory);
+    const c = CLAIM_POD.spec.containers[0]!;
+    assert.deepEqual(await volumes.containerMounts(CLAIM_POD, c, context), [{
+      containerPath: "/data",
+      hostPath: host,
+      readonly: false,
+      propagation: 0,
+    }]);
+    assert.deepEqual(await volumes.setUpPod(CLAIM_POD), { ok: true });
+    assert.deepEqual(reader.calls, ["pvc ns/c1", "pv pv1"]);
+
+    const ro = makePod(
+      [{
+        name: "data",
+        persistentVolumeClaim: { claimName: "c1", readOnly: true },
+      }],
+      [{ name: "data", mountPath: "/data" }],
+    );
+    ro.metadata.uid = "other";
+    assert.deepEqual(await volumes.setUpPod(ro), { ok: true });
+    assert.equal(
+      (await volumes.containerMounts(ro, ro.spec.containers[0]!, context))[0]
+        ?.readonly,
+      true,
+    );
+  });
+});
+
+Deno.test("a local PV is its directory; a file or a Block PV is refused", async () => {
+  await withRoot(async (root, reader) => {
+    await Deno.mkdir(`${root}/disk`);
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    reader.addVolume(
+      makeVolume("pv1", { local: { path: `${root}/disk` } }, "claim-c1"),
+    );
+    const volumes = manager(root, reader);
+    assert.deepEqual(await volumes.setUpPod(CLAIM_POD), { ok: true });
+    assert.equal(
+      (await volumes.containerMounts(
+        CLAIM_POD,
+        CLAIM_POD.spec.containers[0]!,
+        context,
+      ))[0]?.hostPath,
+      `${root}/disk`,
+    );
+
+    await Deno.writeTextFile(`${root}/file`, "x");
+    reader.addVolume(
+      makeVolume("pv1", { local: { path: `${root}/file` } }, "claim-c1"),
+    );
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      'MountVolume.SetUp failed for volume "pv1" : only directory and block device are supported',
+    );
+    reader.addVolume(makeVolume("pv1", {
+      volumeMode: "Block",
+      local: { path: `${root}/disk` },
+    }, "claim-c1"));
+    assert.equal(
+      await failure(root, reader, CLAIM_POD),
+      "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[data]: volume data has volumeMode Block, but is specified in volumeMounts",
+    );
+    reader.addVolume(
+      makeVolume("pv1", { nfs: { server: "s", path: "/" } }, "claim-c1"),
+    );
+    assert.match(
+      await failure(root, reader, CLAIM_POD),
+      /^MountVolume.SetUp failed for volume "pv1" : nfs persistent volumes are not supported by this kubelet/,
+    );
+    reader.addVolume(makeVolume("pv1", {
+      csi: { driver: "d", volumeHandle: "h" },
+    }, "claim-c1"));
+    assert.match(
+      await failure(root, reader, CLAIM_POD),
+      /^MountVolume.SetUp failed for volume "pv1" : csi volumes need the CSI node side/,
+    );
+  });
+});
+
+Deno.test("an ephemeral volume's claim is <pod>-<volume> and must be controlled by the pod", async () => {
+  await withRoot(async (root, reader) => {
+    const pod = makePod(
+      [{ name: "scratch", ephemeral: { volumeClaimTemplate: { spec: {} } } }],
+      [{ name: "scratch", mountPath: "/s" }],
+    );
+    reader.addClaim(makeClaim("ns", "p-scratch", "pv1", { owner: "someone" }));
+    reader.addVolume(
+      makeVolume("pv1", { hostPath: { path: root } }, "claim-p-scratch"),
+    );
+    assert.equal(
+      await failure(root, reader, pod),
+      "Unable to attach or mount volumes: unmounted volumes=[scratch], unattached volumes=[], failed to process volumes=[scratch]: PVC ns/p-scratch was not created for pod ns/p (pod is not owner)",
+    );
+    reader.addClaim(makeClaim("ns", "p-scratch", "pv1", { owner: "pod-uid" }));
+    assert.deepEqual(await manager(root, reader).setUpPod(pod), { ok: true });
+  });
+});
