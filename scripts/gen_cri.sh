@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates src/runtime/gen/ from src/runtime/proto/api.proto.
+# Regenerates src/runtime/gen/ from src/runtime/proto/api.proto; with two
+# arguments, the generated code of another proto folder (relative to the repo):
+#   bash scripts/gen_cri.sh src/csi/proto src/csi/gen
 #
 # The code generators (buf + protoc-gen-es) are dev-only tools: they are
 # installed with npm into a scratch directory outside the repository
@@ -13,8 +15,8 @@ PROTOC_GEN_ES_VERSION="2.17.0"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools_dir="${KTS_GEN_TOOLS:-${TMPDIR:-/tmp}/kts-gen-tools}"
-proto_dir="${repo_root}/src/runtime/proto"
-out_dir="${repo_root}/src/runtime/gen"
+proto_dir="${repo_root}/${1:-src/runtime/proto}"
+out_dir="${repo_root}/${2:-src/runtime/gen}"
 
 if ! command -v npm >/dev/null 2>&1; then
   echo "gen_cri: npm is required to install buf and protoc-gen-es" >&2

@@ -24,6 +24,12 @@
 #                                    multi-node cluster runs beside the kubelets; prints their
 #                                    directory
 #   bash scripts/peers.sh node-addons-dir  print that directory (exit 1 when it is not complete)
+#   bash scripts/peers.sh csi-hostpath  build our CSI test driver (peers/csihostpath: CSI
+#                                    Identity and Node services that bind-mount a data directory,
+#                                    plus the kubelet registration service node-driver-registrar
+#                                    serves; the upstream driver and registrar are not on the Go
+#                                    module proxy); prints the binary's path
+#   bash scripts/peers.sh csi-hostpath-path  print that path (exit 1 when it is not built)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -66,6 +72,10 @@ addons_sum=$(cat "$peers/kubeproxy/go.mod" "$peers/kubeproxy/go.sum" \
 coredns_version=$(grep -o 'github.com/coredns/coredns v[^ ]*' "$peers/coredns/go.mod" | cut -d' ' -f2)
 addons_bin="$cache_root/addons-$KUBERNETES_VERSION-coredns-$coredns_version-$addons_sum/bin"
 addons_want=(kube-proxy coredns)
+# The CSI test driver has its own key.
+csi_sum=$(cd "$peers/csihostpath" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-12)
+csi_bin="$cache_root/csihostpath-$csi_sum/bin"
+
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
   local b
@@ -109,6 +119,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = e2enode ] && out=$e2e_node_bin/$name
   [ "$dir" = metricsserver ] && out=$ms_bin/$name
   [ "$dir" = kubeproxy ] || [ "$dir" = coredns ] && out=$addons_bin/$name
+  [ "$dir" = csihostpath ] && out=$csi_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -193,6 +204,12 @@ build_addons() {
   echo "$addons_bin"
 }
 
+build_csi_hostpath() {
+  mkdir -p "$csi_bin"
+  build_one csihostpath csihostpath kubelet-ts.local/peers/csihostpath
+  echo "$csi_bin/csihostpath"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -223,8 +240,16 @@ node-addons-dir)
   addons_complete || { log "kube-proxy and CoreDNS not built: run bash scripts/peers.sh node-addons"; exit 1; }
   echo "$addons_bin"
   ;;
+csi-hostpath) build_csi_hostpath ;;
+csi-hostpath-path)
+  [ -x "$csi_bin/csihostpath" ] || {
+    log "CSI test driver not built: run bash scripts/peers.sh csi-hostpath"
+    exit 1
+  }
+  echo "$csi_bin/csihostpath"
+  ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path" >&2
   exit 2
   ;;
 esac

@@ -63,6 +63,8 @@ import {
   startEviction,
 } from "./start_eviction.ts";
 import { withPressureAdmission } from "../eviction/mod.ts";
+import { startCsiNode } from "../csi/mod.ts";
+import type { CsiVolumeHost } from "../storage/mod.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -350,6 +352,17 @@ export async function runKubelet(
         config.configMapAndSecretChangeDetectionStrategy,
       ),
     });
+  // CSI drivers registering in <root-dir>/plugins_registry, and their volumes
+  const csiNode = cluster &&
+    await startCsiNode({
+      logger,
+      api: cluster.storage,
+      nodeUid: () => joinedAgent?.reporter.nodeUid,
+      ...(podObjects ? { objects: podObjects } : {}),
+    }, {
+      rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+      nodeName,
+    });
   // the cluster's Services for service env vars (upstream's service informer)
   const services = cluster &&
     createServiceCache({ api: cluster.services, clock, logger });
@@ -398,6 +411,7 @@ export async function runKubelet(
         events: cluster.events,
         runtimeHandlers: apiRuntimeHandlers(cluster.runtimeClasses),
         claims: cluster.storage,
+        ...(csiNode ? { csi: csiNode.volumes } : {}),
       }
       : {}),
   }, {
@@ -422,13 +436,17 @@ export async function runKubelet(
   const containerGc = createContainerGc({
     runtime,
     logLinks: containerLogs.links,
-    ...(volumeTmpfs && ctx.flags.rootDir
+    ...(ctx.flags.rootDir && (volumeTmpfs || csiNode)
       ? {
-        releaseVolumes: createMemoryVolumes({ logger }, {
-          rootDir: ctx.flags.rootDir,
-          access: volumeTmpfs,
-          sizeFor: () => 0,
-        }).release,
+        releaseVolumes: releasePodVolumes(
+          volumeTmpfs &&
+            createMemoryVolumes({ logger }, {
+              rootDir: ctx.flags.rootDir,
+              access: volumeTmpfs,
+              sizeFor: () => 0,
+            }).release,
+          csiNode?.volumes,
+        ),
       }
       : {}),
     clock,
@@ -642,6 +660,7 @@ export async function runKubelet(
   logger.info("Shutting down the kubelet");
   await healthz;
   await kubeletApi;
+  await csiNode?.stop();
   podObjects?.close();
   await serviceSync;
   await cluster?.stop();
@@ -651,6 +670,23 @@ export async function runKubelet(
   await logRotation;
   await runtime.close();
   return 0;
+}
+
+/**
+ * What goes before container GC removes a gone pod's directory: its tmpfs volumes, and its CSI
+ * volumes unpublished (read back from their `vol_data.json`; a failure keeps the directory).
+ */
+function releasePodVolumes(
+  memory: ((uid: string) => Promise<void>) | undefined,
+  csi: Pick<CsiVolumeHost, "tearDownPod"> | undefined,
+): (uid: string) => Promise<void> {
+  return async (uid) => {
+    await memory?.(uid);
+    const pod = { metadata: { uid }, spec: { containers: [] } } as Pod;
+    if (csi && !(await csi.tearDownPod(pod))) {
+      throw new Error(`a CSI volume of pod ${uid} could not be unpublished`);
+    }
+  };
 }
 
 /** Upstream's shutdown admit handler, read late: the manager is built after the kubelet. */

@@ -158,29 +158,30 @@ export function withStorageVolumes(
         nodePublishSecretRef?: { name: string };
       };
       const namespace = pod.metadata.namespace ?? "default";
-      return await csiSetUp(pod, {
-        volume: volume.name,
-        specName: volume.name,
-        source: {
-          driver: csi.driver ?? "",
-          volumeHandle: "",
-          ...(csi.readOnly !== undefined ? { readOnly: csi.readOnly } : {}),
-          ...(csi.fsType !== undefined ? { fsType: csi.fsType } : {}),
-          ...(csi.volumeAttributes
-            ? { volumeAttributes: csi.volumeAttributes }
-            : {}),
-          ...(csi.nodePublishSecretRef
-            ? {
-              nodePublishSecretRef: {
-                name: csi.nodePublishSecretRef.name,
-                namespace,
-              },
-            }
-            : {}),
-        },
-        readOnly: csi.readOnly === true,
-        inline: true,
-      });
+      return await mounting(volume.name, () =>
+        csiSetUp(pod, {
+          volume: volume.name,
+          specName: volume.name,
+          source: {
+            driver: csi.driver ?? "",
+            volumeHandle: "",
+            ...(csi.readOnly !== undefined ? { readOnly: csi.readOnly } : {}),
+            ...(csi.fsType !== undefined ? { fsType: csi.fsType } : {}),
+            ...(csi.volumeAttributes
+              ? { volumeAttributes: csi.volumeAttributes }
+              : {}),
+            ...(csi.nodePublishSecretRef
+              ? {
+                nodePublishSecretRef: {
+                  name: csi.nodePublishSecretRef.name,
+                  namespace,
+                },
+              }
+              : {}),
+          },
+          readOnly: csi.readOnly === true,
+          inline: true,
+        }));
     }
     const ref = claimReference(pod, volume)!;
     const resolved = await resolveClaim(deps.claims, pod, ref);
@@ -200,7 +201,7 @@ export function withStorageVolumes(
     }
     const plan = planPersistentSource(pv);
     const pvName = pv.metadata.name ?? "";
-    try {
+    return await mounting(pvName, async () => {
       switch (plan.kind) {
         case "hostPath":
           return {
@@ -225,13 +226,7 @@ export function withStorageVolumes(
         case "refused":
           throw new Error(plan.message);
       }
-    } catch (error) {
-      throw new MountError(
-        `MountVolume.SetUp failed for volume "${pvName}" : ${
-          errorMessage(error)
-        }`,
-      );
-    }
+    });
   };
 
   return {
@@ -325,3 +320,19 @@ export function withStorageVolumes(
 
 /** A volume that was processed but could not be mounted (its own event text). */
 class MountError extends Error {}
+
+/** Runs a mount step; its failure reads `MountVolume.SetUp failed for volume "x" : ...`. */
+async function mounting<T>(
+  specName: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new MountError(
+      `MountVolume.SetUp failed for volume "${specName}" : ${
+        errorMessage(error)
+      }`,
+    );
+  }
+}

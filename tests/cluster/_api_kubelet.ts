@@ -19,6 +19,7 @@ import {
 } from "../../src/kubelet/create_kubelet.ts";
 import type { PodEnvironmentOptions } from "../../src/pod/mod.ts";
 import { CaptureLogger } from "../../src/log/testing.ts";
+import { type CsiNode, startCsiNode } from "../../src/csi/mod.ts";
 import {
   createPodObjectManager,
   createServiceCache,
@@ -161,6 +162,7 @@ export async function startApiKubelet(
   let objects: ReturnType<typeof createPodObjectManager> | undefined;
   let api: Promise<void> | undefined;
   let serviceSync: Promise<void> | undefined;
+  let csiNode: CsiNode | undefined;
   const stop = async () => {
     await kubectl("delete", "namespace", node, "--wait=false")
       .catch(() => {});
@@ -168,6 +170,7 @@ export async function startApiKubelet(
     stopping.abort();
     await api;
     await serviceSync;
+    await csiNode?.stop();
     objects?.close();
     await joined?.stop();
     const listed = await runtime.listPodSandbox({}).catch(() => undefined);
@@ -228,6 +231,13 @@ export async function startApiKubelet(
       logger,
     });
     serviceSync = services.run(stopping.signal);
+    const csi = await startCsiNode({
+      logger,
+      api: j.storage,
+      nodeUid: () => j.agent.reporter.nodeUid,
+      objects: o,
+    }, { rootDir: flags.rootDir, nodeName: node });
+    csiNode = csi;
     const statuses = createPodStatusManager();
     const probes = createProbeResults();
     const syncer = createPodSyncer({
@@ -239,6 +249,7 @@ export async function startApiKubelet(
       probes,
       events: j.events,
       claims: j.storage,
+      csi: csi.volumes,
       objects: o,
       services,
       tokens: createTokenManager({

@@ -425,6 +425,13 @@ async function removePodDirectories(
       `remove pod directory "${uid}"`,
       async () => {
         await ctx.release?.(uid);
+        // a recursive removal through a CSI volume still published would delete its data
+        const csi = `${podsDir}/${uid}/volumes/kubernetes.io~csi`;
+        if ((await fs.readDirNames(csi)).length > 0) {
+          throw new Error(
+            `${csi} still holds CSI volumes: the directory stays until they are unpublished`,
+          );
+        }
         await fs.removeAll(`${podsDir}/${uid}`);
       },
     );
