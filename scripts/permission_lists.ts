@@ -1,7 +1,7 @@
 /**
  * Shared by `deno task compile`, `deno task bundle`, the ship tests and the
  * bench: turns `[--permissions-from <kubelet-config.yaml>] [--api-server
- * host:port] [kubelet flags…]` into the exact Deno permission flags, using the
+ * host:port] [--csi-driver name] [kubelet flags…]` into the exact Deno permission flags, using the
  * same planner the kubelet runs at startup (`src/permissions`).
  *
  * Run directly to print the flags, one per line:
@@ -29,6 +29,8 @@ export interface ListsRequest {
   kubeletFlags: string[];
   /** Extra API servers (`host:port`) not readable from a kubeconfig now. */
   apiServers: string[];
+  /** CSI drivers the node runs (their sockets are granted at the conventional paths). */
+  csiDrivers?: string[];
 }
 
 /** A usage error in the script's own arguments. */
@@ -61,6 +63,7 @@ export function parseListsArgs(
   const valued = new Set([
     "--permissions-from",
     "--api-server",
+    "--csi-driver",
     ...(own.valued ?? []),
   ]);
   const boolean = new Set(own.boolean ?? []);
@@ -84,7 +87,9 @@ export function parseListsArgs(
     }
     if (name === "--permissions-from") request.permissionsFrom = value;
     else if (name === "--api-server") request.apiServers.push(value);
-    else rest.push(`${name}=${value}`);
+    else if (name === "--csi-driver") {
+      (request.csiDrivers ??= []).push(value);
+    } else rest.push(`${name}=${value}`);
     value = undefined;
   }
   return { request, rest };
@@ -178,6 +183,7 @@ export async function planFor(
   return await planPermissions(await contextFor(request, cwd), {
     cwd,
     extraNet: request.apiServers,
+    ...(request.csiDrivers ? { csiDrivers: request.csiDrivers } : {}),
   });
 }
 

@@ -115,7 +115,7 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
 function transport(socket: string, timeoutMs: number): GrpcTransport {
   return createGrpcTransport({
     endpoint: `unix://${socket}`,
-    flag: "the plugin socket",
+    flag: "CSI plugin",
     timeoutMs,
     connectRetryDelaysMs: [],
   });

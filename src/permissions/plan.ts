@@ -476,6 +476,22 @@ export async function planPermissions(
     b.add("net", `unix:${rootDir}/cgroup-agent.sock`, "cgroup agent");
   }
   for (const net of options.extraNet ?? []) b.add("net", net, "--api-server");
+  const csiRoot = b.path(ctx.flags.rootDir || PLAN_DEFAULTS.rootDir);
+  for (const driver of options.csiDrivers ?? []) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(driver)) {
+      throw new PermissionPlanError(
+        "--csi-driver",
+        `"${driver}" is not a CSI driver name (letters, digits, ".", "_" and "-")`,
+      );
+    }
+    // read and write come with the root dir; Deno's unix connect also checks net
+    b.add(
+      "net",
+      `unix:${csiRoot}/plugins_registry/${driver}-reg.sock`,
+      "--csi-driver",
+    );
+    b.add("net", `unix:${csiRoot}/plugins/${driver}/csi.sock`, "--csi-driver");
+  }
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);
   }

@@ -458,3 +458,28 @@ Deno.test("planPermissions() runs exactly the credential plugins the provider co
   });
   assert.deepEqual(none.run, []);
 });
+
+Deno.test("planPermissions() grants a named CSI driver's registration and CSI sockets, and refuses a bad name", async () => {
+  const plan = await planPermissions({
+    config: {},
+    flags: { rootDir: "/srv/kubelet" },
+  }, { readFile: noFile, csiDrivers: ["hostpath.csi.k8s.io"] });
+  assert.ok(
+    plan.net.includes(
+      "unix:/srv/kubelet/plugins_registry/hostpath.csi.k8s.io-reg.sock",
+    ),
+  );
+  assert.ok(
+    plan.net.includes("unix:/srv/kubelet/plugins/hostpath.csi.k8s.io/csi.sock"),
+  );
+  // the sockets' read and write come with the root dir's grants
+  assert.ok(plan.read.includes("/srv/kubelet"));
+  assert.ok(plan.write.includes("/srv/kubelet"));
+  await assert.rejects(
+    planPermissions({ config: {}, flags: {} }, {
+      readFile: noFile,
+      csiDrivers: ["../x"],
+    }),
+    /--csi-driver.*not a CSI driver name/,
+  );
+});

@@ -124,4 +124,11 @@ export interface PlanOptions {
   listDir?: (path: string) => string[] | undefined;
   /** Extra `host:port` values to allow (e.g. an API server not readable now). */
   extraNet?: readonly string[];
+  /**
+   * CSI drivers the node runs: their registration and CSI sockets are granted at the paths
+   * node-driver-registrar and the drivers use by convention
+   * (`<root-dir>/plugins_registry/<name>-reg.sock`, `<root-dir>/plugins/<name>/csi.sock`);
+   * Deno's `unix:` grant is an exact path, so sockets known only at run time cannot be.
+   */
+  csiDrivers?: readonly string[];
 }

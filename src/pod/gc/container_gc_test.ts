@@ -437,3 +437,42 @@ Deno.test("createContainerGc() leaves other kubelets' memory directories (root-â
   }, { allSourcesReady: true });
   assert.deepEqual(removed, ["/mem/gone"]);
 });
+
+Deno.test("createContainerGc() keeps a gone pod's directory while it still holds CSI volumes", async () => {
+  const files = new Set([
+    "/root/pods/u1/volumes/kubernetes.io~csi/pv1/vol_data.json",
+    "/root/pods/u2/volumes/kubernetes.io~empty-dir/x/data",
+  ]);
+  const removed: string[] = [];
+  const fs: GcFileSystem = {
+    readDirNames(path) {
+      const names = new Set<string>();
+      for (const f of files) {
+        if (f.startsWith(`${path}/`)) {
+          names.add(f.slice(path.length + 1).split("/")[0]!);
+        }
+      }
+      return Promise.resolve([...names]);
+    },
+    removeAll(path) {
+      removed.push(path);
+      return Promise.resolve();
+    },
+  };
+  const runtime = {
+    listContainers: () => Promise.resolve({ containers: [] }),
+    listPodSandbox: () => Promise.resolve({ items: [] }),
+  } as unknown as RuntimeService;
+  const gc = createContainerGc({
+    runtime,
+    clock: new FakeClock(),
+    logger: new CaptureLogger(),
+    fs,
+  }, { podLogsDir: "/logs", rootDir: "/root" });
+  const result = await gc.collect(states(["u1", "u2"]), {
+    allSourcesReady: true,
+  });
+  assert.deepEqual(removed, ["/root/pods/u2"]);
+  assert.equal(result.errors.length, 1);
+  assert.match(result.errors[0]!, /still holds CSI volumes/);
+});
