@@ -49,13 +49,16 @@ export class FakeCsiNodeClient implements CsiNodeClient {
   nodeStageVolume(request: StageRequest): Promise<void> {
     return this.#log("NodeStageVolume", request);
   }
-  nodeUnstageVolume(volumeId: string, stagingTargetPath: string) {
+  nodeUnstageVolume(
+    volumeId: string,
+    stagingTargetPath: string,
+  ): Promise<void> {
     return this.#log("NodeUnstageVolume", { volumeId, stagingTargetPath });
   }
   nodePublishVolume(request: PublishRequest): Promise<void> {
     return this.#log("NodePublishVolume", request);
   }
-  nodeUnpublishVolume(volumeId: string, targetPath: string) {
+  nodeUnpublishVolume(volumeId: string, targetPath: string): Promise<void> {
     return this.#log("NodeUnpublishVolume", { volumeId, targetPath });
   }
   close(): Promise<void> {
@@ -74,7 +77,10 @@ export class FakeRegistrationClient implements RegistrationClient {
   getInfo(): Promise<PluginInfo> {
     return Promise.resolve(this.info);
   }
-  notifyRegistrationStatus(registered: boolean, error?: string) {
+  notifyRegistrationStatus(
+    registered: boolean,
+    error?: string,
+  ): Promise<void> {
     this.statuses.push({ registered, ...(error ? { error } : {}) });
     return Promise.resolve();
   }
