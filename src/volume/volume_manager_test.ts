@@ -115,7 +115,11 @@ Deno.test("VolumeManager.setUpPod() reports FailedMount with the volume and the 
     const cases: [unknown, RegExp][] = [
       [
         { name: "cfg", configMap: { name: "x" } },
-        /^MountVolume\.SetUp failed for volume "cfg" : configMap volumes need objects from the API server/,
+        /^MountVolume\.SetUp failed for volume "cfg" : configMap volumes need objects from the API server, and this kubelet runs without one/,
+      ],
+      [
+        { name: "n", nfs: { server: "s", path: "/" } },
+        /^MountVolume\.SetUp failed for volume "n" : nfs volumes are not supported by this kubelet: it mounts no file systems itself/,
       ],
       [
         { name: "h", hostPath: { path: `${root}/missing`, type: "Directory" } },

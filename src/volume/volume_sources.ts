@@ -1,9 +1,9 @@
 /**
  * Reads a pod's `spec.volumes` into typed sources (pure). The sources this kubelet sets up are
  * emptyDir, hostPath, downwardAPI and projected volumes whose sources are all downwardAPI;
- * everything else (configMap, secret, service account tokens, persistent volumes, CSI, ...)
- * needs objects from the API server and is reported as unsupported, so the pod fails to mount
- * with a reason instead of starting without its data.
+ * everything else is reported as unsupported here (the API-backed ones are set up by wrappers
+ * when the kubelet has an API server), so the pod fails to mount with a reason instead of
+ * starting without its data.
  *
  * @module
  */
@@ -175,13 +175,27 @@ export function podVolumes(pod: Pod): PodVolume[] {
   }));
 }
 
+/** Sources whose data comes from API objects: a kubelet without an API server cannot set them up. */
+const API_BACKED = new Set([
+  "configMap",
+  "secret",
+  "persistentVolumeClaim",
+  "ephemeral",
+  "csi",
+]);
+
 /**
- * The FailedMount message for a source that needs the API server (upstream's
- * `MountVolume.SetUp failed for volume "x" : ...` wording).
+ * The FailedMount message for a source this volume manager does not set up (upstream's
+ * `MountVolume.SetUp failed for volume "x" : ...` wording): API-backed sources on a kubelet
+ * without an API server, and in-tree sources that need a mount the kubelet cannot make.
  */
 export function unsupportedSourceMessage(
   name: string,
   source: string,
 ): string {
-  return `MountVolume.SetUp failed for volume "${name}" : ${source} volumes need objects from the API server, which this kubelet does not read yet; use emptyDir, hostPath or downwardAPI`;
+  const kind = source.split(" ")[0]!;
+  const why = API_BACKED.has(kind) || source.startsWith("projected ")
+    ? `${source} volumes need objects from the API server, and this kubelet runs without one (set --kubeconfig); use emptyDir, hostPath or downwardAPI`
+    : `${source} volumes are not supported by this kubelet: it mounts no file systems itself (no mount(8) under its permissions); use a CSI driver, a persistentVolumeClaim, emptyDir or hostPath (docs/volumes.md)`;
+  return `MountVolume.SetUp failed for volume "${name}" : ${why}`;
 }
