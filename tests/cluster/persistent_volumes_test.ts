@@ -3,7 +3,8 @@
  * controller binds the claims) with an in-process kubelet.ts on a private containerd: a pod whose
  * claim does not exist yet waits with reason FailedMount and upstream's text, then starts once
  * the claim is bound to a hostPath PV; a local PV and a read-only claim of the same PV are
- * mounted as upstream mounts them (a write through the read-only claim fails). Node and
+ * mounted as upstream mounts them (a write through the read-only claim fails); a generic
+ * ephemeral volume's claim, made and bound by the control plane, is mounted too. Node and
  * namespace are `csi-pv-<random>`; the PVs are cluster-scoped and deleted at the end.
  */
 import assert from "node:assert/strict";
@@ -79,7 +80,7 @@ Deno.test({
     const hostDir = `${k.dir}/host-pv`;
     const localDir = `${k.dir}/local-pv`;
     await Deno.mkdir(localDir);
-    const pvs = [`${ns}-host`, `${ns}-local`];
+    const pvs = [`${ns}-host`, `${ns}-local`, `${ns}-eph`];
     try {
       const pod = pinnedPod("writer", ns, [
         "sh",
@@ -154,6 +155,39 @@ Deno.test({
       }, 60_000);
       // the data stays on the volume: a PV outlives its pods
       assert.equal(await Deno.readTextFile(`${hostDir}/out`), "from-pod\n");
+
+      // a generic ephemeral volume: the control plane's ephemeral controller makes the claim
+      // `<pod>-<volume>` owned by the pod, its PV controller binds it to this PV
+      const ephDir = `${k.dir}/eph-pv`;
+      await createObject(volume(pvs[2]!, ns, "eph-scratch", {
+        hostPath: { path: ephDir, type: "DirectoryOrCreate" },
+      }));
+      const eph = pinnedPod("eph", ns, [
+        "sh",
+        "-c",
+        "echo scratch > /s/out; sleep 3600",
+      ], { volumeMounts: [{ name: "scratch", mountPath: "/s" }] });
+      (eph.spec as Record<string, unknown>).volumes = [{
+        name: "scratch",
+        ephemeral: {
+          volumeClaimTemplate: {
+            spec: {
+              storageClassName: "",
+              accessModes: ["ReadWriteOnce"],
+              resources: { requests: { storage: "1Mi" } },
+            },
+          },
+        },
+      }];
+      await createObject(eph);
+      await waitFor("the ephemeral volume's pod Running", async () => {
+        const p = await getJson<PodJson>("pod", "-n", ns, "eph");
+        return p?.status?.phase === "Running" ? p : undefined;
+      }, 120_000);
+      await waitFor("the write to the ephemeral volume", async () => {
+        const text = await Deno.readTextFile(`${ephDir}/out`).catch(() => "");
+        return text === "scratch\n" ? true : undefined;
+      }, 30_000);
     } finally {
       await k.stop();
       for (const pv of pvs) {
