@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import type { Pod } from "../api/mod.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createVolumeManager } from "../volume/mod.ts";
-import { withStorageVolumes } from "./storage_volumes.ts";
+import {
+  type CsiVolumeHost,
+  type CsiVolumeRequest,
+  withStorageVolumes,
+} from "./storage_volumes.ts";
 import { FakeClaimReader, makeClaim, makeVolume } from "./testing.ts";
 
 function makePod(volumes: unknown[], mounts: unknown[]): Pod {
@@ -212,5 +216,57 @@ Deno.test("an ephemeral volume's claim is <pod>-<volume> and must be controlled 
     );
     reader.addClaim(makeClaim("ns", "p-scratch", "pv1", { owner: "pod-uid" }));
     assert.deepEqual(await manager(root, reader).setUpPod(pod), { ok: true });
+  });
+});
+
+Deno.test("CSI volumes go to the CSI host; a failed unpublish keeps the pod's volume directories", async () => {
+  await withRoot(async (root, reader) => {
+    const requests: CsiVolumeRequest[] = [];
+    let clean = false;
+    const csi: CsiVolumeHost = {
+      setUp(_pod, request) {
+        requests.push(request);
+        return Promise.resolve(`${root}/published/${request.specName}`);
+      },
+      tearDownPod: () => Promise.resolve(clean),
+    };
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    reader.addVolume(makeVolume("pv1", {
+      accessModes: ["ReadWriteOnce"],
+      csi: { driver: "d", volumeHandle: "h", readOnly: true },
+    }, "claim-c1"));
+    const volumes = withStorageVolumes(
+      createVolumeManager({ logger: new CaptureLogger() }, { rootDir: root }),
+      { claims: reader, logger: new CaptureLogger(), csi },
+    );
+    const pod = makePod([
+      { name: "data", persistentVolumeClaim: { claimName: "c1" } },
+      { name: "eph", csi: { driver: "d", volumeAttributes: { a: "b" } } },
+      { name: "scratch", emptyDir: {} },
+    ], [
+      { name: "data", mountPath: "/data" },
+      { name: "eph", mountPath: "/eph" },
+    ]);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    assert.deepEqual(
+      requests.map((r) => [r.volume, r.specName, r.inline, r.readOnly]),
+      [["data", "pv1", false, true], ["eph", "eph", true, false]],
+    );
+    const mounts = await volumes.containerMounts(
+      pod,
+      pod.spec.containers[0]!,
+      context,
+    );
+    assert.deepEqual(mounts.map((m) => [m.hostPath, m.readonly]), [
+      [`${root}/published/pv1`, true],
+      [`${root}/published/eph`, false],
+    ]);
+    const scratch =
+      `${root}/pods/pod-uid/volumes/kubernetes.io~empty-dir/scratch`;
+    await volumes.tearDownPod(pod);
+    assert.ok((await Deno.stat(scratch)).isDirectory);
+    clean = true;
+    await volumes.tearDownPod(pod);
+    await assert.rejects(Deno.stat(scratch));
   });
 });
