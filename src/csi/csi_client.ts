@@ -112,13 +112,24 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-function transport(socket: string, timeoutMs: number): GrpcTransport {
-  return createGrpcTransport({
-    endpoint: `unix://${socket}`,
-    flag: "CSI plugin",
-    timeoutMs,
-    connectRetryDelaysMs: [],
-  });
+/**
+ * A channel opened at the first call, so that a failure to open it (a socket the permission
+ * lists do not grant) rejects that call like any other gRPC failure.
+ */
+function lazyTransport(socket: string, timeoutMs: number) {
+  let open: GrpcTransport | undefined;
+  return {
+    get: (): GrpcTransport =>
+      open ??= createGrpcTransport({
+        endpoint: `unix://${socket}`,
+        flag: "CSI plugin",
+        timeoutMs,
+        connectRetryDelaysMs: [],
+      }),
+    close: async (): Promise<void> => {
+      await open?.close();
+    },
+  };
 }
 
 /** A client of the registration socket at `socket` (upstream's `dial` timeout: 1 s per call). */
@@ -126,10 +137,12 @@ export function createRegistrationClient(
   socket: string,
   options: { timeoutMs?: number } = {},
 ): RegistrationClient {
-  const t = transport(socket, options.timeoutMs ?? 10_000);
+  const t = lazyTransport(socket, options.timeoutMs ?? 10_000);
   return {
     async getInfo() {
-      const info = await call(() => t.unary(Registration.method.getInfo, {}));
+      const info = await call(() =>
+        t.get().unary(Registration.method.getInfo, {})
+      );
       return {
         type: info.type,
         name: info.name,
@@ -139,13 +152,13 @@ export function createRegistrationClient(
     },
     async notifyRegistrationStatus(registered, error) {
       await call(() =>
-        t.unary(Registration.method.notifyRegistrationStatus, {
+        t.get().unary(Registration.method.notifyRegistrationStatus, {
           pluginRegistered: registered,
           error: error ?? "",
         })
       );
     },
-    close: () => t.close(),
+    close: t.close,
   };
 }
 
@@ -167,10 +180,10 @@ export function createCsiNodeClient(
   socket: string,
   options: { timeoutMs?: number } = {},
 ): CsiNodeClient {
-  const t = transport(socket, options.timeoutMs ?? 120_000);
+  const t = lazyTransport(socket, options.timeoutMs ?? 120_000);
   return {
     async nodeGetInfo() {
-      const info = await call(() => t.unary(Node.method.nodeGetInfo, {}));
+      const info = await call(() => t.get().unary(Node.method.nodeGetInfo, {}));
       return {
         nodeId: info.nodeId,
         maxVolumesPerNode: Number(info.maxVolumesPerNode),
@@ -179,7 +192,7 @@ export function createCsiNodeClient(
     },
     async nodeGetCapabilities() {
       const got = await call(() =>
-        t.unary(Node.method.nodeGetCapabilities, {})
+        t.get().unary(Node.method.nodeGetCapabilities, {})
       );
       const names = new Set<string>();
       for (const c of got.capabilities) {
@@ -192,7 +205,7 @@ export function createCsiNodeClient(
     },
     async nodeStageVolume(r) {
       await call(() =>
-        t.unary(Node.method.nodeStageVolume, {
+        t.get().unary(Node.method.nodeStageVolume, {
           volumeId: r.volumeId,
           publishContext: r.publishContext,
           stagingTargetPath: r.stagingTargetPath,
@@ -204,12 +217,15 @@ export function createCsiNodeClient(
     },
     async nodeUnstageVolume(volumeId, stagingTargetPath) {
       await call(() =>
-        t.unary(Node.method.nodeUnstageVolume, { volumeId, stagingTargetPath })
+        t.get().unary(Node.method.nodeUnstageVolume, {
+          volumeId,
+          stagingTargetPath,
+        })
       );
     },
     async nodePublishVolume(r) {
       await call(() =>
-        t.unary(Node.method.nodePublishVolume, {
+        t.get().unary(Node.method.nodePublishVolume, {
           volumeId: r.volumeId,
           publishContext: r.publishContext,
           stagingTargetPath: r.stagingTargetPath,
@@ -223,9 +239,9 @@ export function createCsiNodeClient(
     },
     async nodeUnpublishVolume(volumeId, targetPath) {
       await call(() =>
-        t.unary(Node.method.nodeUnpublishVolume, { volumeId, targetPath })
+        t.get().unary(Node.method.nodeUnpublishVolume, { volumeId, targetPath })
       );
     },
-    close: () => t.close(),
+    close: t.close,
   };
 }

@@ -491,6 +491,8 @@ export async function planPermissions(
       "--csi-driver",
     );
     b.add("net", `unix:${csiRoot}/plugins/${driver}/csi.sock`, "--csi-driver");
+    // the gRPC client's request host, as for the CRI socket
+    b.add("net", CRI_URL_GRANT, "--csi-driver");
   }
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);
