@@ -113,8 +113,8 @@ export function createPluginWatcher(
   options: { dir: string },
 ): PluginWatcher {
   const drivers = new Map<string, RegisteredDriver>();
-  /** Sockets tried: registered, or failed (not retried until the socket changes). */
-  const seen = new Map<string, { name?: string; mtime: number }>();
+  /** Registered sockets, with the mtime they had (a socket made again registers again). */
+  const seen = new Map<string, { name: string; mtime: number }>();
   const list = deps.listSockets ?? denoListSockets;
   const logger = deps.logger;
 
@@ -209,9 +209,9 @@ export function createPluginWatcher(
       for (const [socket, entry] of [...seen]) {
         if (present.has(socket)) continue;
         seen.delete(socket);
-        const still = entry.name && drivers.get(entry.name);
+        const still = drivers.get(entry.name);
         if (still && still.registrationSocket === socket) {
-          await deregister(entry.name!);
+          await deregister(entry.name);
         }
       }
       for (const socket of sockets) {
@@ -221,7 +221,8 @@ export function createPluginWatcher(
         // a socket made again (a restarted registrar) registers again
         if (before && before.mtime === mtime) continue;
         const name = await register(socket);
-        seen.set(socket, { ...(name ? { name } : {}), mtime });
+        // a failed one is tried again at the next pass, as upstream's reconciler does
+        if (name) seen.set(socket, { name, mtime });
       }
     },
     async run(signal, periodMs = 1_000) {

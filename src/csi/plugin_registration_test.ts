@@ -103,6 +103,9 @@ Deno.test("a plugin of another type or CSI version is refused and told why", asy
       "no handler registered for plugin type: DevicePlugin at socket /r/plugins_registry/d-reg.sock",
   }]);
   assert.deepEqual(other.watcher.names(), []);
+  // tried again at the next pass, as upstream's reconciler does
+  await other.watcher.reconcile();
+  assert.equal(other.registration.statuses.length, 2);
   const old = setUp({ versions: ["0.3.0"] });
   await old.watcher.reconcile();
   assert.match(
