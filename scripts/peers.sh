@@ -30,6 +30,10 @@
 #                                    serves; the upstream driver and registrar are not on the Go
 #                                    module proxy); prints the binary's path
 #   bash scripts/peers.sh csi-hostpath-path  print that path (exit 1 when it is not built)
+#   bash scripts/peers.sh csi-provisioner  build the external provisioner (peers/csiprovisioner:
+#                                    github.com/kubernetes-csi/external-provisioner/v5, for
+#                                    dynamic provisioning with the CSI test driver); prints its path
+#   bash scripts/peers.sh csi-provisioner-path  print that path (exit 1 when it is not built)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -75,6 +79,8 @@ addons_want=(kube-proxy coredns)
 # The CSI test driver has its own key.
 csi_sum=$(cd "$peers/csihostpath" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-12)
 csi_bin="$cache_root/csihostpath-$csi_sum/bin"
+prov_sum=$(cat "$peers/csiprovisioner/go.mod" "$peers/csiprovisioner/go.sum" | sha256sum | cut -c1-12)
+prov_bin="$cache_root/csi-provisioner-$prov_sum/bin"
 
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
@@ -120,6 +126,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = metricsserver ] && out=$ms_bin/$name
   [ "$dir" = kubeproxy ] || [ "$dir" = coredns ] && out=$addons_bin/$name
   [ "$dir" = csihostpath ] && out=$csi_bin/$name
+  [ "$dir" = csiprovisioner ] && out=$prov_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -210,6 +217,13 @@ build_csi_hostpath() {
   echo "$csi_bin/csihostpath"
 }
 
+build_csi_provisioner() {
+  mkdir -p "$prov_bin"
+  build_one csi-provisioner csiprovisioner \
+    github.com/kubernetes-csi/external-provisioner/v5/cmd/csi-provisioner
+  echo "$prov_bin/csi-provisioner"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -248,8 +262,16 @@ csi-hostpath-path)
   }
   echo "$csi_bin/csihostpath"
   ;;
+csi-provisioner) build_csi_provisioner ;;
+csi-provisioner-path)
+  [ -x "$prov_bin/csi-provisioner" ] || {
+    log "external provisioner not built: run bash scripts/peers.sh csi-provisioner"
+    exit 1
+  }
+  echo "$prov_bin/csi-provisioner"
+  ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path" >&2
   exit 2
   ;;
 esac

@@ -1,5 +1,5 @@
-// Command csihostpath is a CSI node plugin for the kubelet tests: it serves the CSI Identity and
-// Node services on one unix socket and the kubelet plugin registration service on another (the
+// Command csihostpath is a CSI plugin for the kubelet tests: it serves the CSI Identity, Node
+// and Controller (create and delete only) services on one unix socket and the kubelet plugin registration service on another (the
 // part node-driver-registrar plays), keeps each volume's data in <data-dir>/<volume id> and
 // bind-mounts it at the publish target, as csi-driver-host-path does for filesystem volumes.
 // Every call is appended to a JSON-lines log so a test can compare what two kubelets asked.
@@ -34,6 +34,7 @@ import (
 type plugin struct {
 	csi.UnimplementedIdentityServer
 	csi.UnimplementedNodeServer
+	csi.UnimplementedControllerServer
 	registration.UnimplementedRegistrationServer
 
 	name, nodeID, dataDir, csiSocket string
@@ -72,7 +73,49 @@ func (p *plugin) GetPluginInfo(_ context.Context, req *csi.GetPluginInfoRequest)
 
 func (p *plugin) GetPluginCapabilities(_ context.Context, req *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
 	p.record("GetPluginCapabilities", req)
-	return &csi.GetPluginCapabilitiesResponse{}, nil
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: []*csi.PluginCapability{{
+		Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{
+			Type: csi.PluginCapability_Service_CONTROLLER_SERVICE,
+		}},
+	}}}, nil
+}
+
+// ControllerGetCapabilities: volumes are created and deleted (dynamic provisioning); there is
+// no attach, so a CSIDriver with attachRequired: false fits.
+func (p *plugin) ControllerGetCapabilities(_ context.Context, req *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
+	p.record("ControllerGetCapabilities", req)
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{{
+		Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{
+			Type: csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
+		}},
+	}}}, nil
+}
+
+// CreateVolume makes <data-dir>/<name>; the volume id is the name the provisioner chose.
+func (p *plugin) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+	p.record("CreateVolume", req)
+	if req.GetName() == "" || len(req.GetVolumeCapabilities()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "name and volume capabilities are required")
+	}
+	if err := os.MkdirAll(filepath.Join(p.dataDir, req.GetName()), 0o777); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &csi.CreateVolumeResponse{Volume: &csi.Volume{
+		VolumeId:      req.GetName(),
+		CapacityBytes: req.GetCapacityRange().GetRequiredBytes(),
+		VolumeContext: req.GetParameters(),
+	}}, nil
+}
+
+func (p *plugin) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+	p.record("DeleteVolume", req)
+	if req.GetVolumeId() == "" || filepath.Base(req.GetVolumeId()) != req.GetVolumeId() {
+		return nil, status.Error(codes.InvalidArgument, "a plain volume id is required")
+	}
+	if err := os.RemoveAll(filepath.Join(p.dataDir, req.GetVolumeId())); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &csi.DeleteVolumeResponse{}, nil
 }
 
 func (p *plugin) Probe(_ context.Context, req *csi.ProbeRequest) (*csi.ProbeResponse, error) {
@@ -235,6 +278,7 @@ func main() {
 	csiServer := grpc.NewServer()
 	csi.RegisterIdentityServer(csiServer, p)
 	csi.RegisterNodeServer(csiServer, p)
+	csi.RegisterControllerServer(csiServer, p)
 	go func() { _ = csiServer.Serve(listen(p.csiSocket)) }()
 	// the registration socket appears once the CSI socket serves, as the registrar does it
 	regServer := grpc.NewServer()

@@ -18,9 +18,9 @@ import { inlineVolumeHandle } from "../../src/csi/mod.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
-async function driverBinary(): Promise<string | undefined> {
+async function peerPath(target: string): Promise<string | undefined> {
   const out = await new Deno.Command("bash", {
-    args: [`${ROOT}/scripts/peers.sh`, "csi-hostpath-path"],
+    args: [`${ROOT}/scripts/peers.sh`, target],
     stdout: "piped",
     stderr: "null",
   }).output();
@@ -29,7 +29,8 @@ async function driverBinary(): Promise<string | undefined> {
     : undefined;
 }
 
-const driverPath = await driverBinary();
+const driverPath = await peerPath("csi-hostpath-path");
+const provisionerPath = await peerPath("csi-provisioner-path");
 const missing = apiKubeletMissing ??
   (privateCriMissing ? "no private containerd (root, cri_env)" : undefined) ??
   (driverPath
@@ -342,6 +343,132 @@ Deno.test({
         () => {},
       );
       await removeTree(root).catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "kubelet.ts: a claim of a StorageClass is provisioned by the external provisioner, published, and deleted with its data",
+  ignore: missing !== undefined || !provisionerPath,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await using cri = await privateCri("csip", 200, 10);
+    const k = await startApiKubelet("csip", { criEndpoint: cri.endpoint });
+    const node = k.node;
+    const rootDir = `${k.dir}/root`;
+    const driver = `${node}.csi.kts.test`;
+    const sc = `${node}-sc`;
+    await createObject({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "CSIDriver",
+      metadata: { name: driver },
+      spec: { attachRequired: false, podInfoOnMount: true },
+    });
+    await createObject({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: sc },
+      provisioner: driver,
+      volumeBindingMode: "Immediate",
+      reclaimPolicy: "Delete",
+      parameters: { tier: "gold" },
+    });
+    let pvName = "";
+    try {
+      await using plugin = startDriver(rootDir, driver, node, k.dir);
+      const provisioner = new Deno.Command(provisionerPath!, {
+        args: [
+          `--kubeconfig=${cluster.kubeconfig}`,
+          `--csi-address=${rootDir}/plugins/${driver}/csi.sock`,
+          "--leader-election=false",
+          "--timeout=30s",
+          "--v=2",
+        ],
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      try {
+        await waitFor("the driver in the CSINode", async () => {
+          const n = await getJson<
+            { spec: { drivers: { name: string }[] | null } }
+          >("csinode", node);
+          return n?.spec.drivers?.find((d) => d.name === driver);
+        }, 60_000);
+        await createObject({
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name: "dyn", namespace: node },
+          spec: {
+            storageClassName: sc,
+            accessModes: ["ReadWriteOnce"],
+            resources: { requests: { storage: "1Mi" } },
+          },
+        });
+        const bound = await waitFor(
+          "the claim provisioned and bound",
+          async () => {
+            const c = await getJson<
+              { spec: { volumeName?: string }; status?: { phase?: string } }
+            >("pvc", "-n", node, "dyn");
+            return c?.status?.phase === "Bound" ? c : undefined;
+          },
+          120_000,
+        );
+        pvName = bound.spec.volumeName ?? "";
+        const pod = pinnedPod("dyn-pod", node, [
+          "sh",
+          "-c",
+          "echo provisioned > /data/out && sleep 3600",
+        ], { volumeMounts: [{ name: "data", mountPath: "/data" }] });
+        (pod.spec as Record<string, unknown>).volumes = [
+          { name: "data", persistentVolumeClaim: { claimName: "dyn" } },
+        ];
+        await createObject(pod);
+        await waitFor("pod Running", async () => {
+          const p = await getJson<PodJson>("pod", "-n", node, "dyn-pod");
+          return p?.status?.phase === "Running" ? p : undefined;
+        }, 120_000);
+        const data = `${k.dir}/data/${pvName}/out`;
+        await waitFor("the pod's write", async () => {
+          const text = await Deno.readTextFile(data).catch(() => "");
+          return text === "provisioned\n" ? true : undefined;
+        }, 30_000);
+        const publish = (await plugin.calls()).find((c) =>
+          c.method === "NodePublishVolume"
+        );
+        assert.equal(publish?.request.volumeId, pvName);
+        assert.equal(
+          (publish?.request.volumeContext as Record<string, string>)?.tier,
+          "gold",
+        );
+        await kubectl("delete", "pod", "-n", node, "dyn-pod", "--wait=false");
+        await waitFor("the volume unpublished", async () => {
+          const calls = await plugin.calls();
+          return calls.some((c) => c.method === "NodeUnstageVolume")
+            ? true
+            : undefined;
+        }, 120_000);
+        await kubectl("delete", "pvc", "-n", node, "dyn", "--wait=false");
+        await waitFor("the provisioner's DeleteVolume", async () => {
+          const calls = await plugin.calls();
+          return calls.some((c) => c.method === "DeleteVolume")
+            ? true
+            : undefined;
+        }, 120_000);
+        await assert.rejects(Deno.stat(`${k.dir}/data/${pvName}`));
+      } finally {
+        provisioner.kill("SIGTERM");
+        await provisioner.status;
+      }
+    } finally {
+      if (pvName) {
+        await kubectl("delete", "pv", pvName, "--wait=false").catch(() => {});
+      }
+      await kubectl("delete", "storageclass", sc).catch(() => {});
+      await kubectl("delete", "csidriver", driver).catch(() => {});
+      await k.stop();
     }
   },
 });
