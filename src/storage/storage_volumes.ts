@@ -243,6 +243,10 @@ export function withStorageVolumes(
           volumes.push(volume);
           continue;
         }
+        // upstream's populator skips a volume no container uses: its claim is never read
+        if (!used.mounts.has(volume.name) && !used.devices.has(volume.name)) {
+          continue;
+        }
         let ready = done.get(volume.name);
         if (!ready) {
           try {

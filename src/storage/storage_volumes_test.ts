@@ -109,6 +109,17 @@ Deno.test("a claim that cannot be used yet fails the mount with upstream's text"
   });
 });
 
+Deno.test("a claim no container mounts is not read, as upstream skips unused volumes", async () => {
+  await withRoot(async (root, reader) => {
+    const pod = makePod(
+      [{ name: "unused", persistentVolumeClaim: { claimName: "pending" } }],
+      [],
+    );
+    assert.deepEqual(await manager(root, reader).setUpPod(pod), { ok: true });
+    assert.deepEqual(reader.calls, []);
+  });
+});
+
 Deno.test("a bound hostPath PV is mounted from its path, read-only with the claim, read once", async () => {
   await withRoot(async (root, reader) => {
     const host = `${root}/host`;
