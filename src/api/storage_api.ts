@@ -1,8 +1,8 @@
 /**
  * The storage objects a kubelet reads and writes over the REST client: a pod's
  * PersistentVolumeClaims and their PersistentVolumes (GET by name, what the Node authorizer
- * grants for claims of pods bound to the node), CSIDrivers and VolumeAttachments (GET), and the
- * node's own CSINode (GET, create, replace).
+ * grants for claims of pods bound to the node), CSIDrivers and VolumeAttachments (GET), the
+ * node's own CSINode (GET, create, replace) and its Node's labels and annotations (GET, patch).
  * @module
  */
 import type { ObjectMeta } from "./core_v1.ts";
@@ -111,6 +111,19 @@ export interface StorageApi {
   createCsiNode(node: CsiNode, options?: ApiCallOptions): Promise<CsiNode>;
   /** PUT; rejects with a 409 `ApiStatusError` when `resourceVersion` is stale. */
   updateCsiNode(node: CsiNode, options?: ApiCallOptions): Promise<CsiNode>;
+  /** The node's labels and annotations (for the CSI node id annotation and topology labels). */
+  getNodeMetadata(
+    name: string,
+    options?: ApiCallOptions,
+  ): Promise<ObjectMeta>;
+  /** A strategic merge patch of the node's `metadata` (labels, annotations). */
+  patchNodeMetadata(
+    name: string,
+    metadata: Pick<ObjectMeta, "labels" | "annotations"> & {
+      resourceVersion?: string;
+    },
+    options?: ApiCallOptions,
+  ): Promise<ObjectMeta>;
 }
 
 function seg(s: string): string {
@@ -177,6 +190,34 @@ export class StorageClient implements StorageApi {
       body: { apiVersion: "storage.k8s.io/v1", kind: "CSINode", ...node },
       ...(options?.signal ? { signal: options.signal } : {}),
     });
+  }
+
+  async getNodeMetadata(
+    name: string,
+    options?: ApiCallOptions,
+  ): Promise<ObjectMeta> {
+    const node = await this.#get<{ metadata: ObjectMeta }>(
+      `/api/v1/nodes/${seg(name)}`,
+      options,
+    );
+    return node.metadata;
+  }
+
+  async patchNodeMetadata(
+    name: string,
+    metadata: Pick<ObjectMeta, "labels" | "annotations"> & {
+      resourceVersion?: string;
+    },
+    options?: ApiCallOptions,
+  ): Promise<ObjectMeta> {
+    const node = await this.#rest.request<{ metadata: ObjectMeta }>({
+      method: "PATCH",
+      path: `/api/v1/nodes/${seg(name)}`,
+      body: { metadata },
+      contentType: "application/strategic-merge-patch+json",
+      ...(options?.signal ? { signal: options.signal } : {}),
+    });
+    return node.metadata;
   }
 
   updateCsiNode(node: CsiNode, options?: ApiCallOptions): Promise<CsiNode> {

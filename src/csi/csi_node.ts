@@ -10,7 +10,7 @@ import type { Logger } from "../log/mod.ts";
 import type { CsiVolumeHost } from "../storage/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 import { createCsiNodeClient, createRegistrationClient } from "./csi_client.ts";
-import { installDriver, uninstallDriver } from "./csi_node_object.ts";
+import { registerDriver, unregisterDriver } from "./csi_node_object.ts";
 import { createCsiVolumes } from "./csi_volumes.ts";
 import {
   createPluginWatcher,
@@ -55,8 +55,8 @@ export async function startCsiNode(
     logger,
     registration: (socket) => createRegistrationClient(socket),
     csi: (endpoint) => createCsiNodeClient(endpoint, { timeoutMs: 15_000 }),
-    install: (entry) => installDriver(deps.api, node, entry),
-    uninstall: (name) => uninstallDriver(deps.api, node, name),
+    install: (name, info) => registerDriver(deps.api, node, name, info),
+    uninstall: (name) => unregisterDriver(deps.api, node, name),
   }, { dir: registry });
   const stopping = new AbortController();
   const running = watcher.run(stopping.signal, options.periodMs);

@@ -19,10 +19,16 @@ export {
 } from "./csi_client.ts";
 export {
   type CsiNodeApi,
+  type CsiNodeRegistrationApi,
   driverEntry,
   installDriver,
+  NODE_ID_ANNOTATION,
+  nodeIdAnnotation,
   type NodeOwner,
+  registerDriver,
+  topologyCollision,
   uninstallDriver,
+  unregisterDriver,
   withDriver,
   withoutDriver,
 } from "./csi_node_object.ts";

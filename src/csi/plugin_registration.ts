@@ -15,8 +15,6 @@ import type {
   PluginInfo,
   RegistrationClient,
 } from "./csi_client.ts";
-import { driverEntry } from "./csi_node_object.ts";
-import type { CsiNodeDriver } from "../api/mod.ts";
 
 /** A registered driver. */
 export interface RegisteredDriver {
@@ -75,9 +73,9 @@ export interface PluginWatcherDeps {
   logger: Logger;
   registration(socket: string): RegistrationClient;
   csi(endpoint: string): CsiNodeClient;
-  /** Writes the driver's CSINode entry. */
-  install(entry: CsiNodeDriver): Promise<void>;
-  /** Removes the driver's CSINode entry. */
+  /** Writes the driver's node id, topology labels and CSINode entry. */
+  install(name: string, info: CsiNodeInfo): Promise<void>;
+  /** Removes the driver's CSINode entry and node id. */
   uninstall(name: string): Promise<void>;
   /** The sockets now in the directory (default: a `readDir` keeping sockets). */
   listSockets?(dir: string): Promise<string[]>;
@@ -156,7 +154,7 @@ export function createPluginWatcher(
       const csi = deps.csi(endpoint);
       try {
         nodeInfo = await csi.nodeGetInfo();
-        await deps.install(driverEntry(info.name, nodeInfo));
+        await deps.install(info.name, nodeInfo);
       } catch (error) {
         return await fail(
           `RegisterPlugin error -- plugin registration failed with err: ${

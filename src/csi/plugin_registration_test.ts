@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { CaptureLogger } from "../log/testing.ts";
-import type { CsiNodeDriver } from "../api/mod.ts";
 import {
   createPluginWatcher,
   highestSupportedVersion,
@@ -10,7 +9,11 @@ import {
   FakeCsiNodeClient,
   FakeRegistrationClient,
 } from "./testing.ts";
-import { installDriver, uninstallDriver } from "./csi_node_object.ts";
+import {
+  installDriver,
+  registerDriver,
+  unregisterDriver,
+} from "./csi_node_object.ts";
 
 Deno.test("highestSupportedVersion takes the highest 1.x and refuses the rest with upstream's text", () => {
   assert.equal(highestSupportedVersion(["0.3.0", "1.0.0", "v1.2.0"]), "v1.2.0");
@@ -48,9 +51,9 @@ function setUp(info: {
       dialed.push(endpoint);
       return csi;
     },
-    install: (entry: CsiNodeDriver) =>
-      installDriver(api, { name: "n1", uid: () => "node-uid" }, entry),
-    uninstall: (name) => uninstallDriver(api, { name: "n1" }, name),
+    install: (name, info) =>
+      registerDriver(api, { name: "n1", uid: () => "node-uid" }, name, info),
+    uninstall: (name) => unregisterDriver(api, { name: "n1" }, name),
     listSockets: () => Promise.resolve([...sockets]),
   }, { dir: "/r/plugins_registry" });
   return { watcher, registration, csi, api, sockets, dialed };
@@ -84,6 +87,11 @@ Deno.test("a CSI plugin socket registers: NodeGetInfo, the CSINode entry, Notify
       }],
     },
   });
+  // upstream's node id annotation and topology labels on the Node
+  assert.deepEqual(t.api.nodeMeta.annotations, {
+    "csi.volume.kubernetes.io/nodeid": '{"d.example.com":"n1"}',
+  });
+  assert.deepEqual(t.api.nodeMeta.labels, { node: "n1", zone: "a" });
   // the same socket is not registered twice
   await t.watcher.reconcile();
   assert.equal(t.registration.statuses.length, 1);
@@ -92,6 +100,21 @@ Deno.test("a CSI plugin socket registers: NodeGetInfo, the CSINode entry, Notify
   await t.watcher.reconcile();
   assert.equal(t.watcher.get("d.example.com"), undefined);
   assert.deepEqual(t.api.nodes.get("n1")?.spec.drivers, []);
+  // the node id goes, the labels stay (as upstream)
+  assert.deepEqual(t.api.nodeMeta.annotations, {});
+  assert.deepEqual(t.api.nodeMeta.labels, { node: "n1", zone: "a" });
+});
+
+Deno.test("a topology segment that disagrees with a Node label fails the registration", async () => {
+  const t = setUp({});
+  t.api.nodeMeta.labels = { zone: "b" };
+  await t.watcher.reconcile();
+  assert.deepEqual(t.registration.statuses, [{
+    registered: false,
+    error:
+      'RegisterPlugin error -- plugin registration failed with err: detected topology value collision: driver reported "zone":"a" but existing label is "zone":"b"',
+  }]);
+  assert.equal(t.api.nodes.size, 0);
 });
 
 Deno.test("a plugin of another type or CSI version is refused and told why", async () => {

@@ -7,6 +7,7 @@ import {
   ApiConflictError,
   ApiNotFoundError,
   type CsiNode,
+  type ObjectMeta,
 } from "../api/mod.ts";
 import type {
   CsiNodeClient,
@@ -16,7 +17,7 @@ import type {
   RegistrationClient,
   StageRequest,
 } from "./csi_client.ts";
-import type { CsiNodeApi } from "./csi_node_object.ts";
+import type { CsiNodeRegistrationApi } from "./csi_node_object.ts";
 
 /** One logged call: the method and its main argument. */
 export interface FakeCall {
@@ -89,9 +90,13 @@ export class FakeRegistrationClient implements RegistrationClient {
   }
 }
 
-/** CSINodes in memory; `conflicts` makes that many next updates fail with 409. */
-export class FakeCsiNodeApi implements CsiNodeApi {
+/**
+ * CSINodes and one Node's metadata in memory; `conflicts` makes that many next CSINode
+ * updates fail with 409.
+ */
+export class FakeCsiNodeApi implements CsiNodeRegistrationApi {
   nodes = new Map<string, CsiNode>();
+  nodeMeta: ObjectMeta = { name: "n1", resourceVersion: "1" };
   conflicts = 0;
   writes: string[] = [];
 
@@ -108,6 +113,36 @@ export class FakeCsiNodeApi implements CsiNodeApi {
     this.writes.push("create");
     this.nodes.set(node.metadata.name ?? "", structuredClone(node));
     return Promise.resolve(node);
+  }
+  getNodeMetadata(): Promise<ObjectMeta> {
+    return Promise.resolve(structuredClone(this.nodeMeta));
+  }
+  /** A strategic merge of labels and annotations (null deletes a key). */
+  patchNodeMetadata(
+    _name: string,
+    patch: {
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    },
+  ): Promise<ObjectMeta> {
+    this.writes.push("patch node");
+    const merge = (
+      into: Record<string, string> | undefined,
+      from: Record<string, string | null> | undefined,
+    ) => {
+      const out = { ...(into ?? {}) };
+      for (const [k, v] of Object.entries(from ?? {})) {
+        if (v === null) delete out[k];
+        else out[k] = v;
+      }
+      return out;
+    };
+    this.nodeMeta = {
+      ...this.nodeMeta,
+      labels: merge(this.nodeMeta.labels, patch.labels),
+      annotations: merge(this.nodeMeta.annotations, patch.annotations),
+    };
+    return Promise.resolve(structuredClone(this.nodeMeta));
   }
   updateCsiNode(node: CsiNode): Promise<CsiNode> {
     this.writes.push("update");

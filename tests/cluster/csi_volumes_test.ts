@@ -93,6 +93,8 @@ function startDriver(
 export interface ScenarioResult {
   calls: string[];
   csiNodeDriver: unknown;
+  /** The Node's `csi.volume.kubernetes.io/nodeid` and its topology label, once registered. */
+  nodeMetadata: unknown;
 }
 
 function neutral(
@@ -134,6 +136,23 @@ async function csiScenario(
       >("csinode", node);
       return n?.spec.drivers?.find((d) => d.name === driver);
     }, 60_000);
+    const nodeMetadata = await waitFor("the node id annotation", async () => {
+      const n = await getJson<
+        {
+          metadata: {
+            annotations?: Record<string, string>;
+            labels?: Record<string, string>;
+          };
+        }
+      >("node", node);
+      const ids = n?.metadata.annotations?.["csi.volume.kubernetes.io/nodeid"];
+      return ids
+        ? {
+          nodeIds: ids,
+          topologyLabel: n?.metadata.labels?.["topology.hostpath.csi/node"],
+        }
+        : undefined;
+    }, 30_000);
 
     await createObject({
       apiVersion: "v1",
@@ -236,6 +255,7 @@ async function csiScenario(
     return {
       calls,
       csiNodeDriver: JSON.parse(neutral(JSON.stringify(csiNode), subs)),
+      nodeMetadata: JSON.parse(neutral(JSON.stringify(nodeMetadata), subs)),
     };
   } finally {
     await kubectl("delete", "pvc", "-n", ns, "data", "--wait=false").catch(
@@ -275,6 +295,10 @@ Deno.test({
         name: "<driver>",
         nodeID: "<node>",
         topologyKeys: ["topology.hostpath.csi/node"],
+      });
+      assert.deepEqual(result.nodeMetadata, {
+        nodeIds: '{"<driver>":"<node>"}',
+        topologyLabel: "<node>",
       });
     } finally {
       await k.stop();
@@ -328,6 +352,7 @@ Deno.test({
       ) as ScenarioResult | null;
       if (ours) {
         assert.deepEqual(ours.csiNodeDriver, result.csiNodeDriver);
+        assert.deepEqual(ours.nodeMetadata, result.nodeMetadata);
         const volumeCalls = (r: ScenarioResult) =>
           r.calls.filter((c) =>
             /^Node(Stage|Unstage|Publish|Unpublish)Volume /.test(c)

@@ -12,6 +12,7 @@ import {
   createCsiNodeClient,
   createPluginWatcher,
   createRegistrationClient,
+  driverEntry,
 } from "../../../src/csi/mod.ts";
 import type { CsiNodeDriver } from "../../../src/api/mod.ts";
 import { createLogger } from "../../../src/log/mod.ts";
@@ -22,8 +23,8 @@ const watcher = createPluginWatcher({
   logger: createLogger({ stderr: () => {} }),
   registration: (socket) => createRegistrationClient(socket),
   csi: (endpoint) => createCsiNodeClient(endpoint),
-  install: (entry) => {
-    entries.push(entry);
+  install: (name, info) => {
+    entries.push(driverEntry(name, info));
     return Promise.resolve();
   },
   uninstall: () => Promise.resolve(),
