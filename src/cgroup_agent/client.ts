@@ -63,6 +63,7 @@ function sliceResourcesOnly(resources: SliceResources): SliceResources {
   ) {
     if (resources[key] !== undefined) out[key] = resources[key];
   }
+  if (resources.cpuSet !== undefined) out.cpuSet = resources.cpuSet;
   return out;
 }
 

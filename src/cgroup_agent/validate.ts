@@ -191,7 +191,11 @@ const SLICE_RESOURCES: readonly (keyof SliceResources)[] = [
   "cpuPeriod",
   "memoryLimit",
   "pidsLimit",
+  "cpuSet",
 ];
+
+/** A kernel CPU list: numbers and ranges, comma-separated. */
+const CPU_LIST = /^\d{1,4}(-\d{1,4})?(,\d{1,4}(-\d{1,4})?)*$/;
 
 /** Undefined when the numbers are integers the unit properties take (-1: none), else why. */
 function badSliceResources(resources: unknown): string | undefined {
@@ -201,6 +205,12 @@ function badSliceResources(resources: unknown): string | undefined {
   for (const [key, value] of Object.entries(resources)) {
     if (!(SLICE_RESOURCES as readonly string[]).includes(key)) {
       return `unknown resource "${key}"; one of ${SLICE_RESOURCES.join(", ")}`;
+    }
+    if (key === "cpuSet") {
+      if (typeof value !== "string" || !CPU_LIST.test(value)) {
+        return `cpuSet must be a CPU list such as 0-3,6`;
+      }
+      continue;
     }
     const least = key === "cpuShares" || key === "cpuPeriod" ? 0 : -1;
     if (!Number.isSafeInteger(value) || (value as number) < least) {

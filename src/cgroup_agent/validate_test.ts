@@ -258,7 +258,11 @@ Deno.test("checkRequest() with the systemd driver: slices of kubepods and below,
   const ok: AgentRequest[] = [
     { op: "startSlice", cgroup: K },
     { op: "startSlice", cgroup: POD },
-    { op: "setSlice", cgroup: K, resources: { cpuShares: 2048 } },
+    {
+      op: "setSlice",
+      cgroup: K,
+      resources: { cpuShares: 2048, cpuSet: "0-1" },
+    },
     {
       op: "setSlice",
       cgroup: POD,
@@ -305,6 +309,10 @@ Deno.test("checkRequest() with the systemd driver: slices of kubepods and below,
     [
       { op: "setSlice", cgroup: POD, resources: { cpuShares: 1.5 } },
       /cpuShares must be an integer/,
+    ],
+    [
+      { op: "setSlice", cgroup: POD, resources: { cpuSet: "0-1;x" } },
+      /cpuSet must be a CPU list/,
     ],
     [
       {

@@ -25,6 +25,7 @@ export {
   type Variant,
 } from "./dbus_wire.ts";
 export {
+  cpuListBits,
   sliceComponents,
   slicePath,
   sliceResourceProperties,

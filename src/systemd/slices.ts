@@ -21,6 +21,30 @@ export interface SliceResources {
   memoryLimit?: number;
   /** Most tasks; -1 means none. */
   pidsLimit?: number;
+  /** CPUs in the kernel's list form (`0-3,6`): `AllowedCPUs`. */
+  cpuSet?: string;
+}
+
+/**
+ * A CPU list (`0-3,6`) as the bitmask `AllowedCPUs` takes: byte i holds CPUs 8i…8i+7, lowest
+ * bit first (libcontainer `RangeToBits`); undefined for a malformed list.
+ */
+export function cpuListBits(list: string): number[] | undefined {
+  const bytes: number[] = [];
+  for (const part of list.split(",")) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) return undefined;
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (to < from || to > 8191) return undefined;
+    for (let cpu = from; cpu <= to; cpu++) {
+      const i = cpu >> 3;
+      while (bytes.length <= i) bytes.push(0);
+      bytes[i]! |= 1 << (cpu & 7);
+    }
+  }
+  while (bytes.length > 1 && bytes[bytes.length - 1] === 0) bytes.pop();
+  return bytes.length ? bytes : [0];
 }
 
 /**
@@ -128,6 +152,8 @@ export function sliceResourceProperties(
   if (pids > 0 || pids === -1) {
     out.push(prop.uint64("TasksMax", pids === -1 ? INFINITY : BigInt(pids)));
   }
+  const cpus = settings.cpuSet ? cpuListBits(settings.cpuSet) : undefined;
+  if (cpus && systemdVersion >= 244) out.push(prop.bytes("AllowedCPUs", cpus));
   return out;
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  cpuListBits,
   sliceComponents,
   slicePath,
   sliceResourceProperties,
@@ -150,4 +151,26 @@ Deno.test("sliceComponents() and slicePath() convert between a slice's name and 
     sliceComponents(slicePath(["kube-pods", "x"])),
     ["kube-pods", "x"],
   );
+});
+
+Deno.test("cpuListBits() packs a CPU list as AllowedCPUs' bitmask, lowest CPU in the first byte's lowest bit", () => {
+  assert.deepEqual(cpuListBits("0-1"), [0b11]);
+  assert.deepEqual(cpuListBits("0"), [1]);
+  assert.deepEqual(cpuListBits("0-3,8,10-11"), [0x0f, 0b1101]);
+  assert.deepEqual(cpuListBits("9"), [0, 0b10]);
+  for (const bad of ["", "a", "3-1", "1,,2", "0-99999"]) {
+    assert.equal(cpuListBits(bad), undefined, bad);
+  }
+});
+
+Deno.test("sliceResourceProperties() sets AllowedCPUs from a CPU list on systemd 244 and later", () => {
+  const allowed = (version: number) =>
+    sliceResourceProperties({ cpuSet: "0-1" }, version).find(([n]) =>
+      n === "AllowedCPUs"
+    );
+  assert.deepEqual(allowed(252), ["AllowedCPUs", {
+    signature: "ay",
+    value: [3],
+  }]);
+  assert.equal(allowed(243), undefined);
 });

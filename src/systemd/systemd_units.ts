@@ -73,6 +73,10 @@ export const prop = {
     signature: "as",
     value,
   }],
+  bytes: (name: string, value: number[]): UnitProperty => [name, {
+    signature: "ay",
+    value,
+  }],
 };
 
 /** Connects to systemd over the system bus (default socket) and subscribes to job signals. */

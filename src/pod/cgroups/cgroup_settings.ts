@@ -31,6 +31,8 @@ export interface CgroupSettings {
   pidsLimit?: number;
   /** Per CRI page size name (`2MB`): bytes, or `"max"` for unbounded. */
   hugepageLimits?: Record<string, number | "max">;
+  /** CPUs the cgroup may run on, in the kernel's list form (`0-3`). */
+  cpuSet?: string;
 }
 
 /** The cgroup file system generation the host mounts at /sys/fs/cgroup. */
@@ -41,6 +43,8 @@ export interface CgroupFileWrite {
   controller: string;
   file: string;
   value: string;
+  /** Skipped when the kernel lacks the file (hugepage reservations before Linux 5.7). */
+  optional?: true;
 }
 
 /** What upstream writes for an "unbounded" hugepage limit (2^62 bytes), on v1 and v2. */
@@ -65,6 +69,7 @@ const V1_FILES: readonly {
     file: "pids.max",
     value: (s) => limitOrMax(s.pidsLimit),
   },
+  { controller: "cpuset", file: "cpuset.cpus", value: (s) => s.cpuSet },
 ];
 
 /** cgroup v2: `cpu.max` joins quota and period, "max" replaces -1. */
@@ -93,6 +98,7 @@ const V2_FILES: typeof V1_FILES = [
     file: "pids.max",
     value: (s) => limitOrMax(s.pidsLimit),
   },
+  { controller: "cpuset", file: "cpuset.cpus", value: (s) => s.cpuSet },
 ];
 
 function limitOrMax(v: number | undefined): number | string | undefined {
@@ -126,11 +132,20 @@ export function cgroupFileWrites(
   }
   for (const [size, limit] of Object.entries(settings.hugepageLimits ?? {})) {
     if (!hugetlbSizes.includes(size)) continue;
-    const file = version === "v1"
-      ? `hugetlb.${size}.limit_in_bytes`
-      : `hugetlb.${size}.max`;
+    const suffix = version === "v1" ? "limit_in_bytes" : "max";
     const value = limit === "max" ? UNBOUNDED_HUGEPAGES : `${limit}`;
-    out.push({ controller: "hugetlb", file, value });
+    out.push({
+      controller: "hugetlb",
+      file: `hugetlb.${size}.${suffix}`,
+      value,
+    });
+    // libcontainer limits the reservations to the same value where the kernel has them
+    out.push({
+      controller: "hugetlb",
+      file: `hugetlb.${size}.rsvd.${suffix}`,
+      value,
+      optional: true,
+    });
   }
   return out;
 }
@@ -226,6 +241,10 @@ export function kubepodsSettings(
     );
   }
   if (Object.keys(hugepages).length) out.hugepageLimits = hugepages;
+  // upstream `getCgroupConfig` with the none CPU manager policy: every CPU, so that systemd
+  // knows the cpuset of the slice and never drops it
+  const cpus = Math.floor(capacity.cpuMillis / 1000);
+  if (cpus > 0) out.cpuSet = cpus === 1 ? "0" : `0-${cpus - 1}`;
   return out;
 }
 

@@ -46,8 +46,20 @@ Deno.test("cgroupFileWrites() picks each generation's files", () => {
     { controller: "hugetlb", file: "hugetlb.2MB.limit_in_bytes", value: "0" },
     {
       controller: "hugetlb",
+      file: "hugetlb.2MB.rsvd.limit_in_bytes",
+      value: "0",
+      optional: true,
+    },
+    {
+      controller: "hugetlb",
       file: "hugetlb.1GB.limit_in_bytes",
       value: "4611686018427387904",
+    },
+    {
+      controller: "hugetlb",
+      file: "hugetlb.1GB.rsvd.limit_in_bytes",
+      value: "4611686018427387904",
+      optional: true,
     },
   ]);
   assert.deepEqual(
@@ -58,8 +70,17 @@ Deno.test("cgroupFileWrites() picks each generation's files", () => {
       { controller: "memory", file: "memory.max", value: "67108864" },
       { controller: "pids", file: "pids.max", value: "max" },
       { controller: "hugetlb", file: "hugetlb.2MB.max", value: "0" },
+      {
+        controller: "hugetlb",
+        file: "hugetlb.2MB.rsvd.max",
+        value: "0",
+        optional: true,
+      },
     ],
   );
+  assert.deepEqual(cgroupFileWrites({ cpuSet: "0-3" }, "v2"), [
+    { controller: "cpuset", file: "cpuset.cpus", value: "0-3" },
+  ]);
   // nothing set, nothing written; no hugetlb controller, no hugepage files
   assert.deepEqual(cgroupFileWrites({}, "v2"), []);
   assert.deepEqual(
@@ -85,6 +106,8 @@ Deno.test("kubepodsSettings() limits kubepods to capacity minus kube- and system
     memoryLimit: 13.5 * GiB,
     pidsLimit: 31_768,
     hugepageLimits: { "2MB": 0.5 * GiB },
+    // upstream's none CPU manager policy: every CPU
+    cpuSet: "0-3",
   });
   // without "pods" in enforceNodeAllocatable: the whole capacity
   assert.deepEqual(kubepodsSettings(capacity, { ...reserved, enforce: [] }), {
@@ -92,6 +115,7 @@ Deno.test("kubepodsSettings() limits kubepods to capacity minus kube- and system
     memoryLimit: 16 * GiB,
     pidsLimit: 32_768,
     hugepageLimits: { "2MB": GiB },
+    cpuSet: "0-3",
   });
   // never below zero
   assert.equal(

@@ -138,7 +138,12 @@ export async function applyCgroup(
   for (const w of writes) {
     const dir = dirOf(tree, w.controller, path);
     if (!create && !await tree.fs.exists(dir)) continue;
-    await tree.fs.writeTextFile(`${dir}/${w.file}`, w.value);
+    try {
+      await tree.fs.writeTextFile(`${dir}/${w.file}`, w.value);
+    } catch (error) {
+      if (w.optional && error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
     done.push(w);
   }
   return done;

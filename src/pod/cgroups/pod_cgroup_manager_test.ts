@@ -95,6 +95,42 @@ Deno.test("applyCgroup() on cgroup v2 enables the controllers down the tree and 
   }
 });
 
+Deno.test("applyCgroup() limits hugepage reservations like the pages, and skips them on a kernel without them", async () => {
+  for (const rsvd of [true, false]) {
+    const mount = await Deno.makeTempDir({ prefix: "kts-cgv2-" });
+    try {
+      await Deno.writeTextFile(`${mount}/cgroup.controllers`, "hugetlb");
+      const kernel = v2Kernel();
+      const fs: CgroupTreeFs = {
+        ...kernel,
+        // before Linux 5.7 there are no reservation files
+        writeTextFile: (path, text) =>
+          !rsvd && path.includes(".rsvd.")
+            ? Promise.reject(new Deno.errors.NotFound(path))
+            : kernel.writeTextFile(path, text),
+      };
+      const tree = await openCgroupTree(fs, mount, ["2MB"]);
+      const done = await applyCgroup(tree, "/kubepods/pod1", {
+        hugepageLimits: { "2MB": 4 * 2 ** 20 },
+      });
+      const pod = `${mount}/kubepods/pod1`;
+      assert.equal(await read(`${pod}/hugetlb.2MB.max`), "4194304");
+      assert.equal(
+        await read(`${pod}/hugetlb.2MB.rsvd.max`),
+        rsvd ? "4194304" : undefined,
+      );
+      assert.deepEqual(
+        done.map((w) => w.file),
+        rsvd
+          ? ["hugetlb.2MB.max", "hugetlb.2MB.rsvd.max"]
+          : ["hugetlb.2MB.max"],
+      );
+    } finally {
+      await Deno.remove(mount, { recursive: true });
+    }
+  }
+});
+
 /**
  * The host file system where removing a cgroup directory drops its interface files, as
  * rmdir does on cgroupfs; one with subdirectories stays.
