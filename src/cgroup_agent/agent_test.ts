@@ -196,10 +196,11 @@ Deno.test("the agent carries the systemd driver's slice calls and refuses the re
   try {
     const pod = "/kubepods.slice/kubepods-pod1_2.slice";
     await client.slices.start(pod);
-    // hugepages have no unit property: the client sends the five numbers only
+    // hugepages have no unit property: the client sends the numbers and the CPU list only
     await client.slices.set(pod, {
       cpuShares: 256,
       memoryLimit: 1 << 26,
+      cpuSet: "0-1",
       hugepageLimits: { "2MB": 0 },
     } as never);
     await client.slices.stop(pod);
@@ -213,7 +214,7 @@ Deno.test("the agent carries the systemd driver's slice calls and refuses the re
     );
     assert.deepEqual(calls, [
       ["start", pod],
-      ["set", pod, { cpuShares: 256, memoryLimit: 1 << 26 }],
+      ["set", pod, { cpuShares: 256, memoryLimit: 1 << 26, cpuSet: "0-1" }],
       ["stop", pod],
     ]);
   } finally {
