@@ -96,6 +96,7 @@ export type {
 } from "./lifecycle/runtime_pods.ts";
 export {
   containerHashString,
+  fnv32a,
   hashContainer,
 } from "./containers/container_hash.ts";
 export {

@@ -69,7 +69,7 @@ export {
   DEFAULT_TIMEOUT_MS,
 } from "./grpc_transport.ts";
 export type { GrpcTransport, GrpcTransportOptions } from "./grpc_transport.ts";
-export { parseCriEndpoint } from "./grpc_codec.ts";
+export { encodeFrame, FrameDecoder, parseCriEndpoint } from "./grpc_codec.ts";
 
 export {
   clone,

@@ -1,0 +1,20 @@
+/**
+ * Device plugins (upstream `cm/devicemanager`, API v1beta1): registration,
+ * the devices each plugin advertises, their allocation to containers and the
+ * checkpoint. Other folders import only from here.
+ *
+ * @module
+ */
+
+export { DeviceManager } from "./device_manager.ts";
+export type {
+  DeviceManagerFiles,
+  DeviceManagerOptions,
+} from "./device_manager.ts";
+export type { DeviceCapacity } from "./inventory.ts";
+export type { DeviceRunOptions } from "./pod_devices.ts";
+export {
+  CHECKPOINT_NAME,
+  DEVICE_PLUGIN_API_VERSION,
+  KUBELET_SOCKET_NAME,
+} from "./registration.ts";
