@@ -34,6 +34,9 @@
 #                                    github.com/kubernetes-csi/external-provisioner/v5, for
 #                                    dynamic provisioning with the CSI test driver); prints its path
 #   bash scripts/peers.sh csi-provisioner-path  print that path (exit 1 when it is not built)
+#   bash scripts/peers.sh sample-device-plugin  build upstream's sample device plugin
+#                                    (test/images/sample-device-plugin, from the node e2e
+#                                    module peers/e2enode); prints the binary's path
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -64,6 +67,9 @@ oracle_bin="$cache_root/staticpod-$KUBERNETES_VERSION-$oracle_sum/bin"
 e2e_node_sum=$(cat "$peers/e2enode/go.mod" "$peers/e2enode/go.sum" | sha256sum | cut -c1-12)
 e2e_node_bin="$cache_root/e2e-node-$KUBERNETES_VERSION-$e2e_node_sum/bin"
 e2e_node_want=(e2e_node.test ginkgo)
+# upstream's sample device plugin comes from the node e2e module but has a folder of its own,
+# so adding it rebuilt nothing of that suite.
+dp_bin="$cache_root/sample-device-plugin-$KUBERNETES_VERSION-$e2e_node_sum/bin"
 # metrics-server has its own module and key: it pins older staging modules than the peers.
 ms_sum=$(cat "$peers/metricsserver/go.mod" "$peers/metricsserver/go.sum" | sha256sum | cut -c1-12)
 ms_version=$(grep -o 'sigs.k8s.io/metrics-server v[^ ]*' "$peers/metricsserver/go.mod" | cut -d' ' -f2)
@@ -127,6 +133,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = kubeproxy ] || [ "$dir" = coredns ] && out=$addons_bin/$name
   [ "$dir" = csihostpath ] && out=$csi_bin/$name
   [ "$dir" = csiprovisioner ] && out=$prov_bin/$name
+  [ "$name" = sample-device-plugin ] && out=$dp_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -224,6 +231,12 @@ build_csi_provisioner() {
   echo "$prov_bin/csi-provisioner"
 }
 
+build_sample_device_plugin() {
+  mkdir -p "$dp_bin"
+  build_one sample-device-plugin e2enode k8s.io/kubernetes/test/images/sample-device-plugin
+  echo "$dp_bin/sample-device-plugin"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -242,6 +255,7 @@ e2e-node-dir)
   echo "$e2e_node_bin"
   ;;
 metrics-server) build_metrics_server ;;
+sample-device-plugin) build_sample_device_plugin ;;
 metrics-server-path)
   [ -x "$ms_bin/metrics-server" ] || {
     log "metrics-server not built: run bash scripts/peers.sh metrics-server"
@@ -271,7 +285,7 @@ csi-provisioner-path)
   echo "$prov_bin/csi-provisioner"
   ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path|sample-device-plugin" >&2
   exit 2
   ;;
 esac
