@@ -7,6 +7,7 @@
  */
 
 export { DeviceManager } from "./device_manager.ts";
+export { withDeviceAdmission } from "./admission.ts";
 export type {
   DeviceManagerFiles,
   DeviceManagerOptions,

@@ -19,6 +19,7 @@ import {
   createNodeFacts,
   goArch,
   type NodeAgent,
+  type NodeFacts,
 } from "../status/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import type {
@@ -124,6 +125,8 @@ export async function joinCluster(
     readinessError?: () => string | undefined;
     /** The node's pressure conditions now (the eviction manager's; read late too). */
     pressure?: () => readonly string[];
+    /** Device plugin resources for capacity/allocatable (the device manager's). */
+    devicePlugins?: () => NodeFacts["devicePlugins"];
   },
   ctx: JoinClusterContext & { nodeName: string; signal: AbortSignal },
 ): Promise<JoinedCluster> {
@@ -204,7 +207,12 @@ export async function joinCluster(
   const facts = async (signal: AbortSignal) => {
     const found = await hostFacts(signal);
     const shutdownError = deps.readinessError?.();
-    return shutdownError ? { ...found, shutdownError } : found;
+    const devicePlugins = deps.devicePlugins?.();
+    return {
+      ...found,
+      ...(shutdownError ? { shutdownError } : {}),
+      ...(devicePlugins ? { devicePlugins } : {}),
+    };
   };
   // Events go through a writer of their own, paced by eventRecordQPS/eventBurst.
   const events = createEventRecorder({

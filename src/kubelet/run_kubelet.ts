@@ -65,6 +65,8 @@ import {
 import { withPressureAdmission } from "../eviction/mod.ts";
 import { startCsiNode } from "../csi/mod.ts";
 import type { CsiVolumeHost } from "../storage/mod.ts";
+import { withDeviceAdmission } from "../device_plugin/mod.ts";
+import { startDeviceManager } from "./device_plugins.ts";
 
 /** The parts of the CLI's `StartContext` the standalone kubelet reads. */
 export interface KubeletRunContext {
@@ -285,6 +287,10 @@ export async function runKubelet(
     await runtime.close();
     return 1;
   }
+  const devices = await startDeviceManager({ clock, logger }, {
+    rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
+    runtimeEndpoint: endpoint,
+  });
   // API server mode: join before any pod starts, as upstream bootstraps first.
   let node: (() => Node | undefined) | undefined;
   let cluster: Omit<JoinedCluster, "agent"> | undefined;
@@ -312,6 +318,7 @@ export async function runKubelet(
         },
         readinessError: () => late.shutdown?.shutdownError(),
         pressure: () => eviction.manager?.conditions() ?? [],
+        ...(devices ? { devicePlugins: () => devices.capacity() } : {}),
       }, {
         ...ctx,
         nodeName,
@@ -324,6 +331,7 @@ export async function runKubelet(
       logger.error("Cannot join the cluster", {
         err: errorMessage(cause),
       });
+      await devices?.stop();
       await runtime.close();
       return 1;
     }
@@ -406,6 +414,7 @@ export async function runKubelet(
       ? { objects: podObjects, tokens: podTokens }
       : {}),
     ...(services ? { services } : {}),
+    ...(devices ? { devices } : {}),
     ...(cluster
       ? {
         events: cluster.events,
@@ -518,15 +527,23 @@ export async function runKubelet(
     admission: withPressureAdmission(
       withShutdownAdmission(
         late,
-        withUnsupportedFieldRefusal(withAppArmorAdmission(
-          sysctlAdmission(
-            createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
-              kernelRelease: kernelRelease(),
-            }),
-            statusManager,
-          ),
-          appArmorHostError(environment.appArmorEnabled ?? ""),
-        )),
+        withDeviceAdmission(
+          withUnsupportedFieldRefusal(withAppArmorAdmission(
+            sysctlAdmission(
+              createSysctlAllowlist(config.allowedUnsafeSysctls ?? [], {
+                kernelRelease: kernelRelease(),
+              }),
+              statusManager,
+            ),
+            appArmorHostError(environment.appArmorEnabled ?? ""),
+          )),
+          () => devices,
+          // upstream GetActivePods: admitted, neither terminal nor terminating
+          () =>
+            late.kubelet?.podConfig.pods().filter((p) =>
+              late.kubelet?.workers.phaseOf(p.metadata.uid ?? "") === "syncing"
+            ) ?? [],
+        ),
       ),
       () => eviction.manager?.conditions() ?? [],
     ),
@@ -667,6 +684,7 @@ export async function runKubelet(
   await shutdown?.stop();
   await evictionLoop;
   await kubelet.stop();
+  await devices?.stop();
   await logRotation;
   await runtime.close();
   return 0;

@@ -29,6 +29,7 @@ export type { NodeFactsOptions, NodeRuntime } from "./node_host_facts.ts";
 export type { NodeRegistrationOptions } from "./node_registration.ts";
 export { goArch } from "./node_registration.ts";
 export { formatBinaryQuantity } from "./node_status_setters.ts";
+export type { NodeFacts } from "./node_status_setters.ts";
 /** The API server half of the status manager: status patches and final deletes. */
 export { PodStatusSync } from "./pod_status_sync.ts";
 export type {

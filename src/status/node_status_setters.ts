@@ -62,6 +62,13 @@ export interface NodeFacts {
   maxImages?: number;
   /** The pressure conditions the eviction manager holds true now (none when absent). */
   pressure?: readonly string[];
+  /** Device plugin resources (upstream `GetCapacity`): device counts per resource. */
+  devicePlugins?: {
+    capacity: Record<string, number>;
+    allocatable: Record<string, number>;
+    /** Resources whose plugin is gone past the grace period. */
+    removed: readonly string[];
+  };
 }
 
 /** One runtime image as node status reads it. */
@@ -156,6 +163,16 @@ export function nodeResources(
     capacity[name] = allocatable[name] = formatBinaryQuantity(
       pageBytes * pages,
     );
+  }
+  // device plugin resources: allocatable counts the healthy devices; a resource whose
+  // plugin is gone past its grace period is reported once as 0 (then kept from the Node)
+  const devices = facts.devicePlugins;
+  for (const [name, count] of Object.entries(devices?.capacity ?? {})) {
+    capacity[name] = String(count);
+    allocatable[name] = String(devices?.allocatable[name] ?? 0);
+  }
+  for (const name of devices?.removed ?? []) {
+    capacity[name] = allocatable[name] = "0";
   }
   return { capacity, allocatable };
 }

@@ -247,3 +247,17 @@ Deno.test("computeNodeStatus() reports the node not ready while it shuts down", 
     "node is shutting down",
   ]);
 });
+
+Deno.test("nodeResources() reports device plugin resources: all devices in capacity, healthy ones allocatable, a removed one as 0", () => {
+  const { capacity, allocatable } = nodeResources(facts({
+    devicePlugins: {
+      capacity: { "example.com/resource": 3 },
+      allocatable: { "example.com/resource": 1 },
+      removed: ["example.com/gone"],
+    },
+  }));
+  assert.equal(capacity["example.com/resource"], "3");
+  assert.equal(allocatable["example.com/resource"], "1");
+  assert.equal(capacity["example.com/gone"], "0");
+  assert.equal(allocatable["example.com/gone"], "0");
+});

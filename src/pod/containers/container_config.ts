@@ -209,6 +209,21 @@ export interface ContainerConfigOptions extends EnvContext {
   seccompDefault?: boolean;
   /** `<root-dir>/seccomp`, where Localhost seccomp profiles live. */
   seccompProfileRoot?: string;
+  /** What the container's device plugins answered (envs, mounts, devices, annotations). */
+  devices?: ContainerDeviceOptions;
+}
+
+/**
+ * A container's share of its device plugins' `Allocate` answers (upstream's
+ * `RunContainerOptions` from the device manager): envs come before the
+ * container's own (which win in the runtime), mounts before the volume
+ * mounts, annotations under the kubelet's own.
+ */
+export interface ContainerDeviceOptions {
+  envs: { key: string; value: string }[];
+  mounts: { containerPath: string; hostPath: string; readonly: boolean }[];
+  devices: { containerPath: string; hostPath: string; permissions: string }[];
+  annotations: Record<string, string>;
 }
 
 const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
@@ -254,9 +269,13 @@ export function generateContainerConfig(
   container: Container,
   options: ContainerConfigOptions,
 ): ContainerConfigInit {
-  const env = makeEnvironment(pod, container, options);
+  const env = [
+    ...(options.devices?.envs ?? []),
+    ...makeEnvironment(pod, container, options),
+  ];
   const lookup = new Map(env.map((e) => [e.key, e.value]));
   const mounts: MessageInitShape<typeof MountSchema>[] = [
+    ...(options.devices?.mounts ?? []),
     ...(options.volumeMounts ?? []),
   ];
   // upstream makeMounts: volume mounts, then /etc/hosts unless a volume is mounted there
@@ -291,7 +310,13 @@ export function generateContainerConfig(
       ...podIdentityLabels(pod),
       [CONTAINER_NAME_LABEL]: container.name,
     },
-    annotations: containerAnnotations(pod, container, options),
+    annotations: {
+      ...options.devices?.annotations,
+      ...containerAnnotations(pod, container, options),
+    },
+    ...(options.devices?.devices.length
+      ? { devices: options.devices.devices }
+      : {}),
     logPath: containerLogPath(container.name, options.restartCount),
     stdin: container.stdin ?? false,
     stdinOnce: container.stdinOnce ?? false,

@@ -338,3 +338,53 @@ Deno.test("generatePodSandboxConfig() drops a port repeated within one container
     { protocol: 0, containerPort: 80, hostPort: 8080, hostIp: "" },
   ]);
 });
+
+Deno.test("generateContainerConfig() puts the device plugins' envs, mounts, devices and annotations in, the container's own winning", () => {
+  const p = pod();
+  const c = generateContainerConfig(p, p.spec.containers[0]!, {
+    restartCount: 0,
+    imageRef: "nginx",
+    nodeName: "n",
+    volumeMounts: [{ containerPath: "/data", hostPath: "/v/data" }],
+    devices: {
+      envs: [{ key: "GREETING", value: "from-device" }, {
+        key: "DEV",
+        value: "d1",
+      }],
+      mounts: [{
+        containerPath: "/tmp/d1",
+        hostPath: "/tmp/d1",
+        readonly: true,
+      }],
+      devices: [{
+        containerPath: "/dev/fake0",
+        hostPath: "/dev/null",
+        permissions: "rw",
+      }],
+      annotations: {
+        "example.com/device": "d1",
+        "io.kubernetes.container.restartCount": "99",
+      },
+    },
+  });
+  // device envs come first; the runtime keeps the last value of a name
+  assert.deepEqual(c.envs?.slice(0, 2), [
+    { key: "GREETING", value: "from-device" },
+    { key: "DEV", value: "d1" },
+  ]);
+  assert.deepEqual(c.envs?.find((e, i) => i > 1 && e.key === "GREETING"), {
+    key: "GREETING",
+    value: "hello",
+  });
+  assert.deepEqual(c.mounts, [
+    { containerPath: "/tmp/d1", hostPath: "/tmp/d1", readonly: true },
+    { containerPath: "/data", hostPath: "/v/data" },
+  ]);
+  assert.deepEqual(c.devices, [{
+    containerPath: "/dev/fake0",
+    hostPath: "/dev/null",
+    permissions: "rw",
+  }]);
+  assert.equal(c.annotations?.["example.com/device"], "d1");
+  assert.equal(c.annotations?.["io.kubernetes.container.restartCount"], "0");
+});

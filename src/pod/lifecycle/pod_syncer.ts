@@ -152,6 +152,8 @@ export interface PodSyncerDeps {
   csi?: CsiVolumeHost;
   /** Pod and container lifecycle events; omitted → none. */
   events?: PodEventRecorder;
+  /** The device manager (plugins' `Allocate` before a container is created); omitted → none. */
+  devices?: StartContainerDeps["devices"];
   /**
    * The handlers of the pods' RuntimeClasses; absent (standalone): only the default class
    * runs, a named one is refused.
@@ -380,6 +382,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       ...(objects ? { objects } : {}),
       ...(deps.services ? { services: deps.services } : {}),
       ...(deps.events ? { events: deps.events } : {}),
+      ...(deps.devices ? { devices: deps.devices } : {}),
     };
     this.#execDeps = {
       runtime: deps.runtime,

@@ -14,6 +14,7 @@ import { formatGoDuration } from "../../util/go_duration.ts";
 import { type Backoff, containerBackoffKey } from "../containers/backoff.ts";
 import {
   ContainerConfigError,
+  type ContainerDeviceOptions,
   type ContainerType,
   generateContainerConfig,
   podLogDirectory,
@@ -87,6 +88,18 @@ export interface StartContainerDeps {
   services?: ServiceLister;
   /** Container lifecycle events (Created, Started, Failed, BackOff); omitted → none. */
   events?: PodEventRecorder;
+  /** The device manager; omitted → containers get no devices. */
+  devices?: ContainerDevices;
+}
+
+/** The device manager as container creation sees it. */
+export interface ContainerDevices {
+  /** The plugins' answers for `container`; undefined when it holds no devices. */
+  containerOptions(
+    pod: Pod,
+    container: Container,
+    signal?: AbortSignal,
+  ): Promise<ContainerDeviceOptions | undefined>;
 }
 
 /** The sandbox the container joins, and the runtime view the decision was made on. */
@@ -306,8 +319,14 @@ export async function startContainer(
             : {}),
         },
       });
+    const devices = await deps.devices?.containerOptions(
+      pod,
+      container,
+      signal,
+    );
     config = generateContainerConfig(pod, container, {
       ...extra,
+      ...(devices ? { devices } : {}),
       ...(volumeMounts ? { volumeMounts } : {}),
       ...(objects ? { objects } : {}),
       ...(services ? { services } : {}),

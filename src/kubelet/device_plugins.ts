@@ -1,0 +1,39 @@
+/**
+ * Starting the device manager (upstream's container manager starts it with
+ * the kubelet): `<root-dir>/device-plugins/kubelet.sock`. A failure to serve
+ * is logged as an error and the kubelet runs without device plugins.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { DeviceManager } from "../device_plugin/mod.ts";
+import { errorMessage } from "../util/error_message.ts";
+
+/** The started manager, or undefined when there is none for this runtime or it failed. */
+export async function startDeviceManager(
+  deps: { clock: Clock; logger: Logger },
+  options: { rootDir: string; runtimeEndpoint: string },
+): Promise<DeviceManager | undefined> {
+  // a simulated runtime runs no containers that could use a device
+  if (options.runtimeEndpoint.trim().toLowerCase().startsWith("sim://")) {
+    return undefined;
+  }
+  const manager = new DeviceManager({
+    pluginDir: `${options.rootDir}/device-plugins`,
+    clock: deps.clock,
+    logger: deps.logger.with({ component: "devicemanager" }),
+  });
+  try {
+    await manager.start();
+    return manager;
+  } catch (cause) {
+    deps.logger.error(
+      "Failed to start the device manager: device plugins cannot register",
+      { socket: manager.socketPath, err: errorMessage(cause) },
+    );
+    await manager.stop().catch(() => {});
+    return undefined;
+  }
+}
