@@ -82,6 +82,22 @@ export interface DeviceManagerOptions {
   files?: DeviceManagerFiles;
   /** Told when the advertised devices change (for a sooner node status update). */
   onChange?: () => void;
+  /** Whether this process may connect to the unix socket `path` (default: Deno's net permission). */
+  mayConnect?: (path: string) => boolean;
+}
+
+/** Deno's answer for `net unix:<path>` (a unix connect also needs read and write on it). */
+export function denoMayConnect(path: string): boolean {
+  return Deno.permissions.querySync({ name: "net", host: `unix:${path}` })
+    .state === "granted";
+}
+
+/**
+ * The refusal a plugin gets when the permission lists do not name its socket:
+ * Deno grants unix sockets by exact path, and plugin sockets are named at run time.
+ */
+export function socketNotGranted(path: string): string {
+  return `kubelet.ts may not connect to the device plugin socket ${path}: its permission lists do not grant net "unix:${path}" (Deno grants unix sockets by exact path, and device plugins name theirs at run time); add the path to the lists (and read/write on it) or run the kubelet with every permission`;
 }
 
 interface Endpoint {
@@ -128,6 +144,7 @@ export class DeviceManager {
   #logger: Logger;
   #files: DeviceManagerFiles;
   #onChange: () => void;
+  #mayConnect: (path: string) => boolean;
   #inventory = new DeviceInventory();
   #pods = new PodDevices();
   #endpoints = new Map<string, Endpoint>();
@@ -140,6 +157,7 @@ export class DeviceManager {
     this.#logger = options.logger;
     this.#files = options.files ?? REAL_FILES;
     this.#onChange = options.onChange ?? (() => {});
+    this.#mayConnect = options.mayConnect ?? denoMayConnect;
   }
 
   get socketPath(): string {
@@ -208,8 +226,17 @@ export class DeviceManager {
       });
       throw new GrpcStatusError(GRPC_UNKNOWN, problem);
     }
+    const socket = `${this.pluginDir}/${endpoint}`;
+    if (!this.#mayConnect(socket)) {
+      const message = socketNotGranted(socket);
+      this.#logger.error("Cannot connect to the device plugin", {
+        resourceName,
+        err: message,
+      });
+      throw new GrpcStatusError(GRPC_UNKNOWN, message);
+    }
     const transport = createGrpcTransport({
-      endpoint: `${this.pluginDir}/${endpoint}`,
+      endpoint: socket,
       flag: "device plugin endpoint",
       connectRetryDelaysMs: [],
       logger: this.#logger,

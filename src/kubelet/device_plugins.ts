@@ -25,6 +25,13 @@ export async function startDeviceManager(
     clock: deps.clock,
     logger: deps.logger.with({ component: "devicemanager" }),
   });
+  if (Deno.permissions.querySync({ name: "net" }).state !== "granted") {
+    // never silent: plugins register, but only sockets the lists name can be reached
+    deps.logger.warn(
+      "Device plugins under permission lists: a plugin is refused at registration unless the lists grant its socket (net unix:<path>, read and write); Deno has no directory grant for unix sockets, so run with every permission to use device plugins whose socket names are not known in advance",
+      { pluginDir: manager.pluginDir },
+    );
+  }
   try {
     await manager.start();
     return manager;

@@ -474,6 +474,13 @@ export async function planPermissions(
     // Deno's unix connect also checks net
     const rootDir = b.path(ctx.flags.rootDir || PLAN_DEFAULTS.rootDir);
     b.add("net", `unix:${rootDir}/cgroup-agent.sock`, "cgroup agent");
+    // the device manager's Registration server; the plugins' own sockets are named at
+    // run time and cannot be listed (Deno's unix: rule is an exact path)
+    b.add(
+      "net",
+      `unix:${rootDir}/device-plugins/kubelet.sock`,
+      "device plugin registration",
+    );
   }
   for (const net of options.extraNet ?? []) b.add("net", net, "--api-server");
   const csiRoot = b.path(ctx.flags.rootDir || PLAN_DEFAULTS.rootDir);

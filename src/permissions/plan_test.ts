@@ -40,6 +40,7 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
     "unix:/var/lib/kubelet/cgroup-agent.sock",
+    "unix:/var/lib/kubelet/device-plugins/kubelet.sock",
   ]);
   assert.deepEqual(plan.env, [
     "BUF_BIGINT_DISABLE",
@@ -357,6 +358,7 @@ Deno.test("standardPlan() covers the kubeadm layout and no more", async () => {
     "cri.invalid:80",
     "unix:/run/containerd/containerd.sock",
     "unix:/var/lib/kubelet/cgroup-agent.sock",
+    "unix:/var/lib/kubelet/device-plugins/kubelet.sock",
   ]);
   const withApi = await standardPlan({ extraNet: ["10.0.0.1:6443"] });
   assert.ok(withApi.net.includes("10.0.0.1:6443"));

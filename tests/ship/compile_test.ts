@@ -71,7 +71,7 @@ Deno.test("scripts/compile.ts builds the compile command with the standard lists
         " --cached-only ",
         " --target x86_64-unknown-linux-gnu ",
         ` --output ${join(ROOT, "dist/kubelet-linux-amd64")} `,
-        " --allow-net=0.0.0.0:10250,10.0.0.1:6443,127.0.0.1,127.0.0.1:10248,cri.invalid:80,unix:/run/containerd/containerd.sock,unix:/var/lib/kubelet/cgroup-agent.sock ",
+        " --allow-net=0.0.0.0:10250,10.0.0.1:6443,127.0.0.1,127.0.0.1:10248,cri.invalid:80,unix:/run/containerd/containerd.sock,unix:/var/lib/kubelet/cgroup-agent.sock,unix:/var/lib/kubelet/device-plugins/kubelet.sock ",
         " --allow-write=/etc/kubernetes/kubelet.conf,/etc/kubernetes/kubelet.conf.tmp,/run/containerd/containerd.sock,/run/kubelet.ts/memory,/var/lib/kubelet,/var/log/containers,/var/log/pods ",
       ]
     ) assert.ok(line.includes(part), `${part} missing in ${line}`);

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { DeviceManager, socketNotGranted } from "./device_manager.ts";
+import { Registration } from "./gen/deviceplugin_pb.ts";
+import { CaptureLogger } from "../log/testing.ts";
+import { systemClock } from "../clock/mod.ts";
+import { createGrpcTransport } from "../runtime/mod.ts";
+
+async function withManager(
+  mayConnect: (path: string) => boolean,
+  body: (m: DeviceManager) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "kts-dm-" });
+  const m = new DeviceManager({
+    pluginDir: `${dir}/device-plugins`,
+    clock: systemClock,
+    logger: new CaptureLogger(),
+    mayConnect,
+  });
+  await m.start();
+  try {
+    await body(m);
+  } finally {
+    await m.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function register(m: DeviceManager, endpoint: string): Promise<void> {
+  const client = createGrpcTransport({ endpoint: m.socketPath });
+  try {
+    await client.unary(Registration.method.register, {
+      version: "v1beta1",
+      endpoint,
+      resourceName: "example.com/resource",
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+Deno.test("Register: a plugin socket the permission lists do not grant is refused, naming the socket and the fix", async () => {
+  await withManager(() => false, async (m) => {
+    const socket = `${m.pluginDir}/dp.1`;
+    await assert.rejects(register(m, "dp.1"), (e: Error) => {
+      assert.ok(e.message.includes(socketNotGranted(socket)), e.message);
+      return true;
+    });
+    assert.deepEqual(m.capacity().capacity, {});
+  });
+});
+
+Deno.test("Register: a plugin that does not answer is refused with upstream's prefix", async () => {
+  await withManager(() => true, async (m) => {
+    await assert.rejects(
+      register(m, "missing.sock"),
+      /failed to get device plugin options: /,
+    );
+    assert.deepEqual(m.capacity().capacity, {});
+  });
+});
