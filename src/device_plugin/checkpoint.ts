@@ -1,5 +1,5 @@
 /**
- * The device manager's checkpoint, `<root-dir>/device-plugins/kubelet_internal_checkpoint`,
+ * The device manager's checkpoint, `/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint`,
  * in upstream's format so that swapping the binary keeps allocations both ways:
  * `{"Data":{"PodDeviceEntries":[{PodUID,ContainerName,ResourceName,DeviceIDs:{"<numa>":[ids]},
  * AllocResp:"<base64 protobuf>"}],"RegisteredDevices":{"<resource>":[ids]}},"Checksum":N}`,

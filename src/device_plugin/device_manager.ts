@@ -1,6 +1,6 @@
 /**
  * The kubelet's device manager (upstream `cm/devicemanager`): serves
- * `Registration` on `<root-dir>/device-plugins/kubelet.sock`, connects to each
+ * `Registration` on `<pluginDir>/kubelet.sock`, connects to each
  * registered plugin (`GetDevicePluginOptions`, the `ListAndWatch` stream),
  * picks devices at admission, calls the plugin's `Allocate` (and
  * `PreStartContainer` when asked) before a container is created, and keeps
@@ -75,7 +75,7 @@ export interface DeviceManagerFiles {
 }
 
 export interface DeviceManagerOptions {
-  /** `<root-dir>/device-plugins`. */
+  /** Where plugins register (`/var/lib/kubelet/device-plugins` in the kubelet). */
   pluginDir: string;
   clock: Clock;
   logger: Logger;

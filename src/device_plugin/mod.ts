@@ -17,5 +17,6 @@ export type { DeviceRunOptions } from "./pod_devices.ts";
 export {
   CHECKPOINT_NAME,
   DEVICE_PLUGIN_API_VERSION,
+  DEVICE_PLUGIN_PATH,
   KUBELET_SOCKET_NAME,
 } from "./registration.ts";

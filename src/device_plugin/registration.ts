@@ -17,10 +17,16 @@ export const SUPPORTED_VERSIONS: readonly string[] = [
   DEVICE_PLUGIN_API_VERSION,
 ];
 
-/** The socket name every plugin registers with, under `<root-dir>/device-plugins/`. */
+/**
+ * Upstream `DevicePluginPath`: where the kubelet serves `Registration` and
+ * plugins put their sockets, fixed (not under `--root-dir`): plugins dial it.
+ */
+export const DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins";
+
+/** The socket name every plugin registers with, in {@linkcode DEVICE_PLUGIN_PATH}. */
 export const KUBELET_SOCKET_NAME = "kubelet.sock";
 
-/** The allocation checkpoint under `<root-dir>/device-plugins/`. */
+/** The allocation checkpoint, beside the socket. */
 export const CHECKPOINT_NAME = "kubelet_internal_checkpoint";
 
 /** What a registration names. */

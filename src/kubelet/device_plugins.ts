@@ -1,27 +1,29 @@
 /**
  * Starting the device manager (upstream's container manager starts it with
- * the kubelet): `<root-dir>/device-plugins/kubelet.sock`. A failure to serve
- * is logged as an error and the kubelet runs without device plugins.
+ * the kubelet) on `/var/lib/kubelet/device-plugins/kubelet.sock`: upstream's
+ * fixed path (`pluginapi.KubeletSocket`), whatever `--root-dir` says, since
+ * plugins dial that path. A failure to serve is logged as an error and the
+ * kubelet runs without device plugins.
  *
  * @module
  */
 
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { DeviceManager } from "../device_plugin/mod.ts";
+import { DEVICE_PLUGIN_PATH, DeviceManager } from "../device_plugin/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 
 /** The started manager, or undefined when there is none for this runtime or it failed. */
 export async function startDeviceManager(
   deps: { clock: Clock; logger: Logger },
-  options: { rootDir: string; runtimeEndpoint: string },
+  options: { runtimeEndpoint: string },
 ): Promise<DeviceManager | undefined> {
   // a simulated runtime runs no containers that could use a device
   if (options.runtimeEndpoint.trim().toLowerCase().startsWith("sim://")) {
     return undefined;
   }
   const manager = new DeviceManager({
-    pluginDir: `${options.rootDir}/device-plugins`,
+    pluginDir: DEVICE_PLUGIN_PATH,
     clock: deps.clock,
     logger: deps.logger.with({ component: "devicemanager" }),
   });

@@ -288,7 +288,6 @@ export async function runKubelet(
     return 1;
   }
   const devices = await startDeviceManager({ clock, logger }, {
-    rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
     runtimeEndpoint: endpoint,
   });
   // API server mode: join before any pod starts, as upstream bootstraps first.

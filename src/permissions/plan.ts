@@ -24,6 +24,9 @@ import {
   type PlanOptions,
 } from "./types.ts";
 
+/** Upstream's fixed device plugin folder (`pluginapi.DevicePluginPath`). */
+const DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins";
+
 /** Upstream defaults for the fields the planner reads. */
 export const PLAN_DEFAULTS = {
   rootDir: "/var/lib/kubelet",
@@ -474,11 +477,16 @@ export async function planPermissions(
     // Deno's unix connect also checks net
     const rootDir = b.path(ctx.flags.rootDir || PLAN_DEFAULTS.rootDir);
     b.add("net", `unix:${rootDir}/cgroup-agent.sock`, "cgroup agent");
-    // the device manager's Registration server; the plugins' own sockets are named at
-    // run time and cannot be listed (Deno's unix: rule is an exact path)
+    // the device manager's folder and Registration server, at upstream's fixed path
+    // whatever --root-dir is; the plugins' own sockets are named at run time and cannot
+    // be listed (Deno's unix: rule is an exact path)
+    if (rootDir !== PLAN_DEFAULTS.rootDir) {
+      b.add("read", DEVICE_PLUGIN_DIR, "device plugins");
+      b.add("write", DEVICE_PLUGIN_DIR, "device plugins");
+    }
     b.add(
       "net",
-      `unix:${rootDir}/device-plugins/kubelet.sock`,
+      `unix:${DEVICE_PLUGIN_DIR}/kubelet.sock`,
       "device plugin registration",
     );
   }

@@ -142,6 +142,20 @@ Deno.test("planPermissions() grants nothing for the sim:// runtime", async () =>
   ]);
 });
 
+Deno.test("planPermissions() grants upstream's fixed device plugin folder whatever the root dir", async () => {
+  const plan = await planPermissions({
+    config: {},
+    flags: { rootDir: "/srv/k" },
+  }, {
+    readFile: noFile,
+  });
+  assert.ok(plan.read.includes("/var/lib/kubelet/device-plugins"));
+  assert.ok(plan.write.includes("/var/lib/kubelet/device-plugins"));
+  assert.ok(
+    plan.net.includes("unix:/var/lib/kubelet/device-plugins/kubelet.sock"),
+  );
+});
+
 Deno.test("planPermissions() rejects non-unix endpoints naming the field", async () => {
   await assert.rejects(
     async () =>

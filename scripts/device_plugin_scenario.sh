@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# One device plugin scenario on one kubelet, upstream's or kubelet.ts, so the two can be
+# compared (tests/cluster/device_plugin_diff_test.ts): the node of scripts/upstream_kubelet.sh
+# (its own runtime-only containerd) joins the control plane of scripts/cluster_env.sh; upstream's
+# sample device plugin (scripts/peers.sh sample-device-plugin) runs as a host process in a private
+# mount namespace where /var/lib/kubelet/device-plugins is this node's <root-dir>/device-plugins
+# (the plugin always registers there), so the host's folder is untouched.
+#
+#   scripts/device_plugin_scenario.sh upstream|kubelet.ts
+#
+# Steps, each printed as KEY=VALUE on stdout:
+#   CAPACITY/ALLOCATABLE   the Node's example.com/resource once the plugin registered
+#   FITS_PHASE, FITS_LS     a pod asking for 1 device: its phase and `ls /tmp` in the container
+#                           (the plugin mounts /tmp/<device id>)
+#   OVER_REASON/OVER_MESSAGE  a pod asking for 2 with 1 left: its rejection
+#   GONE_CAPACITY/GONE_ALLOCATABLE  after the plugin stops
+#   CHECKPOINT_RESOURCES   resource names in the device checkpoint
+#
+# Environment: KUBELET_TS_KUBECONFIG, KUBELET_TS_BOOTSTRAP_KUBECONFIG, KUBELET_TS_CLUSTER_CA and
+# KUBELET_TS_K8S_BIN (scripts/cluster_env.sh env); KTS_DP_SUBNET_INDEX (default 0 for upstream,
+# 1 for kubelet.ts) picks bridge kts-dp<N>, subnet 10.16<4+N>.0.0/16 and ports 186<N*2>0/1.
+set -euo pipefail
+
+DP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+kind=${1:?usage: $0 upstream|kubelet.ts}
+case "$kind" in
+upstream) n=${KTS_DP_SUBNET_INDEX:-0} ;;
+kubelet.ts) n=${KTS_DP_SUBNET_INDEX:-1} ;;
+*) echo "usage: $0 upstream|kubelet.ts" >&2 && exit 2 ;;
+esac
+node="kts-dp-${kind/./}"
+export KTS_UPSTREAM_ROOT=/tmp/kts-devplugin-$n KTS_UPSTREAM_NODE=$node
+export KTS_UPSTREAM_BRIDGE=kts-dp$n KTS_UPSTREAM_SUBNET=10.$((164 + n)).0.0/16
+export KTS_UPSTREAM_HEALTHZ_PORT=$((18600 + 2 * n)) KTS_UPSTREAM_PORT=$((18601 + 2 * n))
+export KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG=${KUBELET_TS_BOOTSTRAP_KUBECONFIG:?run scripts/cluster_env.sh env}
+export KTS_UPSTREAM_CONFIG_EXTRA="nodeStatusUpdateFrequency: 2s"
+if [ "$kind" = kubelet.ts ]; then
+  deno=$(npx -y deno@2.9.6 eval 'console.log(Deno.execPath())')
+  v8=$(sed -n 's/^ *"\(--max-semi-space-size[^"]*\)";$/\1/p' "$DP_DIR/v8_flags.ts")
+  # every permission: the sample plugin names its socket at run time (docs/permissions.md)
+  export KTS_UPSTREAM_KUBELET="$deno run -A --v8-flags=$v8 $(dirname "$DP_DIR")/main.ts"
+else
+  unset KTS_UPSTREAM_KUBELET
+fi
+kubectl() { "$KUBELET_TS_K8S_BIN/kubectl" --kubeconfig "$KUBELET_TS_KUBECONFIG" "$@"; }
+log() { printf 'device_plugin_scenario(%s): %s\n' "$kind" "$*" >&2; }
+# waits up to $1 seconds for the command to print something non-empty; prints it
+wait_for() {
+  local secs=$1 out i
+  shift
+  for ((i = 0; i < secs * 2; i++)); do
+    out=$("$@" 2>/dev/null || true)
+    [ -n "$out" ] && printf '%s\n' "$out" && return 0
+    sleep 0.5
+  done
+  log "timed out: $*"
+  return 1
+}
+res() { kubectl get node "$node" -o "jsonpath={.status.$1.example\.com/resource}"; }
+res_is() { [ "$(res "$1")" = "$2" ] && echo "$2"; }
+phase() { kubectl -n "$node" get pod "$1" -o jsonpath='{.status.phase}'; }
+phase_in() { local p; p=$(phase "$1"); case " ${*:2} " in *" $p "*) echo "$p" ;; esac; }
+
+plugin_pid=""
+cleanup() {
+  [ -n "$plugin_pid" ] && kill "$plugin_pid" 2>/dev/null || true
+  kubectl delete namespace "$node" --wait=false >/dev/null 2>&1 || true
+  bash "$DP_DIR/upstream_kubelet.sh" down >/dev/null 2>&1 || true
+  kubectl delete node "$node" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+plugin=$(bash "$DP_DIR/peers.sh" sample-device-plugin)
+bash "$DP_DIR/upstream_kubelet.sh" up >/dev/null
+root=$KTS_UPSTREAM_ROOT/root
+wait_for 60 test -S "$root/device-plugins/kubelet.sock" >/dev/null || true
+[ -S "$root/device-plugins/kubelet.sock" ] || { log "no $root/device-plugins/kubelet.sock"; exit 1; }
+PLUGIN_SOCK_DIR=/var/lib/kubelet/device-plugins setsid unshare -m --propagation private \
+  sh -c 'mount --bind "$1" /var/lib/kubelet/device-plugins && exec "$2"' sh \
+  "$root/device-plugins" "$plugin" >"$KTS_UPSTREAM_ROOT/plugin.log" 2>&1 &
+plugin_pid=$!
+kubectl create namespace "$node" >/dev/null
+wait_for 60 res_is allocatable 2 >/dev/null
+echo "CAPACITY=$(res capacity)"
+echo "ALLOCATABLE=$(res allocatable)"
+
+pod() { # name count
+  cat <<JSON
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1","namespace":"$node"},
+ "spec":{"nodeName":"$node","restartPolicy":"Never","terminationGracePeriodSeconds":1,
+  "tolerations":[{"operator":"Exists"}],
+  "containers":[{"name":"c","image":"${KUBELET_TS_CRI_IMAGE:-kts.local/busybox:latest}",
+   "imagePullPolicy":"IfNotPresent","command":["sh","-c","ls /tmp; sleep 3600"],
+   "resources":{"limits":{"example.com/resource":"$2"}}}]}}
+JSON
+}
+pod fits 1 | kubectl create -f - >/dev/null
+echo "FITS_PHASE=$(wait_for 90 phase_in fits Running Failed)"
+echo "FITS_LS=$(wait_for 30 kubectl -n "$node" logs fits | tr '\n' ' ' | sed 's/ $//')"
+pod over 2 | kubectl create -f - >/dev/null
+wait_for 60 phase_in over Failed >/dev/null || true
+echo "OVER_PHASE=$(phase over)"
+echo "OVER_REASON=$(kubectl -n "$node" get pod over -o jsonpath='{.status.reason}')"
+echo "OVER_MESSAGE=$(kubectl -n "$node" get pod over -o jsonpath='{.status.message}')"
+
+kill "$plugin_pid"
+wait "$plugin_pid" 2>/dev/null || true
+plugin_pid=""
+wait_for 60 res_is allocatable 0 >/dev/null || true
+echo "GONE_CAPACITY=$(res capacity)"
+echo "GONE_ALLOCATABLE=$(res allocatable)"
+echo "CHECKPOINT_RESOURCES=$(jq -r '.Data.RegisteredDevices | keys | join(",")' \
+  "$root/device-plugins/kubelet_internal_checkpoint")"
+echo "CHECKPOINT_ENTRIES=$(jq -r '[.Data.PodDeviceEntries[]? | .ContainerName + ":" + .ResourceName + ":" + ([.DeviceIDs[]] | flatten | length | tostring)] | join(",")' \
+  "$root/device-plugins/kubelet_internal_checkpoint")"
