@@ -2,9 +2,10 @@
 # One device plugin scenario on one kubelet, upstream's or kubelet.ts, so the two can be
 # compared (tests/cluster/device_plugin_diff_test.ts): the node of scripts/upstream_kubelet.sh
 # (its own runtime-only containerd) joins the control plane of scripts/cluster_env.sh; upstream's
-# sample device plugin (scripts/peers.sh sample-device-plugin) runs as a host process in a private
-# mount namespace where /var/lib/kubelet/device-plugins is this node's <root-dir>/device-plugins
-# (the plugin always registers there), so the host's folder is untouched.
+# sample device plugin (scripts/peers.sh sample-device-plugin) runs as a host process. Both
+# kubelets and the plugin use the fixed /var/lib/kubelet/device-plugins: the kubelet runs in a
+# private mount namespace where that folder is <node root>/device-plugins, and the plugin joins
+# that namespace, so the host's folder is untouched.
 #
 #   scripts/device_plugin_scenario.sh upstream|kubelet.ts
 #
@@ -29,19 +30,31 @@ kubelet.ts) n=${KTS_DP_SUBNET_INDEX:-1} ;;
 *) echo "usage: $0 upstream|kubelet.ts" >&2 && exit 2 ;;
 esac
 node="kts-dp-${kind/./}"
+ns="$node-$(date +%s)"
 export KTS_UPSTREAM_ROOT=/tmp/kts-devplugin-$n KTS_UPSTREAM_NODE=$node
 export KTS_UPSTREAM_BRIDGE=kts-dp$n KTS_UPSTREAM_SUBNET=10.$((164 + n)).0.0/16
 export KTS_UPSTREAM_HEALTHZ_PORT=$((18600 + 2 * n)) KTS_UPSTREAM_PORT=$((18601 + 2 * n))
 export KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG=${KUBELET_TS_BOOTSTRAP_KUBECONFIG:?run scripts/cluster_env.sh env}
 export KTS_UPSTREAM_CONFIG_EXTRA="nodeStatusUpdateFrequency: 2s"
+dp_dir=$KTS_UPSTREAM_ROOT/device-plugins
+mkdir -p "$dp_dir"
+# the kubelet command, wrapped: a private mount namespace with the device plugin folder bound
+wrap=$KTS_UPSTREAM_ROOT/dp-namespace.sh
+cat >"$wrap" <<'SH'
+#!/bin/sh
+d=$1
+shift
+mount --bind "$d" /var/lib/kubelet/device-plugins && exec "$@"
+SH
 if [ "$kind" = kubelet.ts ]; then
   deno=$(npx -y deno@2.9.6 eval 'console.log(Deno.execPath())')
   v8=$(sed -n 's/^ *"\(--max-semi-space-size[^"]*\)";$/\1/p' "$DP_DIR/v8_flags.ts")
   # every permission: the sample plugin names its socket at run time (docs/permissions.md)
-  export KTS_UPSTREAM_KUBELET="$deno run -A --v8-flags=$v8 $(dirname "$DP_DIR")/main.ts"
+  inner="$deno run -A --v8-flags=$v8 $(dirname "$DP_DIR")/main.ts"
 else
-  unset KTS_UPSTREAM_KUBELET
+  inner="$(bash "$DP_DIR/peers.sh" dir)/kubelet"
 fi
+export KTS_UPSTREAM_KUBELET="unshare -m --propagation private sh $wrap $dp_dir $inner"
 kubectl() { "$KUBELET_TS_K8S_BIN/kubectl" --kubeconfig "$KUBELET_TS_KUBECONFIG" "$@"; }
 log() { printf 'device_plugin_scenario(%s): %s\n' "$kind" "$*" >&2; }
 # waits up to $1 seconds for the command to print something non-empty; prints it
@@ -58,13 +71,13 @@ wait_for() {
 }
 res() { kubectl get node "$node" -o "jsonpath={.status.$1.example\.com/resource}"; }
 res_is() { [ "$(res "$1")" = "$2" ] && echo "$2"; }
-phase() { kubectl -n "$node" get pod "$1" -o jsonpath='{.status.phase}'; }
+phase() { kubectl -n "$ns" get pod "$1" -o jsonpath='{.status.phase}'; }
 phase_in() { local p; p=$(phase "$1"); case " ${*:2} " in *" $p "*) echo "$p" ;; esac; }
 
 plugin_pid=""
 cleanup() {
   [ -n "$plugin_pid" ] && kill "$plugin_pid" 2>/dev/null || true
-  kubectl delete namespace "$node" --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   bash "$DP_DIR/upstream_kubelet.sh" down >/dev/null 2>&1 || true
   kubectl delete node "$node" >/dev/null 2>&1 || true
 }
@@ -72,21 +85,19 @@ trap cleanup EXIT
 
 plugin=$(bash "$DP_DIR/peers.sh" sample-device-plugin)
 bash "$DP_DIR/upstream_kubelet.sh" up >/dev/null
-root=$KTS_UPSTREAM_ROOT/root
-wait_for 60 test -S "$root/device-plugins/kubelet.sock" >/dev/null || true
-[ -S "$root/device-plugins/kubelet.sock" ] || { log "no $root/device-plugins/kubelet.sock"; exit 1; }
-PLUGIN_SOCK_DIR=/var/lib/kubelet/device-plugins setsid unshare -m --propagation private \
-  sh -c 'mount --bind "$1" /var/lib/kubelet/device-plugins && exec "$2"' sh \
-  "$root/device-plugins" "$plugin" >"$KTS_UPSTREAM_ROOT/plugin.log" 2>&1 &
+sock_ready() { [ -S "$dp_dir/kubelet.sock" ] && echo yes; }
+wait_for 60 sock_ready >/dev/null || { log "no kubelet.sock in $dp_dir"; exit 1; }
+PLUGIN_SOCK_DIR=/var/lib/kubelet/device-plugins setsid nsenter -t "$(cat "$KTS_UPSTREAM_ROOT/kubelet.pid")" \
+  -m "$plugin" >"$KTS_UPSTREAM_ROOT/plugin.log" 2>&1 &
 plugin_pid=$!
-kubectl create namespace "$node" >/dev/null
+kubectl create namespace "$ns" >/dev/null
 wait_for 60 res_is allocatable 2 >/dev/null
 echo "CAPACITY=$(res capacity)"
 echo "ALLOCATABLE=$(res allocatable)"
 
 pod() { # name count
   cat <<JSON
-{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1","namespace":"$node"},
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1","namespace":"$ns"},
  "spec":{"nodeName":"$node","restartPolicy":"Never","terminationGracePeriodSeconds":1,
   "tolerations":[{"operator":"Exists"}],
   "containers":[{"name":"c","image":"${KUBELET_TS_CRI_IMAGE:-kts.local/busybox:latest}",
@@ -96,12 +107,19 @@ JSON
 }
 pod fits 1 | kubectl create -f - >/dev/null
 echo "FITS_PHASE=$(wait_for 90 phase_in fits Running Failed)"
-echo "FITS_LS=$(wait_for 30 kubectl -n "$node" logs fits | tr '\n' ' ' | sed 's/ $//')"
+crictl() {
+  "$(bash "$DP_DIR/peers.sh" dir)/crictl" --runtime-endpoint "unix://$KTS_UPSTREAM_ROOT/cri/containerd.sock" "$@"
+}
+fits_id() { crictl ps --label "io.kubernetes.pod.name=fits" -q | head -1; }
+id=$(wait_for 30 fits_id)
+# the plugin's answer: a mount of /tmp/<device> (the name differs: upstream picks from a set)
+echo "FITS_TMP=$(crictl logs "$id" 2>&1 | sed -n 's/^Dev-[0-9]*$/Dev-N/p' | sort | uniq -c | tr -s ' ' | sed 's/^ //')"
+echo "FITS_MOUNTS=$(crictl inspect "$id" | jq -r '[.status.mounts[] | select(.containerPath | startswith("/tmp/")) | .containerPath + "=" + .hostPath + ":" + (.readonly | tostring)] | map(gsub("Dev-[0-9]+"; "Dev-N")) | join(",")')"
 pod over 2 | kubectl create -f - >/dev/null
 wait_for 60 phase_in over Failed >/dev/null || true
 echo "OVER_PHASE=$(phase over)"
-echo "OVER_REASON=$(kubectl -n "$node" get pod over -o jsonpath='{.status.reason}')"
-echo "OVER_MESSAGE=$(kubectl -n "$node" get pod over -o jsonpath='{.status.message}')"
+echo "OVER_REASON=$(kubectl -n "$ns" get pod over -o jsonpath='{.status.reason}')"
+echo "OVER_MESSAGE=$(kubectl -n "$ns" get pod over -o jsonpath='{.status.message}')"
 
 kill "$plugin_pid"
 wait "$plugin_pid" 2>/dev/null || true
@@ -110,6 +128,6 @@ wait_for 60 res_is allocatable 0 >/dev/null || true
 echo "GONE_CAPACITY=$(res capacity)"
 echo "GONE_ALLOCATABLE=$(res allocatable)"
 echo "CHECKPOINT_RESOURCES=$(jq -r '.Data.RegisteredDevices | keys | join(",")' \
-  "$root/device-plugins/kubelet_internal_checkpoint")"
+  "$dp_dir/kubelet_internal_checkpoint")"
 echo "CHECKPOINT_ENTRIES=$(jq -r '[.Data.PodDeviceEntries[]? | .ContainerName + ":" + .ResourceName + ":" + ([.DeviceIDs[]] | flatten | length | tostring)] | join(",")' \
-  "$root/device-plugins/kubelet_internal_checkpoint")"
+  "$dp_dir/kubelet_internal_checkpoint")"
