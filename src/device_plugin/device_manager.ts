@@ -375,6 +375,12 @@ export class DeviceManager {
     for (const [resource, required] of limitsOf(container)) {
       if (!this.#inventory.has(resource)) continue;
       const held = this.#pods.get(podUid, container.name, resource);
+      if (held?.restored) {
+        // a kubelet restart: the container kept its devices, whose plugin may not have
+        // registered again yet (upstream skips the checks for running containers then)
+        delete held.restored;
+        continue;
+      }
       const inUse = this.#pods.inUse().get(resource) ?? new Set<string>();
       const ids = devicesToAllocate({
         podUid,
@@ -502,7 +508,9 @@ export class DeviceManager {
     if (text === undefined) return;
     try {
       const data = decodeDeviceCheckpoint(text, this.checkpointPath);
-      for (const entry of data.entries) this.#pods.insert(entry);
+      for (const entry of data.entries) {
+        this.#pods.insert({ ...entry, restored: true });
+      }
       const now = this.#clock.now();
       for (const resource of data.registered.keys()) {
         this.#inventory.connected(resource);

@@ -58,3 +58,55 @@ Deno.test("Register: a plugin that does not answer is refused with upstream's pr
     assert.deepEqual(m.capacity().capacity, {});
   });
 });
+
+Deno.test("admit: after a restart a pod keeps the devices the checkpoint holds before its plugin registers again", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kts-dm-" });
+  const pluginDir = `${dir}/device-plugins`;
+  await Deno.mkdir(pluginDir);
+  // upstream's checkpoint: pod uid-1, container c, 3 devices of example.com/resource
+  await Deno.copyFile(
+    new URL("./testdata/upstream_checkpoint", import.meta.url),
+    `${pluginDir}/kubelet_internal_checkpoint`,
+  );
+  const m = new DeviceManager({
+    pluginDir,
+    clock: systemClock,
+    logger: new CaptureLogger(),
+  });
+  await m.start();
+  try {
+    const pod = (uid: string) => ({
+      metadata: { name: "p", namespace: "d", uid },
+      spec: {
+        containers: [{
+          name: "c",
+          resources: { limits: { "example.com/resource": "3" } },
+        }],
+      },
+    });
+    assert.deepEqual(m.admit(pod("uid-1"), new Set()), { admit: true });
+    assert.deepEqual(
+      m.containerDevices("uid-1", "c").get("example.com/resource")?.sort(),
+      [
+        "Dev-1",
+        "Dev-2",
+        "Dev-3",
+      ],
+    );
+    // a new pod gets the registered-but-empty resource's refusal
+    const other = m.admit(pod("uid-2"), new Set(["uid-1"]));
+    assert.equal(other.admit, false);
+    assert.match(
+      (other as { message: string }).message,
+      /no healthy devices present; cannot allocate unhealthy devices example\.com\/resource/,
+    );
+    // the checkpoint's resources are back with no devices until their plugins register
+    assert.deepEqual(m.capacity().allocatable, {
+      "a.b/c": 0,
+      "example.com/resource": 0,
+    });
+  } finally {
+    await m.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -16,6 +16,8 @@ export interface DeviceEntry {
   deviceIds: Map<number, string[]>;
   /** The plugin's `ContainerAllocateResponse`, undefined until `Allocate` answered. */
   response?: ContainerResponse;
+  /** Read from the checkpoint at start and not admitted since (a kubelet restart). */
+  restored?: boolean;
 }
 
 /** The parts of a plugin's `ContainerAllocateResponse` a container is made of. */
