@@ -35,6 +35,8 @@ export interface DeviceRunOptions {
   mounts: { containerPath: string; hostPath: string; readonly: boolean }[];
   devices: { containerPath: string; hostPath: string; permissions: string }[];
   annotations: Record<string, string>;
+  /** CDI device names, each once. */
+  cdiDevices: { name: string }[];
   /** Merge conflicts (same key, different values), for the log. */
   conflicts: string[];
 }
@@ -124,8 +126,10 @@ export function deviceRunOptions(entries: DeviceEntry[]): DeviceRunOptions {
     mounts: [],
     devices: [],
     annotations: {},
+    cdiDevices: [],
     conflicts: [],
   };
+  const cdi = new Set<string>();
   const envs = new Map<string, string>();
   const mounts = new Map<string, string>();
   const devices = new Map<string, string>();
@@ -186,6 +190,11 @@ export function deviceRunOptions(entries: DeviceEntry[]): DeviceRunOptions {
         continue;
       }
       out.annotations[key] = value;
+    }
+    for (const { name } of r.cdiDevices) {
+      if (cdi.has(name)) continue;
+      cdi.add(name);
+      out.cdiDevices.push({ name });
     }
   }
   return out;

@@ -224,6 +224,8 @@ export interface ContainerDeviceOptions {
   mounts: { containerPath: string; hostPath: string; readonly: boolean }[];
   devices: { containerPath: string; hostPath: string; permissions: string }[];
   annotations: Record<string, string>;
+  /** Fully qualified CDI device names the runtime resolves. */
+  cdiDevices?: { name: string }[];
 }
 
 const NO_NODE_FACTS: NodeResources = { memoryCapacity: 0, hugepageSizes: [] };
@@ -316,6 +318,9 @@ export function generateContainerConfig(
     },
     ...(options.devices?.devices.length
       ? { devices: options.devices.devices }
+      : {}),
+    ...(options.devices?.cdiDevices?.length
+      ? { CDIDevices: options.devices.cdiDevices }
       : {}),
     logPath: containerLogPath(container.name, options.restartCount),
     stdin: container.stdin ?? false,

@@ -365,8 +365,10 @@ Deno.test("generateContainerConfig() puts the device plugins' envs, mounts, devi
         "example.com/device": "d1",
         "io.kubernetes.container.restartCount": "99",
       },
+      cdiDevices: [{ name: "example.com/resource=CDI-d1" }],
     },
   });
+  assert.deepEqual(c.CDIDevices, [{ name: "example.com/resource=CDI-d1" }]);
   // device envs come first; the runtime keeps the last value of a name
   assert.deepEqual(c.envs?.slice(0, 2), [
     { key: "GREETING", value: "from-device" },
