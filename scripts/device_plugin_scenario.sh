@@ -8,6 +8,9 @@
 # that namespace, so the host's folder is untouched.
 #
 #   scripts/device_plugin_scenario.sh upstream|kubelet.ts
+#   scripts/device_plugin_scenario.sh swap    starts on upstream's kubelet, then swaps the node to
+#                                             kubelet.ts and back (scripts/swap.sh's way: TERM,
+#                                             the other kubelet on the same root and containerd)
 #
 # Steps, each printed as KEY=VALUE on stdout:
 #   CAPACITY/ALLOCATABLE   the Node's example.com/resource once the plugin registered
@@ -16,6 +19,9 @@
 #   OVER_REASON/OVER_MESSAGE  a pod asking for 2 with 1 left: its rejection
 #   GONE_CAPACITY/GONE_ALLOCATABLE  after the plugin stops
 #   CHECKPOINT_RESOURCES   resource names in the device checkpoint
+# In swap mode, after each swap (prefix TO_TS_, then TO_UPSTREAM_): ALLOCATABLE once the plugin
+# registered again, FITS_SAME (the fits container kept its id), and OVER_REASON/OVER_MESSAGE of a
+# new pod asking for 2 (the checkpoint told the new kubelet that fits holds one).
 #
 # Environment: KUBELET_TS_KUBECONFIG, KUBELET_TS_BOOTSTRAP_KUBECONFIG, KUBELET_TS_CLUSTER_CA and
 # KUBELET_TS_K8S_BIN (scripts/cluster_env.sh env); KTS_DP_SUBNET_INDEX (default 0 for upstream,
@@ -23,13 +29,15 @@
 set -euo pipefail
 
 DP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-kind=${1:?usage: $0 upstream|kubelet.ts}
-case "$kind" in
+mode=${1:?usage: $0 upstream|kubelet.ts|swap}
+kind=$mode
+case "$mode" in
 upstream) n=${KTS_DP_SUBNET_INDEX:-0} ;;
 kubelet.ts) n=${KTS_DP_SUBNET_INDEX:-1} ;;
-*) echo "usage: $0 upstream|kubelet.ts" >&2 && exit 2 ;;
+swap) n=${KTS_DP_SUBNET_INDEX:-2} kind=upstream ;;
+*) echo "usage: $0 upstream|kubelet.ts|swap" >&2 && exit 2 ;;
 esac
-node="kts-dp-${kind/./}"
+node="kts-dp-${mode/./}"
 ns="$node-$(date +%s)"
 export KTS_UPSTREAM_ROOT=/tmp/kts-devplugin-$n KTS_UPSTREAM_NODE=$node
 export KTS_UPSTREAM_BRIDGE=kts-dp$n KTS_UPSTREAM_SUBNET=10.$((164 + n)).0.0/16
@@ -46,15 +54,20 @@ d=$1
 shift
 mount --bind "$d" /var/lib/kubelet/device-plugins && exec "$@"
 SH
-if [ "$kind" = kubelet.ts ]; then
-  deno=$(npx -y deno@2.9.6 eval 'console.log(Deno.execPath())')
-  v8=$(sed -n 's/^ *"\(--max-semi-space-size[^"]*\)";$/\1/p' "$DP_DIR/v8_flags.ts")
-  # every permission: the sample plugin names its socket at run time (docs/permissions.md)
-  inner="$deno run -A --v8-flags=$v8 $(dirname "$DP_DIR")/main.ts"
-else
-  inner="$(bash "$DP_DIR/peers.sh" dir)/kubelet"
-fi
-export KTS_UPSTREAM_KUBELET="unshare -m --propagation private sh $wrap $dp_dir $inner"
+kubelet_command() { # upstream|kubelet.ts
+  local inner deno v8
+  if [ "$1" = kubelet.ts ]; then
+    deno=$(npx -y deno@2.9.6 eval 'console.log(Deno.execPath())')
+    v8=$(sed -n 's/^ *"\(--max-semi-space-size[^"]*\)";$/\1/p' "$DP_DIR/v8_flags.ts")
+    # every permission: the sample plugin names its socket at run time (docs/permissions.md)
+    inner="$deno run -A --v8-flags=$v8 $(dirname "$DP_DIR")/main.ts"
+  else
+    inner="$(bash "$DP_DIR/peers.sh" dir)/kubelet"
+  fi
+  printf 'unshare -m --propagation private sh %s %s %s\n' "$wrap" "$dp_dir" "$inner"
+}
+KTS_UPSTREAM_KUBELET=$(kubelet_command "$kind")
+export KTS_UPSTREAM_KUBELET
 kubectl() { "$KUBELET_TS_K8S_BIN/kubectl" --kubeconfig "$KUBELET_TS_KUBECONFIG" "$@"; }
 log() { printf 'device_plugin_scenario(%s): %s\n' "$kind" "$*" >&2; }
 # waits up to $1 seconds for the command to print something non-empty; prints it
@@ -77,6 +90,11 @@ phase_in() { local p; p=$(phase "$1"); case " ${*:2} " in *" $p "*) echo "$p" ;;
 plugin_pid=""
 cleanup() {
   [ -n "$plugin_pid" ] && kill "$plugin_pid" 2>/dev/null || true
+  # KTS_DP_KEEP_LOG=FILE keeps the kubelet's log (the root goes away)
+  if [ -n "${KTS_DP_KEEP_LOG:-}" ]; then
+    cp "$KTS_UPSTREAM_ROOT/kubelet.log" "$KTS_DP_KEEP_LOG" 2>/dev/null || true
+    cp "$KTS_UPSTREAM_ROOT/plugin.log" "$KTS_DP_KEEP_LOG.plugin" 2>/dev/null || true
+  fi
   kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   bash "$DP_DIR/upstream_kubelet.sh" down >/dev/null 2>&1 || true
   kubectl delete node "$node" >/dev/null 2>&1 || true
@@ -120,6 +138,36 @@ wait_for 60 phase_in over Failed >/dev/null || true
 echo "OVER_PHASE=$(phase over)"
 echo "OVER_REASON=$(kubectl -n "$ns" get pod over -o jsonpath='{.status.reason}')"
 echo "OVER_MESSAGE=$(kubectl -n "$ns" get pod over -o jsonpath='{.status.message}')"
+
+
+if [ "$mode" = swap ]; then
+  fits_before=$id
+  registrations() { grep -c "Device Plugin registered with the Kubelet" "$KTS_UPSTREAM_ROOT/plugin.log" || true; }
+  registered_after() { [ "$(registrations)" -gt "$1" ] && echo yes; }
+  swap_to() { # kind prefix
+    local before
+    before=$(registrations)
+    rm -f "$dp_dir/kubelet.sock"
+    KTS_UPSTREAM_SIGNAL=TERM bash "$DP_DIR/upstream_kubelet.sh" stop-kubelet
+    KTS_UPSTREAM_KUBELET=$(kubelet_command "$1") bash "$DP_DIR/upstream_kubelet.sh" up >/dev/null
+    # the plugin sees kubelet.sock made again and registers again (upstream's stub waits
+    # 10 s first); the Node still shows the old kubelet's last status until then
+    wait_for 90 registered_after "$before" >/dev/null || true
+    sleep 5
+    wait_for 60 res_is allocatable 2 >/dev/null || true
+    echo "${2}ALLOCATABLE=$(res allocatable)"
+    sleep 5
+    echo "${2}FITS_SAME=$([ "$(fits_id)" = "$fits_before" ] && echo yes || echo "no ($(fits_id))")"
+    local name="over-${1/./-}"
+    pod "$name" 2 | kubectl create -f - >/dev/null
+    wait_for 60 phase_in "$name" Failed >/dev/null || true
+    echo "${2}OVER_REASON=$(kubectl -n "$ns" get pod "$name" -o jsonpath='{.status.reason}')"
+    echo "${2}OVER_MESSAGE=$(kubectl -n "$ns" get pod "$name" -o jsonpath='{.status.message}')"
+  }
+  swap_to kubelet.ts TO_TS_
+  swap_to upstream TO_UPSTREAM_
+  exit 0
+fi
 
 kill "$plugin_pid"
 wait "$plugin_pid" 2>/dev/null || true

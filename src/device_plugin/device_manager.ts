@@ -491,6 +491,17 @@ export class DeviceManager {
     return options;
   }
 
+  /**
+   * Upstream `UpdatePluginResources`: for a pod holding devices, the devices allocated on
+   * the node per resource (empty for any other pod).
+   */
+  pluginResources(pod: Pod): Map<string, number> {
+    if (!this.#pods.hasPod(pod.metadata.uid ?? "")) return new Map();
+    return new Map(
+      [...this.#pods.inUse()].map(([resource, ids]) => [resource, ids.size]),
+    );
+  }
+
   /** Device ids a container holds per resource (for tests and the pod resources view). */
   containerDevices(
     podUid: string,

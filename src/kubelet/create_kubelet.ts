@@ -117,6 +117,8 @@ export interface KubeletDeps {
   statuses?: Pick<PodStatusManager, "allStatuses" | "removePod">;
   /** Admission of new pods (sysctls); omitted → every pod is admitted. */
   admission?: PodAdmission;
+  /** Devices a pod already holds, raising allocatable in the predicates (the device manager). */
+  pluginResources?: (pod: Pod) => ReadonlyMap<string, number>;
   /** In-place resize's allocations (the syncer's too); omitted → pods are never resized. */
   allocations?: AllocationManager;
   clock: Clock;
@@ -223,6 +225,7 @@ export function createKubelet(
     pods: allocatedPods,
     // upstream `filterOutInactivePods`: admitted, neither terminal nor terminating
     isActive: (pod) => workers.phaseOf(pod.metadata.uid ?? "") === "syncing",
+    ...(deps.pluginResources ? { pluginResources: deps.pluginResources } : {}),
   });
   const handler: PodSyncHandler = new PodSyncHandler({
     workers,
@@ -420,7 +423,11 @@ function resizeEnvironment(
 function withPredicates(
   base: PodAdmission | undefined,
   node: (() => Node | undefined) | undefined,
-  pods: { pods: () => Pod[]; isActive: (pod: Pod) => boolean },
+  pods: {
+    pods: () => Pod[];
+    isActive: (pod: Pod) => boolean;
+    pluginResources?: (pod: Pod) => ReadonlyMap<string, number>;
+  },
 ): PodAdmission | undefined {
   if (!node) return base;
   if (!base) {

@@ -521,6 +521,9 @@ export async function runKubelet(
       : {}),
     statuses: statusManager,
     ...(allocations ? { allocations } : {}),
+    ...(devices
+      ? { pluginResources: (pod: Pod) => devices.pluginResources(pod) }
+      : {}),
     // upstream checks AppArmor after the node predicates; here it comes before them
     // upstream runs the eviction manager's admit handler first
     admission: withPressureAdmission(
@@ -537,11 +540,16 @@ export async function runKubelet(
             appArmorHostError(environment.appArmorEnabled ?? ""),
           )),
           () => devices,
-          // upstream GetActivePods: admitted, neither terminal nor terminating
+          // upstream GetActivePods: every known pod (admitted or still waiting, as after a
+          // restart) that is neither terminal nor terminating
           () =>
-            late.kubelet?.podConfig.pods().filter((p) =>
-              late.kubelet?.workers.phaseOf(p.metadata.uid ?? "") === "syncing"
-            ) ?? [],
+            late.kubelet?.podConfig.pods().filter((p) => {
+              const uid = p.metadata.uid ?? "";
+              const worker = late.kubelet?.workers.phaseOf(uid);
+              if (worker !== undefined && worker !== "syncing") return false;
+              const phase = statusManager.getPodStatus(uid)?.phase;
+              return phase !== "Failed" && phase !== "Succeeded";
+            }) ?? [],
         ),
       ),
       () => eviction.manager?.conditions() ?? [],

@@ -42,3 +42,24 @@ Deno.test({
     assert.deepEqual(ours, upstream);
   },
 });
+
+Deno.test({
+  name:
+    "device plugins: a swap to kubelet.ts and back keeps the running container's device (the checkpoint in upstream's format)",
+  ignore: missing !== undefined,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const out = await script("device_plugin_scenario.sh", ["swap"]);
+    const overMessage =
+      "Pod was rejected: Allocate failed due to requested number of devices unavailable for example.com/resource. Requested: 2, Available: 1, which is unexpected";
+    for (const prefix of ["TO_TS_", "TO_UPSTREAM_"]) {
+      assert.equal(out[`${prefix}ALLOCATABLE`], "2", prefix);
+      // the pod admitted again on the new kubelet, its container untouched
+      assert.equal(out[`${prefix}FITS_SAME`], "yes", prefix);
+      // the new kubelet knows from the checkpoint that one device is taken
+      assert.equal(out[`${prefix}OVER_REASON`], "UnexpectedAdmissionError");
+      assert.equal(out[`${prefix}OVER_MESSAGE`], overMessage, prefix);
+    }
+  },
+});

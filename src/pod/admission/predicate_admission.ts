@@ -259,6 +259,28 @@ export interface PredicateAdmitterDeps {
   isActive: (pod: Pod) => boolean;
   /** The node's OS (default linux). */
   os?: string;
+  /**
+   * Upstream `UpdatePluginResources`: for a pod that already holds device plugin devices,
+   * the devices allocated on the node per resource; allocatable is raised to them so that
+   * the pod is admitted again after a kubelet restart, before its plugin registered again.
+   */
+  pluginResources?: (pod: Pod) => ReadonlyMap<string, number>;
+}
+
+/** `node` with each resource's allocatable raised to at least `held`. */
+export function withPluginResources(
+  node: Node | undefined,
+  held: ReadonlyMap<string, number>,
+): Node | undefined {
+  if (!node || held.size === 0) return node;
+  const allocatable = { ...node.status?.allocatable };
+  for (const [name, count] of held) {
+    const now = allocatable[name];
+    if (now === undefined || milliValue(now) < count * 1000) {
+      allocatable[name] = String(count);
+    }
+  }
+  return { ...node, status: { ...node.status, allocatable } };
 }
 
 /** {@linkcode admitPod} against the kubelet's current node and active pods. */
@@ -272,7 +294,10 @@ export function predicateAdmitter(
         deps.pods().filter((p) =>
           p.metadata.uid !== pod.metadata.uid && deps.isActive(p)
         ),
-        deps.node(),
+        withPluginResources(
+          deps.node(),
+          deps.pluginResources?.(pod) ?? new Map(),
+        ),
         deps.os,
       ),
   };

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Node } from "../../api/mod.ts";
-import { admitPod } from "./predicate_admission.ts";
+import { admitPod, withPluginResources } from "./predicate_admission.ts";
 import type { Pod } from "../types.ts";
 
 const node: Node = {
@@ -230,4 +230,21 @@ Deno.test("admitPod() lets a toleration without an effect match every effect, an
     tolerations: [{ operator: "Exists", effect: "NoSchedule" }],
   });
   assert.match(verdict(wrongEffect, [], tainted), /^TaintToleration/);
+});
+
+Deno.test("withPluginResources() raises allocatable to the devices a pod holds, never lowers it", () => {
+  const node = {
+    metadata: { name: "n" },
+    status: { allocatable: { "example.com/r": "0", "example.com/s": "4" } },
+  } as Node;
+  const raised = withPluginResources(
+    node,
+    new Map([["example.com/r", 1], ["example.com/s", 2], ["example.com/t", 3]]),
+  );
+  assert.deepEqual(raised?.status?.allocatable, {
+    "example.com/r": "1",
+    "example.com/s": "4",
+    "example.com/t": "3",
+  });
+  assert.equal(withPluginResources(node, new Map()), node);
 });
