@@ -52,7 +52,8 @@ cat >"$wrap" <<'SH'
 #!/bin/sh
 d=$1
 shift
-mount --bind "$d" /var/lib/kubelet/device-plugins && exec "$@"
+mkdir -p /var/lib/kubelet/device-plugins &&
+  mount --bind "$d" /var/lib/kubelet/device-plugins && exec "$@"
 SH
 kubelet_command() { # upstream|kubelet.ts
   local inner deno v8

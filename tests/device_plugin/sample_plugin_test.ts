@@ -90,7 +90,7 @@ Deno.test({
       "private",
       "sh",
       "-c",
-      `mount --bind "$1" ${HOST_FOLDER} && exec "$2"`,
+      `mkdir -p ${HOST_FOLDER} && mount --bind "$1" ${HOST_FOLDER} && exec "$2"`,
       "sh",
       dir,
       binary!,
