@@ -1,7 +1,7 @@
 /**
  * Shared by `deno task compile`, `deno task bundle`, the ship tests and the
  * bench: turns `[--permissions-from <kubelet-config.yaml>] [--api-server
- * host:port] [--csi-driver name] [kubelet flags…]` into the exact Deno permission flags, using the
+ * host:port] [--csi-driver name] [--device-plugin-socket name] [kubelet flags…]` into the exact Deno permission flags, using the
  * same planner the kubelet runs at startup (`src/permissions`).
  *
  * Run directly to print the flags, one per line:
@@ -31,6 +31,8 @@ export interface ListsRequest {
   apiServers: string[];
   /** CSI drivers the node runs (their sockets are granted at the conventional paths). */
   csiDrivers?: string[];
+  /** Device plugin socket names (granted in /var/lib/kubelet/device-plugins). */
+  devicePluginSockets?: string[];
 }
 
 /** A usage error in the script's own arguments. */
@@ -64,6 +66,7 @@ export function parseListsArgs(
     "--permissions-from",
     "--api-server",
     "--csi-driver",
+    "--device-plugin-socket",
     ...(own.valued ?? []),
   ]);
   const boolean = new Set(own.boolean ?? []);
@@ -89,6 +92,8 @@ export function parseListsArgs(
     else if (name === "--api-server") request.apiServers.push(value);
     else if (name === "--csi-driver") {
       (request.csiDrivers ??= []).push(value);
+    } else if (name === "--device-plugin-socket") {
+      (request.devicePluginSockets ??= []).push(value);
     } else rest.push(`${name}=${value}`);
     value = undefined;
   }
@@ -184,6 +189,9 @@ export async function planFor(
     cwd,
     extraNet: request.apiServers,
     ...(request.csiDrivers ? { csiDrivers: request.csiDrivers } : {}),
+    ...(request.devicePluginSockets
+      ? { devicePluginSockets: request.devicePluginSockets }
+      : {}),
   });
 }
 

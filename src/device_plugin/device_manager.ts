@@ -97,7 +97,7 @@ export function denoMayConnect(path: string): boolean {
  * Deno grants unix sockets by exact path, and plugin sockets are named at run time.
  */
 export function socketNotGranted(path: string): string {
-  return `kubelet.ts may not connect to the device plugin socket ${path}: its permission lists do not grant net "unix:${path}" (Deno grants unix sockets by exact path, and device plugins name theirs at run time); add the path to the lists (and read/write on it) or run the kubelet with every permission`;
+  return `kubelet.ts may not connect to the device plugin socket ${path}: its permission lists do not grant net "unix:${path}" (Deno grants unix sockets by exact path, and device plugins name theirs at run time); build the lists with --device-plugin-socket for it (or add the path to custom lists, with read/write on it) or run the kubelet with every permission`;
 }
 
 interface Endpoint {

@@ -30,7 +30,7 @@ export async function startDeviceManager(
   if (Deno.permissions.querySync({ name: "net" }).state !== "granted") {
     // never silent: plugins register, but only sockets the lists name can be reached
     deps.logger.warn(
-      "Device plugins under permission lists: a plugin is refused at registration unless the lists grant its socket (net unix:<path>, read and write); Deno has no directory grant for unix sockets, so run with every permission to use device plugins whose socket names are not known in advance",
+      "Device plugins under permission lists: a plugin is refused at registration unless the lists grant its socket (net unix:<path>, read and write); Deno has no directory grant for unix sockets: build the lists with --device-plugin-socket for sockets named in advance, or run with every permission",
       { pluginDir: manager.pluginDir },
     );
   }

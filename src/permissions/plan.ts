@@ -509,6 +509,20 @@ export async function planPermissions(
     // the gRPC client's request host, as for the CRI socket
     b.add("net", CRI_URL_GRANT, "--csi-driver");
   }
+  for (const socket of options.devicePluginSockets ?? []) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(socket)) {
+      throw new PermissionPlanError(
+        "--device-plugin-socket",
+        `"${socket}" is not a socket file name in ${DEVICE_PLUGIN_DIR} (letters, digits, ".", "_" and "-")`,
+      );
+    }
+    // read and write come with the folder's grant; Deno's unix connect also checks net
+    b.add(
+      "net",
+      `unix:${DEVICE_PLUGIN_DIR}/${socket}`,
+      "--device-plugin-socket",
+    );
+  }
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);
   }

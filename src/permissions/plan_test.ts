@@ -499,3 +499,18 @@ Deno.test("planPermissions() grants a named CSI driver's registration and CSI so
     /--csi-driver.*not a CSI driver name/,
   );
 });
+
+Deno.test("planPermissions() grants the device plugin sockets named by --device-plugin-socket", async () => {
+  const plan = await planPermissions({ config: {}, flags: {} }, {
+    readFile: noFile,
+    devicePluginSockets: ["gpu.sock"],
+  });
+  assert.ok(plan.net.includes("unix:/var/lib/kubelet/device-plugins/gpu.sock"));
+  await assert.rejects(
+    planPermissions({ config: {}, flags: {} }, {
+      readFile: noFile,
+      devicePluginSockets: ["../x.sock"],
+    }),
+    /--device-plugin-socket.*not a socket file name in \/var\/lib\/kubelet\/device-plugins/,
+  );
+});

@@ -131,4 +131,10 @@ export interface PlanOptions {
    * Deno's `unix:` grant is an exact path, so sockets known only at run time cannot be.
    */
   csiDrivers?: readonly string[];
+  /**
+   * Device plugin socket names known in advance: each is granted in upstream's fixed folder
+   * (`/var/lib/kubelet/device-plugins/<name>`); a plugin whose socket is not named is
+   * refused at registration.
+   */
+  devicePluginSockets?: readonly string[];
 }

@@ -72,3 +72,17 @@ Deno.test("planFor() without a config file plans the standard layout", async () 
   assert.ok(plan.net.includes("unix:/run/containerd/containerd.sock"));
   assert.ok(!plan.net.some((n) => n.endsWith(":10255")));
 });
+
+Deno.test("--device-plugin-socket reaches the plan as a granted socket in the device plugin folder", async () => {
+  const { request } = parseListsArgs([
+    "--device-plugin-socket=gpu.sock",
+    "--device-plugin-socket",
+    "nic.sock",
+    "--v=2",
+  ]);
+  assert.deepEqual(request.devicePluginSockets, ["gpu.sock", "nic.sock"]);
+  assert.deepEqual(request.kubeletFlags, ["--v=2"]);
+  const plan = await planFor(request, "/");
+  assert.ok(plan.net.includes("unix:/var/lib/kubelet/device-plugins/gpu.sock"));
+  assert.ok(plan.net.includes("unix:/var/lib/kubelet/device-plugins/nic.sock"));
+});
