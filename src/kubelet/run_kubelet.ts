@@ -640,9 +640,7 @@ export async function runKubelet(
     kubelet,
     statuses: statusManager,
     runtime,
-    ...(environment.hostCgroupFs
-      ? { hostCgroupFs: environment.hostCgroupFs }
-      : {}),
+    ...(environment.hostFiles ? { hostFiles: environment.hostFiles } : {}),
     ...(cluster
       ? {
         cluster: {
