@@ -664,9 +664,7 @@ export async function runKubelet(
     kubelet,
     statuses: statusManager,
     runtime,
-    ...(environment.hostCgroupFs
-      ? { hostCgroupFs: environment.hostCgroupFs }
-      : {}),
+    ...(environment.hostFiles ? { hostFiles: environment.hostFiles } : {}),
     ...(cluster
       ? {
         cluster: {

@@ -103,8 +103,8 @@ export interface KubeletApiDeps {
       | "listPodSandboxStats"
     >
     & Pick<ImageService, "imageFsInfo">;
-  /** The root cgroup's usage files (node CPU and memory); omitted → not reported. */
-  hostCgroupFs?: NodeUsageSource["fs"];
+  /** The host's files: the root cgroup's usage (node CPU and memory); omitted → not reported. */
+  hostFiles?: NodeUsageSource["fs"];
   /** API server mode: what the serving certificate requests need. */
   cluster?: {
     csr: CsrApi;
@@ -142,7 +142,7 @@ async function runtimeCounts(
 async function resourceStats(
   runtime: KubeletApiDeps["runtime"],
   clock: Clock,
-  hostFs: KubeletApiDeps["hostCgroupFs"],
+  hostFs: KubeletApiDeps["hostFiles"],
 ): Promise<ResourceStats> {
   const [{ stats }, { containers }] = await Promise.all([
     runtime.listContainerStats({}),
@@ -344,14 +344,14 @@ export async function runKubeletApi(
     config: () => shownConfig,
     runtimeCounts: () => runtimeCounts(deps.runtime),
     resourceStats: () =>
-      resourceStats(deps.runtime, deps.clock, deps.hostCgroupFs),
+      resourceStats(deps.runtime, deps.clock, deps.hostFiles),
     cadvisorStats: () =>
       cadvisorStats({
         runtime: deps.runtime,
-        ...(deps.hostCgroupFs
+        ...(deps.hostFiles
           ? {
             node: {
-              fs: deps.hostCgroupFs,
+              fs: deps.hostFiles,
               memory: () => Deno.systemMemoryInfo(),
               now: () => deps.clock.now(),
             },

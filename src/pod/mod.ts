@@ -117,8 +117,8 @@ export {
   readNodeResources,
   readPodEnvironmentOptions,
 } from "./containers/pod_environment.ts";
+export type { HostFiles } from "./containers/host_files.ts";
 export type {
-  HostFiles,
   PodEnvironmentConfig,
   PodEnvironmentOptions,
 } from "./containers/pod_environment.ts";

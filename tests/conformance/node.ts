@@ -11,7 +11,10 @@
 import { statfs } from "node:fs/promises";
 import { run } from "../cluster/_cluster.ts";
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
-import { DEFAULT_MEMORY_VOLUME_DIR } from "../../src/volume/mod.ts";
+import {
+  DEFAULT_MEMORY_VOLUME_DIR,
+  memoryVolumeDirFor,
+} from "../../src/volume/mod.ts";
 import { removeTree } from "../_mounts.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -246,7 +249,11 @@ export async function startNode(
   };
   // A fresh root: certificates and kubeconfig of an earlier run name an earlier cluster.
   await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
+  // Its Memory emptyDirs live outside the root (on the tmpfs) and stay charged to the node's
+  // memory cgroup while they exist: an earlier run's would put this one under memory pressure.
+  const memoryDir = memoryVolumeDirFor(`${root}/root`);
   await removeTree(root);
+  await removeTree(memoryDir);
   await makeBridge(n.bridge, n.ip, n.subnet);
   await sh(["scripts/cri_env.sh", "up"], criEnv);
   await Deno.mkdir(`${root}/manifests`, { recursive: true });
@@ -309,6 +316,7 @@ export async function startNode(
       await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
       await run("ip", ["link", "delete", n.bridge]);
       await removeTree(root).catch(() => {});
+      await removeTree(memoryDir).catch(() => {});
     },
   };
 }

@@ -27,12 +27,9 @@ import type { Clock } from "../../clock/mod.ts";
 import {
   type CgroupAgentClient,
   cgroupAgentSocket,
-  type CgroupTreeFs,
   denoCgroupTreeFs,
   detectSwapController,
-  type FilesystemFigures,
   openCgroupAgentClient,
-  readFilesystemFigures,
   volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
 import type { TmpfsAccess } from "../../volume/mod.ts";
@@ -40,6 +37,11 @@ import {
   openPodCgroupManager,
   type PodCgroupManager,
 } from "../cgroups/pod_cgroup_manager.ts";
+import {
+  type HostFiles,
+  hostFilesOnHost,
+  hostFilesThrough,
+} from "./host_files.ts";
 import type { PodCgroupOptions } from "../cgroups/pod_cgroups.ts";
 import type { CgroupSettings } from "../cgroups/cgroup_settings.ts";
 import type { PodEventRecorder } from "../pod_events.ts";
@@ -87,21 +89,11 @@ export interface PodEnvironmentOptions {
    */
   appArmorEnabled?: string | Error;
   /**
-   * The host's cgroup files for the node's usage figures: directly with every permission, else
-   * through the cgroup agent; omitted → neither can read them.
-   */
-  hostCgroupFs?: CgroupTreeFs;
-  /**
-   * Host files under /proc and /sys and filesystem figures (directly with every permission,
-   * else through the cgroup agent); omitted → neither can be had.
+   * The one reader of host files under /proc and /sys and of filesystem figures (node usage
+   * metrics, eviction signals, image GC): directly with every permission, else through the
+   * cgroup agent; omitted → neither can read them.
    */
   hostFiles?: HostFiles;
-}
-
-/** Reads of the host the Deno sandbox does not allow (the eviction signals use them). */
-export interface HostFiles {
-  readTextFile(path: string): Promise<string>;
-  statfs(path: string): Promise<FilesystemFigures>;
 }
 
 /** Dependencies of {@linkcode createPodEnvironment}. */
@@ -495,21 +487,9 @@ export async function readPodEnvironmentOptions(
     ...(options.rootDir ? { rootDir: options.rootDir } : {}),
     appArmorEnabled,
     ...(hostAccess
-      ? {
-        hostCgroupFs: denoCgroupTreeFs,
-        hostFiles: {
-          readTextFile: (path: string) => Deno.readTextFile(path),
-          statfs: readFilesystemFigures,
-        },
-      }
+      ? { hostFiles: hostFilesOnHost }
       : agent
-      ? {
-        hostCgroupFs: agent.fs,
-        hostFiles: {
-          readTextFile: (path: string) => agent.fs.readTextFile(path),
-          statfs: (path: string) => agent.statfs(path),
-        },
-      }
+      ? { hostFiles: hostFilesThrough(agent) }
       : {}),
   };
 }
