@@ -51,8 +51,6 @@ const MIN_SHARES = 2;
 const MAX_SHARES = 262_144;
 const GUARANTEED_OOM_SCORE_ADJ = -997;
 const BEST_EFFORT_OOM_SCORE_ADJ = 1000;
-/** Scheduler defaults for a container without requests (`DefaultMemoryRequest`). */
-const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
 
 function isSidecar(container: Container): boolean {
   return container.restartPolicy === "Always";
@@ -120,8 +118,8 @@ function memoryRequest(resources: ResourceRequirements | undefined): number {
 /**
  * OOM score adjustment for a container (upstream `GetContainerOOMScoreAdjust`): -997 for
  * node-critical and Guaranteed pods, 1000 for BestEffort, and for Burstable
- * `1000 - 1000 × request / capacity` kept within 3…999; a sidecar scores from the smallest
- * memory request among it and the regular containers, one higher when it is that smallest.
+ * `1000 - 1000 × request / capacity` kept within 3…999; a sidecar scores no higher than the
+ * regular container with the smallest memory request.
  */
 export function containerOomScoreAdj(
   pod: Pod,
@@ -140,16 +138,12 @@ export function containerOomScoreAdj(
     (pod.spec.initContainers ?? []).some((c) => c.name === container.name) &&
     isSidecar(container);
   if (sidecar) {
-    const orDefault = (r: ResourceRequirements | undefined) =>
-      r?.requests?.memory === undefined
-        ? DEFAULT_MEMORY_REQUEST
-        : memoryRequest(r);
+    // never above the regular container with the smallest request (upstream
+    // `minRegularContainerMemory`); a score above 1000 makes runc fail every start
     const smallest = Math.min(
-      ...pod.spec.containers.map((c) => orDefault(c.resources)),
-      orDefault(container.resources),
+      ...pod.spec.containers.map((c) => memoryRequest(c.resources)),
     );
-    adj = score(smallest);
-    if (smallest <= memoryRequest(container.resources)) adj += 1;
+    adj = Math.min(adj, score(smallest));
   }
   if (adj < 1000 + GUARANTEED_OOM_SCORE_ADJ) {
     return 1000 + GUARANTEED_OOM_SCORE_ADJ;

@@ -110,16 +110,30 @@ Deno.test("containerOomScoreAdj() scores by QoS class like GetContainerOOMScoreA
   assert.equal(containerOomScoreAdj(pod([all]), all, 8 * GiB), 3);
 });
 
-Deno.test("containerOomScoreAdj() scores a sidecar from the smallest request, one above it", () => {
+Deno.test("containerOomScoreAdj() scores a sidecar no higher than the smallest regular request", () => {
   const side: Container = {
     ...c("s", { requests: { memory: "1Gi" } }),
     restartPolicy: "Always",
   };
   const app = c("a", { requests: { memory: "2Gi" } });
   const p = pod([app], { initContainers: [side] });
-  // smallest is the sidecar's own 1 GiB → 1000 - 125 = 875, +1 as it is the smallest
-  assert.equal(containerOomScoreAdj(p, side, 8 * GiB), 876);
+  // own 1 GiB → 875, the app's 2 GiB → 750: the sidecar takes the lower
+  assert.equal(containerOomScoreAdj(p, side, 8 * GiB), 750);
   assert.equal(containerOomScoreAdj(p, app, 8 * GiB), 750);
+  const big: Container = {
+    ...side,
+    resources: { requests: { memory: "4Gi" } },
+  };
+  const q = pod([app], { initContainers: [big] });
+  assert.equal(containerOomScoreAdj(q, big, 8 * GiB), 500);
+  // tiny requests on a large node stay a valid score (runc refuses above 1000)
+  const tinySide: Container = {
+    ...c("s", { requests: { memory: "20Mi" } }),
+    restartPolicy: "Always",
+  };
+  const tinyApp = c("a", { requests: { memory: "20Mi" } });
+  const t = pod([tinyApp], { initContainers: [tinySide] });
+  assert.equal(containerOomScoreAdj(t, tinySide, 24 * GiB), 999);
 });
 
 Deno.test("milliCpuToShares() and milliCpuToQuota() keep upstream's bounds", () => {
