@@ -92,12 +92,6 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   // The node e2e suite (--suite=e2e-node).
   {
     in: "name",
-    text: "Device Plugin Failures:",
-    why:
-      "its plugin registers at /var/lib/kubelet/device-plugins; the harness gives the kubelet a root directory of its own on this shared machine",
-  },
-  {
-    in: "name",
     text: "Kubelet Cgroup Manager",
     why:
       "it expects the pod cgroups under cgroup root /; the harness gives the kubelet a cgroup root of its own on this shared machine",
