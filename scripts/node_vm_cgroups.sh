@@ -96,7 +96,9 @@ set -uo pipefail
 name=$1 driver=$2
 shift 2
 agent=
-crictl() { /peers/*/bin/crictl --runtime-endpoint unix:///run/containerd/containerd.sock "$@" 2>/dev/null; }
+# crictl's default 2 s per call is too short for an emulated guest: a cleanup that timed out
+# would leave the last run's containers behind
+crictl() { /peers/*/bin/crictl --timeout=120s --runtime-endpoint unix:///run/containerd/containerd.sock "$@" 2>/dev/null; }
 want=false
 [ "$driver" = systemd ] && want=true
 if ! grep -q "SystemdCgroup = $want" /etc/containerd/config.toml; then

@@ -115,7 +115,9 @@ pods() {
 cat >"$out/guest.sh" <<'GUEST'
 # guest.sh start <name> <kubelet command...> | emit | stop <name>
 set -uo pipefail
-crictl() { /peers/*/bin/crictl --runtime-endpoint unix:///run/containerd/containerd.sock "$@" 2>/dev/null; }
+# crictl's default 2 s per call is too short for an emulated guest: a cleanup that timed out
+# would leave the last run's containers behind
+crictl() { /peers/*/bin/crictl --timeout=120s --runtime-endpoint unix:///run/containerd/containerd.sock "$@" 2>/dev/null; }
 case $1 in
 start)
   name=$2

@@ -72,7 +72,9 @@ cat >"$out/guest.sh" <<'GUEST'
 set -uo pipefail
 settle=$1 upstream=$2
 dir=/scratch/vmswap root=/var/lib/kts-vmswap
-crictl() { /peers/*/bin/crictl --runtime-endpoint unix:///run/containerd/containerd.sock "$@" 2>/dev/null; }
+# crictl's default 2 s per call is too short for an emulated guest: a cleanup that timed out
+# would leave the last run's containers behind
+crictl() { /peers/*/bin/crictl --timeout=120s --runtime-endpoint unix:///run/containerd/containerd.sock "$@" 2>/dev/null; }
 if ! grep -q "SystemdCgroup = true" /etc/containerd/config.toml; then
   sed -i "s/SystemdCgroup = .*/SystemdCgroup = true/" /etc/containerd/config.toml
   systemctl restart containerd
