@@ -25,6 +25,7 @@ import type {
   CsiNodeClient,
 } from "./csi_client.ts";
 import type { DriverRegistry } from "./plugin_registration.ts";
+import { pathExists } from "../util/path_exists.ts";
 
 /** `sha256` of `text` in hex, as Go's `%x` of `sha256.Sum256`. */
 export async function sha256Hex(text: string): Promise<string> {
@@ -155,16 +156,6 @@ export interface CsiVolumesDeps {
 export interface CsiVolumesOptions {
   rootDir: string;
   nodeName: string;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 /** Removes an empty directory or a file; a missing one is fine. */
@@ -466,7 +457,7 @@ export function createCsiVolumes(
               data.driverName,
               data.volumeHandle,
             );
-            if (!(await exists(path))) return;
+            if (!(await pathExists(path))) return;
             await client.nodeUnstageVolume(data.volumeHandle, path);
             await removeOne(path);
             const parent = path.slice(0, path.lastIndexOf("/"));

@@ -18,6 +18,7 @@ import type { Pod } from "../api/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 import { podVolumeDirectory, podVolumesDirectory } from "./volume_paths.ts";
+import { pathExists } from "../util/path_exists.ts";
 
 /** A pod volume's directory, by its parts (`plugin` is the escaped plugin name). */
 export interface TmpfsVolume {
@@ -81,16 +82,6 @@ async function isEmptyDir(path: string): Promise<boolean> {
   return true;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
 /** Creates the node's {@linkcode MemoryVolumes}. */
 export function createMemoryVolumes(
   deps: MemoryVolumesDeps,
@@ -118,7 +109,7 @@ export function createMemoryVolumes(
         plugin: plugin.replaceAll("~", "/"),
         name,
       });
-      const existed = await exists(dir);
+      const existed = await pathExists(dir);
       await Deno.mkdir(dir, { recursive: true, mode: 0o755 });
       if (!MEMORY_BACKED_PLUGINS.includes(plugin)) return dir;
       if (await inMemory(dir)) return dir;

@@ -51,6 +51,7 @@ import {
   type VolumeSource,
 } from "./volume_sources.ts";
 import { errorMessage } from "../util/error_message.ts";
+import { pathExists } from "../util/path_exists.ts";
 
 /** Plain-object shape of a CRI `Mount`. */
 export interface CriMount {
@@ -144,16 +145,6 @@ const RAMFS_MAGIC = 0x858458f6;
 
 function message(error: unknown): string {
   return errorMessage(error);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 class DiskVolumeManager implements VolumeManager {
@@ -270,7 +261,7 @@ class DiskVolumeManager implements VolumeManager {
             plugin: PLUGIN_NAMES.emptyDir,
             name,
           });
-        const fresh = !(await exists(dir));
+        const fresh = !(await pathExists(dir));
         await Deno.mkdir(dir, { recursive: true, mode: 0o777 });
         const fsGroup = pod.spec.securityContext?.fsGroup;
         if (fresh && fsGroup !== undefined) {

@@ -15,22 +15,10 @@ import { cluster, getJson, kubectl, script, waitFor } from "./_cluster.ts";
 import { privateCri, privateCriMissing } from "../pod/_containerd_e2e.ts";
 import { removeTree } from "../_mounts.ts";
 import { inlineVolumeHandle } from "../../src/csi/mod.ts";
+import { peersOutput } from "../_peers.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
-
-async function peerPath(target: string): Promise<string | undefined> {
-  const out = await new Deno.Command("bash", {
-    args: [`${ROOT}/scripts/peers.sh`, target],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return out.code === 0
-    ? new TextDecoder().decode(out.stdout).trim()
-    : undefined;
-}
-
-const driverPath = await peerPath("csi-hostpath-path");
-const provisionerPath = await peerPath("csi-provisioner-path");
+const driverPath = await peersOutput("csi-hostpath-path");
+const provisionerPath = await peersOutput("csi-provisioner-path");
 const missing = apiKubeletMissing ??
   (privateCriMissing ? "no private containerd (root, cri_env)" : undefined) ??
   (driverPath

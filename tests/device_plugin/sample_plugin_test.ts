@@ -17,23 +17,14 @@ import { systemClock } from "../../src/clock/mod.ts";
 import type { Pod } from "../../src/api/mod.ts";
 import { createGrpcTransport } from "../../src/runtime/mod.ts";
 import { Registration } from "../../src/device_plugin/gen/deviceplugin_pb.ts";
+import { peersOutput } from "../_peers.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 const RESOURCE = "example.com/resource";
 const HOST_FOLDER = "/var/lib/kubelet/device-plugins";
 
-async function pluginBinary(): Promise<string | undefined> {
-  const out = await new Deno.Command("bash", {
-    args: [`${ROOT}/scripts/peers.sh`, "sample-device-plugin"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return out.code === 0
-    ? new TextDecoder().decode(out.stdout).trim()
-    : undefined;
-}
-
-const binary = Deno.uid() === 0 ? await pluginBinary() : undefined;
+const binary = Deno.uid() === 0
+  ? await peersOutput("sample-device-plugin")
+  : undefined;
 if (!binary) {
   // deno-lint-ignore no-console
   console.warn(

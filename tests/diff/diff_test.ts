@@ -9,20 +9,10 @@ import { explain } from "./known_differences.ts";
 import { API_SCENARIOS } from "./api_scenarios.ts";
 import { apiMissing, runScenario } from "./run.ts";
 import { SCENARIOS } from "./scenarios.ts";
-
-async function peersBin(): Promise<string | undefined> {
-  const out = await new Deno.Command("bash", {
-    args: [new URL("../../scripts/peers.sh", import.meta.url).pathname, "dir"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return out.code === 0
-    ? new TextDecoder().decode(out.stdout).trim()
-    : undefined;
-}
+import { peersOutput } from "../_peers.ts";
 
 const bin = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") && Deno.uid() === 0
-  ? await peersBin()
+  ? await peersOutput("dir")
   : undefined;
 
 for (

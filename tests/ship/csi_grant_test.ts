@@ -12,23 +12,15 @@ import {
   runtimeFlags,
 } from "../../scripts/permission_lists.ts";
 import { CHILD_ENV, ROOT } from "./_helpers.ts";
+import { peersOutput } from "../_peers.ts";
 
 const DRIVER = "hostpath.csi.kts.test";
 
-async function driverBinary(): Promise<string | undefined> {
-  const out = await new Deno.Command("bash", {
-    args: [join(ROOT, "scripts/peers.sh"), "csi-hostpath-path"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return out.code === 0
-    ? new TextDecoder().decode(out.stdout).trim()
-    : undefined;
-}
-
-const driver = Deno.build.os === "linux" ? await driverBinary() : undefined;
-// deno-lint-ignore no-console
+const driver = Deno.build.os === "linux"
+  ? await peersOutput("csi-hostpath-path")
+  : undefined;
 if (!driver) {
+  // deno-lint-ignore no-console
   console.log("skipping csi_grant_test: bash scripts/peers.sh csi-hostpath");
 }
 

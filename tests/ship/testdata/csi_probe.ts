@@ -40,4 +40,5 @@ try {
 } finally {
   await other.close();
 }
+// deno-lint-ignore no-console
 console.log(JSON.stringify({ drivers: watcher.names(), entries, denied }));
