@@ -28,15 +28,16 @@ function setup(source = "api") {
   const config = { pods: [pod] };
   const terminated = new Set<string>();
   const statuses = createPodStatusManager();
+  const clock = new FakeClock();
   const sync = new PodStatusSync({
     api,
     statuses,
-    clock: new FakeClock(),
+    clock,
     logger: new CaptureLogger(),
     pods: () => config.pods,
     podTerminated: (uid) => terminated.has(uid),
   });
-  return { api, pod, config, terminated, statuses, sync };
+  return { api, pod, config, terminated, statuses, sync, clock };
 }
 
 const patches = (api: FakePodApi) =>
@@ -219,16 +220,7 @@ Deno.test("PodStatusSync holds a terminal phase back while the pod's containers 
 });
 
 Deno.test("PodStatusSync sends the kubelet's DisruptionTarget only with the terminal phase, stamped when sent", async () => {
-  const { api, pod, statuses, sync, terminated } = setup();
-  const clock = new FakeClock();
-  const stamped = new PodStatusSync({
-    api,
-    statuses,
-    clock,
-    logger: new CaptureLogger(),
-    pods: () => [pod],
-    podTerminated: (uid) => terminated.has(uid),
-  });
+  const { api, pod, statuses, sync, terminated, clock } = setup();
   statuses.setPodStatus(pod, { phase: "Running" });
   await sync.syncBatch(false);
   const target = {
@@ -243,7 +235,7 @@ Deno.test("PodStatusSync sends the kubelet's DisruptionTarget only with the term
     reason: "Terminated",
     conditions: [{ type: "Ready", status: "False" }, target],
   });
-  await stamped.syncBatch(false);
+  await sync.syncBatch(false);
   const held = api.pods.get("ns/web")!.status!;
   assert.equal(held.phase, "Running");
   assert.equal(
@@ -252,7 +244,7 @@ Deno.test("PodStatusSync sends the kubelet's DisruptionTarget only with the term
   );
   await clock.advance(5_000);
   terminated.add(pod.metadata.uid!);
-  await stamped.syncBatch(true);
+  await sync.syncBatch(true);
   const done = api.pods.get("ns/web")!.status!;
   const sent = done.conditions?.find((c) => c.type === "DisruptionTarget");
   assert.deepEqual([done.phase, sent?.status, sent?.lastTransitionTime], [
