@@ -67,8 +67,18 @@ KUBELET_TS_CRI_AUTH_PASSWORD=$KTS_AUTH_PASSWORD
 ENV
 }
 
+# A pod subnet that another interface already routes makes this instance's pod IPs unreachable.
+kts_check_subnet() {
+  local dev
+  dev=$(ip -4 route show "$KTS_SUBNET" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
+  if [ -n "$dev" ] && [ "$dev" != "$KTS_BRIDGE" ]; then
+    kts_die "KTS_CRI_SUBNET $KTS_SUBNET is already routed via $dev: choose another subnet, or remove the leftover bridge (ip link del $dev)"
+  fi
+}
+
 kts_up() {
   [ "$(id -u)" -eq 0 ] || kts_die "must run as root (containerd needs it); try: sudo $0 up"
+  kts_check_subnet
   mkdir -p "$KTS_ROOT/logs" "$KTS_ROOT/run"
   kts_install_packages
   kts_write_containerd_config

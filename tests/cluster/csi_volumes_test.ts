@@ -264,7 +264,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await using cri = await privateCri("csi", 200, 10);
+    await using cri = await privateCri("csi");
     const k = await startApiKubelet("csi", { criEndpoint: cri.endpoint });
     try {
       const result = await csiScenario(
@@ -367,7 +367,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await using cri = await privateCri("csip", 200, 10);
+    await using cri = await privateCri("csip");
     const k = await startApiKubelet("csip", { criEndpoint: cri.endpoint });
     const node = k.node;
     const rootDir = `${k.dir}/root`;

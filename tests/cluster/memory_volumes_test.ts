@@ -44,7 +44,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await using cri = await privateCri("h2mem", 102, 1);
+    await using cri = await privateCri("h2mem");
     const k = await startApiKubelet("h2-mem", {
       criEndpoint: cri.endpoint,
       environment: (rootDir) => ({

@@ -74,7 +74,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await using cri = await privateCri("csipv", 200, 10);
+    await using cri = await privateCri("csipv");
     const k = await startApiKubelet("csi-pv", { criEndpoint: cri.endpoint });
     const ns = k.node;
     const hostDir = `${k.dir}/host-pv`;

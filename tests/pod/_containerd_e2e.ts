@@ -30,6 +30,7 @@ import {
 } from "../../src/runtime/mod.ts";
 import { createPodStatusManager } from "../../src/status/mod.ts";
 import { removeTree } from "../_mounts.ts";
+import { claimSubnet } from "../_subnets.ts";
 
 export const endpoint = Deno.env.get("KUBELET_TS_CRI_ENDPOINT") ?? "";
 export const IMAGE = Deno.env.get("KUBELET_TS_CRI_IMAGE") ??
@@ -381,25 +382,26 @@ export const privateCriMissing = !endpoint ||
 
 /**
  * Starts a private runtime-only containerd (`scripts/cri_env.sh` with its own root, bridge and
- * a /16 from `10.<subnetBase + 0..span-1>`, span 50 by default). A whole kubelet process needs
- * one: it stops every pod it does not know, so on the shared containerd it would kill other test
- * files' containers.
+ * a claimed free /16, tests/_subnets.ts). A whole kubelet process needs one: it stops every pod
+ * it does not know, so on the shared containerd it would kill other test files' containers.
  */
-export async function privateCri(
-  tag: string,
-  subnetBase: number,
-  span = 50,
-): Promise<PrivateCri> {
+export async function privateCri(tag: string): Promise<PrivateCri> {
   const id = crypto.randomUUID().slice(0, 6);
+  const claim = await claimSubnet();
   const env = {
     KTS_CRI_ROOT: `${Deno.env.get("KUBELET_TS_CRI_ROOT")}-${tag}-${id}`,
     KTS_CRI_RUNTIME_ONLY: "1",
     KTS_CRI_BRIDGE: `kts${tag.slice(0, 4)}${id}`,
-    KTS_CRI_SUBNET: `10.${subnetBase + (parseInt(id, 16) % span)}.0.0/16`,
+    KTS_CRI_SUBNET: claim.subnet,
   };
-  const lines = await criEnv("up", env);
+  const lines = await criEnv("up", env).catch(async (e) => {
+    await claim[Symbol.asyncDispose]();
+    throw e;
+  });
   const found = /^KUBELET_TS_CRI_ENDPOINT=(.+)$/m.exec(lines)?.[1];
   if (!found) {
+    await criEnv("down", env).catch(() => {});
+    await claim[Symbol.asyncDispose]();
     throw new Error(`scripts/cri_env.sh up gave no endpoint: ${lines}`);
   }
   return {
@@ -407,6 +409,7 @@ export async function privateCri(
     env,
     async [Symbol.asyncDispose]() {
       await criEnv("down", env).catch(() => {});
+      await claim[Symbol.asyncDispose]();
     },
   };
 }

@@ -44,7 +44,7 @@ Deno.test({
     "runKubelet() pulls from the password-protected registry with the login of an image credential plugin",
   ignore: privateCriMissing,
   async fn() {
-    await using cri = await privateCri("credp", 190, 8);
+    await using cri = await privateCri("credp");
     const dir = await Deno.makeTempDir({ prefix: "kts-credp-" });
     try {
       await Deno.mkdir(`${dir}/manifests`);

@@ -41,7 +41,7 @@ Deno.test({
   async fn() {
     const address = hostAddress();
     assert.ok(address, "the host has no non-loopback IPv4 address");
-    await using cri = await privateCri("hport", 210, 40);
+    await using cri = await privateCri("hport");
     await using e2e = await startE2e({ endpoint: cri.endpoint });
     const hostPort = 18000 + Math.floor(Math.random() * 2000);
     const marker = `hello-${e2e.node}`;

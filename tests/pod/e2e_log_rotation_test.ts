@@ -34,7 +34,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using cri = await privateCri("logs", 30);
+    await using cri = await privateCri("logs");
     const node = `e2e-logs-${crypto.randomUUID().slice(0, 8)}`;
     const dir = await Deno.makeTempDir({ prefix: "kts-logs-" });
     await Deno.mkdir(`${dir}/manifests`);

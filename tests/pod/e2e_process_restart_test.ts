@@ -13,6 +13,7 @@ import {
 } from "../../src/runtime/mod.ts";
 import { criEnv, endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
 import { removeCgroupTree } from "./_cgroups.ts";
+import { claimSubnet } from "../_subnets.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
@@ -81,11 +82,13 @@ Deno.test({
   ignore: !endpoint || !criRoot || !isRoot,
   async fn() {
     const id = crypto.randomUUID().slice(0, 6);
+    // released after the finally below has taken the instance down
+    await using claim = await claimSubnet();
     const env = {
       KTS_CRI_ROOT: `${criRoot}-proc-${id}`,
       KTS_CRI_RUNTIME_ONLY: "1",
       KTS_CRI_BRIDGE: `ktsp${id}`,
-      KTS_CRI_SUBNET: `10.${150 + (parseInt(id, 16) % 60)}.0.0/16`,
+      KTS_CRI_SUBNET: claim.subnet,
     };
     const dir = await Deno.makeTempDir({ prefix: "kts-proc-restart-" });
     let kubelet: KubeletProcess | undefined;

@@ -19,6 +19,7 @@ import {
   startE2e,
   waitFor,
 } from "./_containerd_e2e.ts";
+import { claimSubnet } from "../_subnets.ts";
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
@@ -266,11 +267,13 @@ Deno.test({
   ignore: !endpoint || !criRoot || !isRoot,
   async fn() {
     const id = crypto.randomUUID().slice(0, 6);
+    // released after the finally below has taken the instance down
+    await using claim = await claimSubnet();
     const env = {
       KTS_CRI_ROOT: `${criRoot}-restart-${id}`,
       KTS_CRI_RUNTIME_ONLY: "1",
       KTS_CRI_BRIDGE: `ktsr${id}`,
-      KTS_CRI_SUBNET: `10.${90 + (parseInt(id, 16) % 60)}.0.0/16`,
+      KTS_CRI_SUBNET: claim.subnet,
     };
     try {
       const lines = await criEnv("up", env);

@@ -63,7 +63,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using cri = await privateCri("h9ag", 80, 6);
+    await using cri = await privateCri("h9ag");
     const id = crypto.randomUUID().slice(0, 6);
     const cgroupRoot = `/h9-${id}`;
     const node = `h9-agent-${id}`;

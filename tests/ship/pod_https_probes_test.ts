@@ -42,7 +42,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using cri = await privateCri("https", 250, 5);
+    await using cri = await privateCri("https");
     const subnet = cri.env.KTS_CRI_SUBNET!;
     const node = `h7tls-${crypto.randomUUID().slice(0, 6)}`;
     const seen: { path: string; agent: string }[] = [];

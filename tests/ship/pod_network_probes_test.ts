@@ -20,6 +20,7 @@ import {
   writeKubeletConfig,
 } from "./_helpers.ts";
 import { criEnv, endpoint, IMAGE, waitFor } from "../pod/_containerd_e2e.ts";
+import { claimSubnet } from "../_subnets.ts";
 
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
@@ -46,11 +47,13 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const id = crypto.randomUUID().slice(0, 6);
+    // released after the instance below goes down (disposal runs in reverse order)
+    await using claim = await claimSubnet();
     const env = {
       KTS_CRI_ROOT: `${criRoot}-probes-${id}`,
       KTS_CRI_RUNTIME_ONLY: "1",
       KTS_CRI_BRIDGE: `ktsn${id}`,
-      KTS_CRI_SUBNET: `10.${90 + (parseInt(id, 16) % 50)}.0.0/16`,
+      KTS_CRI_SUBNET: claim.subnet,
     };
     const lines = await criEnv("up", env);
     // the private instance goes down however the test ends (after the finally below)
