@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Pod } from "../api/mod.ts";
+import type { Container, Pod } from "../api/mod.ts";
 
 export type {
   Capabilities,
@@ -113,6 +113,11 @@ export interface PodSyncer {
    * Optional: without it the workers call `syncTerminatingPod`.
    */
   syncTerminatingRuntimePod?(work: PodWork, signal: AbortSignal): Promise<void>;
+}
+
+/** True for init containers declared with `restartPolicy: Always` (sidecars). */
+export function isSidecar(container: Container): boolean {
+  return container.restartPolicy === "Always";
 }
 
 /** `namespace/name` of a pod, for logs and messages. */

@@ -14,6 +14,7 @@ import type {
 } from "../../runtime/mod.ts";
 import { milliValue, quantityValue } from "../../util/quantity.ts";
 import type { Container, Pod, ResourceRequirements } from "../types.ts";
+import { isSidecar } from "../types.ts";
 
 /** Plain-object init shape of CRI `LinuxContainerResources`. */
 export type LinuxResourcesInit = MessageInitShape<
@@ -51,10 +52,6 @@ const MIN_SHARES = 2;
 const MAX_SHARES = 262_144;
 const GUARANTEED_OOM_SCORE_ADJ = -997;
 const BEST_EFFORT_OOM_SCORE_ADJ = 1000;
-
-function isSidecar(container: Container): boolean {
-  return container.restartPolicy === "Always";
-}
 
 function isZero(value: string | number | undefined): boolean {
   return value === undefined || milliValue(value) === 0;

@@ -13,11 +13,6 @@ import type {
   PodRuntimeStatus,
 } from "../types.ts";
 
-/** True for init containers declared with `restartPolicy: Always` (sidecars). */
-export function isSidecar(container: Container): boolean {
-  return container.restartPolicy === "Always";
-}
-
 /** The newest container instance named `name` (statuses are sorted newest first). */
 export function findContainerView(
   status: PodRuntimeStatus,

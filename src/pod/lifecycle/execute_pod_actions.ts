@@ -46,6 +46,7 @@ import {
   type StartContext,
 } from "./start_container.ts";
 import type { Pod, PodRuntimeStatus, SyncResult } from "../types.ts";
+import { isSidecar } from "../types.ts";
 import { errorMessage } from "../../util/error_message.ts";
 
 const startedPodsTotal = startedPods.labels();
@@ -233,7 +234,7 @@ export async function executePodActions(
       type: "init",
     });
     results.push(r);
-    if (r.reason && container.restartPolicy !== "Always") return results;
+    if (r.reason && !isSidecar(container)) return results;
   }
   for (const index of actions.containersToStart) {
     const container = pod.spec.containers[index]!;

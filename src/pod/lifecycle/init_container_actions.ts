@@ -14,9 +14,9 @@ import type {
   Pod,
   PodRuntimeStatus,
 } from "../types.ts";
+import { isSidecar } from "../types.ts";
 import {
   findContainerView,
-  isSidecar,
   restartsOnFailure,
   specChanged,
 } from "../containers/container_lookup.ts";

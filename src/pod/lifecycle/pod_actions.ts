@@ -27,10 +27,8 @@ import type {
   SandboxView,
 } from "../types.ts";
 
-export {
-  findContainerView,
-  isSidecar,
-} from "../containers/container_lookup.ts";
+export { findContainerView } from "../containers/container_lookup.ts";
+export { isSidecar } from "../types.ts";
 
 function wantsHostNetwork(pod: Pod): "node" | "pod" {
   return pod.spec.hostNetwork ? "node" : "pod";

@@ -9,6 +9,7 @@
 
 import type { Clock } from "../../clock/mod.ts";
 import type { Pod } from "../types.ts";
+import { isSidecar } from "../types.ts";
 
 /**
  * For each running container that must wait, the running containers it waits for: a sidecar
@@ -22,7 +23,7 @@ export function terminationPrerequisites(
 ): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const inits = pod.spec.initContainers ?? [];
-  if (!inits.some((c) => c.restartPolicy === "Always")) return out;
+  if (!inits.some(isSidecar)) return out;
   const live = new Set(running);
   const mains = pod.spec.containers.map((c) => c.name).filter((n) =>
     live.has(n)
@@ -32,7 +33,7 @@ export function terminationPrerequisites(
   let later: string | undefined;
   for (let i = inits.length - 1; i >= 0; i--) {
     const c = inits[i]!;
-    if (c.restartPolicy !== "Always") continue;
+    if (!isSidecar(c)) continue;
     if (live.has(c.name)) {
       const waits = [...mains];
       if (later !== undefined && live.has(later)) waits.push(later);

@@ -26,6 +26,7 @@ import type {
 } from "./probe_results.ts";
 import { containerProbe, ProbeWorker } from "./probe_worker.ts";
 import type { Container, Pod } from "../types.ts";
+import { isSidecar } from "../types.ts";
 import type { PodEventRecorder } from "../pod_events.ts";
 
 /** Dependencies of {@linkcode createProber}. */
@@ -76,9 +77,7 @@ interface RunningWorker {
 }
 
 function probedContainers(pod: Pod): Container[] {
-  const sidecars = (pod.spec.initContainers ?? []).filter((c) =>
-    c.restartPolicy === "Always"
-  );
+  const sidecars = (pod.spec.initContainers ?? []).filter((c) => isSidecar(c));
   return [...sidecars, ...pod.spec.containers];
 }
 

@@ -7,16 +7,12 @@
  */
 
 import type { Container, Pod, ResourceRequirements } from "../types.ts";
+import { isSidecar } from "../types.ts";
 import { milliValue, quantityValue } from "../../util/quantity.ts";
 import { podQOSClass, podRequests } from "../cgroups/pod_resources.ts";
 
 /** Resources per container name. */
 export type ContainerAllocations = ReadonlyMap<string, ResourceRequirements>;
-
-/** A sidecar (restartable init container): resized like a regular container. */
-function isSidecar(c: Container): boolean {
-  return c.restartPolicy === "Always";
-}
 
 /** Upstream `allocationFromPod`: every regular container and every sidecar. */
 export function allocationFromPod(pod: Pod): Map<string, ResourceRequirements> {

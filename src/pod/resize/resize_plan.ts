@@ -9,6 +9,7 @@
  */
 
 import type { Container, Pod, ResourceRequirements } from "../types.ts";
+import { isSidecar } from "../types.ts";
 import {
   type ResizeFigures,
   resizeFigures,
@@ -67,9 +68,7 @@ export function planResize(
   };
   const resizable = [
     ...pod.spec.containers,
-    ...(pod.spec.initContainers ?? []).filter((c) =>
-      c.restartPolicy === "Always"
-    ),
+    ...(pod.spec.initContainers ?? []).filter((c) => isSidecar(c)),
   ];
   for (const c of resizable) {
     const view = running.find((r) => r.name === c.name);

@@ -19,6 +19,7 @@ import type {
   ResourceRequirements,
   SyncResult,
 } from "../types.ts";
+import { isSidecar } from "../types.ts";
 import {
   DEADLINE_EXCEEDED_MESSAGE,
   DEADLINE_EXCEEDED_REASON,
@@ -112,7 +113,7 @@ function wouldRestart(
 ): boolean {
   if (pod.metadata.deletionTimestamp) return false;
   if (!view || view.state !== "exited") return view?.state !== "running";
-  if (init && c.restartPolicy !== "Always") {
+  if (init && !isSidecar(c)) {
     return view.exitCode !== 0 &&
       (pod.spec.restartPolicy ?? "Always") !== "Never";
   }
@@ -171,7 +172,7 @@ function convert(
       status.restartCount = oldStatus.restartCount;
     }
     const failure = ctx.failures.get(c.name);
-    const initDone = init && c.restartPolicy !== "Always" &&
+    const initDone = init && !isSidecar(c) &&
       newest?.state === "exited" &&
       newest.exitCode === 0;
     if (failure && !initDone && wouldRestart(pod, c, newest, init)) {
@@ -212,7 +213,7 @@ function convert(
           : {}),
       }));
     }
-    if (init && c.restartPolicy !== "Always") {
+    if (init && !isSidecar(c)) {
       status.ready = status.state.terminated?.exitCode === 0;
     } else {
       status.ready = running && status.started &&
@@ -333,7 +334,7 @@ function buildConditions(
   for (const c of initSpecs) {
     const s = inits.find((x) => x.name === c.name);
     if (!s) unknownInit.push(c.name);
-    else if (c.restartPolicy === "Always" ? !s.started : !s.ready) {
+    else if (isSidecar(c) ? !s.started : !s.ready) {
       unreadyInit.push(c.name);
     }
   }
@@ -364,13 +365,11 @@ function buildConditions(
   const unknown: string[] = [];
   const unready: string[] = [];
   const watched = [
-    ...initSpecs.filter((c) => c.restartPolicy === "Always"),
+    ...initSpecs.filter(isSidecar),
     ...pod.spec.containers,
   ];
   for (const c of watched) {
-    const s = (c.restartPolicy === "Always" ? inits : regular).find((x) =>
-      x.name === c.name
-    );
+    const s = (isSidecar(c) ? inits : regular).find((x) => x.name === c.name);
     if (!s) unknown.push(c.name);
     else if (!s.ready) unready.push(c.name);
   }

@@ -4,17 +4,14 @@
  * @module
  */
 
-import type { Container, ContainerStatus, Pod, PodPhase } from "../types.ts";
+import type { ContainerStatus, Pod, PodPhase } from "../types.ts";
+import { isSidecar } from "../types.ts";
 
 function find(
   statuses: readonly ContainerStatus[],
   name: string,
 ): ContainerStatus | undefined {
   return statuses.find((s) => s.name === name);
-}
-
-function isSidecar(c: Container): boolean {
-  return c.restartPolicy === "Always";
 }
 
 /** Options of {@linkcode computePodPhase}. */
