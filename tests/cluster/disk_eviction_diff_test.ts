@@ -207,7 +207,7 @@ function holders(ns: string, node: string): Record<string, unknown>[] {
   ];
 }
 
-/** Fills the disk until `BALLAST_LEAVES_MIB` are left, then holds it. */
+/** Takes the disk down to `BALLAST_LEAVES_MIB` free in one allocation, then holds it. */
 function ballastManifest(): string {
   const keepKi = BALLAST_LEAVES_MIB * 1024;
   return JSON.stringify({
@@ -224,7 +224,8 @@ function ballastManifest(): string {
           "-c",
           `avail=$(df -k /data | tail -n 1 | awk '{print $(NF-2)}'); ` +
           `n=$(( (avail - ${keepKi}) / 1024 )); ` +
-          `[ "$n" -gt 0 ] && dd if=/dev/zero of=/data/fill bs=1048576 count=$n && sync; ` +
+          // one allocation: the node goes under the threshold in one step, never mid-write
+          `[ "$n" -gt 0 ] && fallocate -l $((n * 1048576)) /data/fill; ` +
           `exec sleep 3600`,
         ],
         volumeMounts: [{ name: "data", mountPath: "/data" }],
@@ -299,6 +300,38 @@ async function volumesMeasured(kind: KubeletKind, node: string): Promise<void> {
   );
 }
 
+/** The `available: 92493Ki` of an eviction message, in bytes. */
+function availableIn(message: string): number | undefined {
+  const m = /available: (\d+)(Ki|Mi|Gi)?\b/.exec(message);
+  if (!m) return undefined;
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[m[2] ?? ""] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+/**
+ * For each eviction after the first: did the kubelet see the previous evicted pod's disk
+ * freed before it chose this one (upstream waits for the pod to be cleaned up, its volumes
+ * torn down, before the next pass)? The pressure lasts throughout and nothing else frees
+ * disk, so the available figure rises by what that pod wrote (3/4 of it: the kubelets' own
+ * logs are on the same disk).
+ */
+function reclaimedBeforeNext(
+  order: string[],
+  messages: Record<string, string>,
+): boolean[] {
+  const out: boolean[] = [];
+  for (let i = 1; i < order.length; i++) {
+    const before = availableIn(messages[order[i - 1]!] ?? "");
+    const after = availableIn(messages[order[i]!] ?? "");
+    const wrote = (WRITES[order[i - 1]!] ?? 0) * 2 ** 20;
+    out.push(
+      before !== undefined && after !== undefined &&
+        after - before >= wrote * 0.75,
+    );
+  }
+  return out;
+}
+
 /** What one side showed. */
 interface Outcome {
   order: string[];
@@ -307,6 +340,7 @@ interface Outcome {
   refused: unknown;
   /** The evicted pods' messages unmasked (reported only: the figures are measurements). */
   messages: Record<string, string>;
+  reclaimed: boolean[];
   /** From the ballast's manifest to the first eviction seen, seconds (reported only). */
   firstEvictionSeconds: number | undefined;
 }
@@ -451,6 +485,7 @@ async function scenario(kind: KubeletKind, node: Node): Promise<Outcome> {
     pressure,
     refused,
     messages,
+    reclaimed: reclaimedBeforeNext(order, messages),
     firstEvictionSeconds,
   };
 }
@@ -510,7 +545,9 @@ Deno.test({
         "besteffort-high",
         "under-request",
       ]);
+      assert.deepEqual(upstream!.reclaimed, [true, true, true, true]);
       assert.deepEqual(ours!.order, upstream!.order);
+      assert.deepEqual(ours!.reclaimed, upstream!.reclaimed);
       assert.deepEqual(ours!.evicted, upstream!.evicted);
       assert.deepEqual(ours!.pressure, upstream!.pressure);
       assert.deepEqual(ours!.refused, upstream!.refused);
