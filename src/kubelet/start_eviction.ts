@@ -98,10 +98,11 @@ export function startEviction(
     podLogsDir: config.podLogsDir ?? "/var/log/pods",
     kubepods: podCgroupRoot(config),
   };
-  const stopped = (uid: string) => {
+  // upstream `PodIsFinished`: the terminated pod's volumes are torn down and its cgroup gone,
+  // so the next pass sees what its eviction freed (else a second pod goes for the same need)
+  const cleanedUp = (uid: string) => {
     const phase = kubelet.workers.phaseOf(uid);
-    return phase === undefined || phase === "terminated" ||
-      phase === "finished";
+    return phase === undefined || phase === "finished";
   };
   const manager = createEvictionManager({
     clock: deps.clock,
@@ -128,7 +129,7 @@ export function startEviction(
       deps.syncer.recordEviction(pod.metadata.uid ?? "", eviction);
       kubelet.workers.evictPod(pod, eviction.gracePeriodSeconds);
     },
-    podCleanedUp: (pod) => stopped(pod.metadata.uid ?? ""),
+    podCleanedUp: (pod) => cleanedUp(pod.metadata.uid ?? ""),
     deleteUnusedContainers: async () => {
       const result = await deps.containerGc.collect(kubelet.workers, {
         allSourcesReady: kubelet.podConfig.allSourcesReady(),

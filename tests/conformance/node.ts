@@ -203,6 +203,11 @@ export async function startNode(
   options: {
     /** A `--config-dir` of drop-ins both kubelets read over their base configuration. */
     configDir?: string;
+    /**
+     * Mounts a filesystem of the caller's on the fresh, empty root before anything is written
+     * to it (the node's own disk); the teardown unmounts everything at and below the root.
+     */
+    mountRoot?: (root: string) => Promise<void>;
   } = {},
 ): Promise<Node> {
   const n = typeof at === "number" ? nodeSpec(kind, at) : at;
@@ -227,6 +232,12 @@ export async function startNode(
     };
     const down = () =>
       sh(["scripts/upstream_kubelet.sh", "down"], env).catch(() => {});
+    if (options.mountRoot) {
+      await down();
+      await removeTree(root);
+      await Deno.mkdir(root, { recursive: true });
+      await options.mountRoot(root);
+    }
     await sh(["scripts/upstream_kubelet.sh", "up"], env).catch(async (e) => {
       await down();
       throw e;
@@ -254,6 +265,10 @@ export async function startNode(
   const memoryDir = memoryVolumeDirFor(`${root}/root`);
   await removeTree(root);
   await removeTree(memoryDir);
+  if (options.mountRoot) {
+    await Deno.mkdir(root, { recursive: true });
+    await options.mountRoot(root);
+  }
   await makeBridge(n.bridge, n.ip, n.subnet);
   await sh(["scripts/cri_env.sh", "up"], criEnv);
   await Deno.mkdir(`${root}/manifests`, { recursive: true });
