@@ -27,9 +27,11 @@ import {
   podUpdateRegistrar,
 } from "../../src/objects/mod.ts";
 import {
+  createAllocationManager,
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
+  dirCheckpointFiles,
   sysctlAdmission,
 } from "../../src/pod/mod.ts";
 import { createCriRuntime, type CriRuntime } from "../../src/runtime/mod.ts";
@@ -114,6 +116,8 @@ export interface ApiKubeletOptions {
   waitReady?: boolean;
   /** The pod syncer's node environment, given the kubelet's root dir (default: none). */
   environment?: (rootDir: string) => PodEnvironmentOptions;
+  /** In-place resize with its checkpoints in the root dir (default: off). */
+  resize?: boolean;
 }
 
 /** A running kubelet.ts on the control plane. */
@@ -240,9 +244,21 @@ export async function startApiKubelet(
     csiNode = csi;
     const statuses = createPodStatusManager();
     const probes = createProbeResults();
+    const allocations = options.resize
+      ? createAllocationManager({
+        files: dirCheckpointFiles(flags.rootDir),
+        clock: systemClock,
+        logger,
+      })
+      : undefined;
+    if (allocations) {
+      await Deno.mkdir(flags.rootDir, { recursive: true });
+      await allocations.load();
+    }
     const syncer = createPodSyncer({
       runtime,
       images: runtime,
+      ...(allocations ? { allocations } : {}),
       clock: systemClock,
       logger,
       statusManager: statuses,
@@ -276,6 +292,7 @@ export async function startApiKubelet(
       logger,
       probes: { runtime, statuses, results: probes },
       statuses,
+      ...(allocations ? { allocations } : {}),
       admission: sysctlAdmission(createSysctlAllowlist([]), statuses),
       cluster: {
         pods: j.pods,
