@@ -237,7 +237,12 @@ async function scenario(
         (await phase("exited")) === "Succeeded"
       ? true
       : undefined;
-  }, 180_000);
+  }, 180_000).catch(async (e) => {
+    // what the pods showed (an image removed too early: ErrImageNeverPull)
+    const list = await getJson<{ items: unknown[] }>("pods", "-n", ns);
+    const statuses = list?.items.map((p) => (p as PodJson).status);
+    throw new Error(`${e}\n${JSON.stringify(statuses)}`);
+  });
   // after the kubelet's first look (at its start): first detected by a later pass
   await importImages(socket, [IMAGES.late]);
   const before = await listImages(socket);
