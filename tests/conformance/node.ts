@@ -208,6 +208,11 @@ export async function startNode(
      * to it (the node's own disk); the teardown unmounts everything at and below the root.
      */
     mountRoot?: (root: string) => Promise<void>;
+    /**
+     * Run on the node's fresh containerd (its socket path) before the kubelet starts, so
+     * what it adds (images) is there at the kubelet's first look.
+     */
+    prepareRuntime?: (socket: string) => Promise<void>;
   } = {},
 ): Promise<Node> {
   const n = typeof at === "number" ? nodeSpec(kind, at) : at;
@@ -237,6 +242,25 @@ export async function startNode(
       await removeTree(root);
       await Deno.mkdir(root, { recursive: true });
       await options.mountRoot(root);
+    }
+    if (options.prepareRuntime) {
+      // its containerd alone first (`up` keeps a running one), fresh
+      const criEnv = {
+        KTS_CRI_ROOT: `${root}/cri`,
+        KTS_CRI_RUNTIME_ONLY: "1",
+        KTS_CRI_BRIDGE: n.bridge,
+        KTS_CRI_SUBNET: n.subnet,
+      };
+      // `down` would also unmount a mounted root
+      if (!options.mountRoot) await down();
+      await makeBridge(n.bridge, n.ip, n.subnet);
+      try {
+        await sh(["scripts/cri_env.sh", "up"], criEnv);
+        await options.prepareRuntime(`${root}/cri/containerd.sock`);
+      } catch (e) {
+        await down();
+        throw e;
+      }
     }
     await sh(["scripts/upstream_kubelet.sh", "up"], env).catch(async (e) => {
       await down();
@@ -271,6 +295,7 @@ export async function startNode(
   }
   await makeBridge(n.bridge, n.ip, n.subnet);
   await sh(["scripts/cri_env.sh", "up"], criEnv);
+  await options.prepareRuntime?.(`${criRoot}/containerd.sock`);
   await Deno.mkdir(`${root}/manifests`, { recursive: true });
   await Deno.mkdir(`${root}/pod-logs`, { recursive: true });
   await ensureMemoryTmpfs();

@@ -19,6 +19,7 @@ import {
   type ImageGcPolicy,
   type ImageRecord,
   imagesInEvictionOrder,
+  imagesInUse,
   planFreeSpace,
   planOldImages,
   updateImageRecords,
@@ -86,10 +87,7 @@ class CriImageGc implements ImageGc {
       runtime.listImages({}, call),
       runtime.listContainers({}, call),
     ]);
-    // every container, exited ones too (upstream `GetPods(all=true)`)
-    const inUse = new Set(
-      containers.map((c) => c.imageId || c.imageRef).filter((id) => id),
-    );
+    const inUse = imagesInUse(containers);
     this.#records = updateImageRecords(this.#records, {
       images: images.map((i) => ({
         id: i.id,

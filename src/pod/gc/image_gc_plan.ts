@@ -48,6 +48,22 @@ export interface ImageRecord {
 }
 
 /**
+ * The images in use (upstream `detectImages`, from `GetPods(all=true)`): those of every
+ * container the runtime lists, exited ones too, by the image id the runtime resolved
+ * (`imageRef` when it gave no id).
+ */
+export function imagesInUse(
+  containers: readonly { imageId?: string; imageRef?: string }[],
+): Set<string> {
+  const inUse = new Set<string>();
+  for (const c of containers) {
+    const id = c.imageId || c.imageRef;
+    if (id) inUse.add(id);
+  }
+  return inUse;
+}
+
+/**
  * Upstream `detectImages`: records of the images listed now. A new image is detected at
  * `detectTime`; one that any container (running or not) refers to was used at `now`; records
  * of images gone from the runtime are dropped. The sandbox image (`--pod-infra-container-image`,

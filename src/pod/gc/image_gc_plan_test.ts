@@ -4,6 +4,7 @@ import {
   type ImageGcPolicy,
   type ImageRecord,
   imagesInEvictionOrder,
+  imagesInUse,
   planFreeSpace,
   planOldImages,
   updateImageRecords,
@@ -32,6 +33,19 @@ function record(id: string, extra: Partial<ImageRecord> = {}): ImageRecord {
 function ids(records: readonly ImageRecord[]): string[] {
   return records.map((r) => r.id);
 }
+
+Deno.test("imagesInUse() counts every listed container's image, by id or else by ref", () => {
+  assert.deepEqual(
+    [...imagesInUse([
+      { imageId: "running" },
+      { imageId: "exited" },
+      { imageId: "", imageRef: "ref-only" },
+      { imageId: "", imageRef: "" },
+      { imageId: "running" },
+    ])],
+    ["running", "exited", "ref-only"],
+  );
+});
 
 Deno.test("updateImageRecords() keeps first detection, marks use by any container and drops gone images", () => {
   const previous = new Map([
