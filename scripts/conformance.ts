@@ -48,12 +48,6 @@ export const ENVIRONMENT: EnvironmentRule[] = [
   })),
   {
     in: "name",
-    text: "Pods should function for node-pod communication: udp",
-    why:
-      "it runs `nc -u` in agnhost; the stand-in's busybox nc has no UDP mode (upstream's image has netcat-openbsd)",
-  },
-  {
-    in: "name",
     text: "should be consumable via the environment",
     why:
       "busybox 1.35's sh drops env names with '-' (data-1) before `env` runs; the test's busybox is 1.37",
@@ -82,12 +76,6 @@ export const ENVIRONMENT: EnvironmentRule[] = [
       "[sig-node] Mount propagation should propagate mounts within defined scopes",
     why:
       "its hostPath is under /var/lib/kubelet, which is a shared mount only where a kubelet's root directory is; the harness gives the kubelet a root directory of its own",
-  },
-  {
-    in: "name",
-    text: "[sig-node] Probing container should mark readiness on pods to false",
-    why:
-      "the test runs /bin/bash in agnhost; the stand-in agnhost image has no bash",
   },
   // The node e2e suite (--suite=e2e-node).
   {

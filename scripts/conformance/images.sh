@@ -8,7 +8,9 @@
 # Needs the shared containerd and registry up (scripts/cri_env.sh up), gcc, busybox-static and
 # Debian's package archive (nginx and apache2-bin are fetched with apt-get download, never
 # installed: their post-install would start the servers on the host).
-# An image already in the registry is left alone; KTS_CONFORMANCE_REBUILD=1 pushes again.
+# An image already in the registry is left alone unless this recipe changed since the last
+# push (a hash of the scripts, kept beside the shared containerd); KTS_CONFORMANCE_REBUILD=1
+# pushes again anyway.
 set -euo pipefail
 
 e2e_bin=${1:?usage: images.sh <e2e bin dir>}
@@ -144,6 +146,19 @@ rootfs_agnhost() {
   openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=localhost \
     -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
     -keyout "$1/localhost.key" -out "$1/localhost.crt" 2>/dev/null
+  # Upstream's image adds Alpine's bash and netcat-openbsd: the tests run `/bin/bash` (probe
+  # readiness while terminating), `nc -lU` (HostPathType Socket) and `nc -u` (node-pod UDP).
+  # Debian's builds, with their libraries; `nc` in /usr/bin comes before busybox's in /bin.
+  # Debian's static busybox shell runs its own applets before searching PATH (Alpine's does
+  # not), so `sh -c "nc ..."` would still get busybox's nc: /bin/sh is Debian's dash here.
+  local pkgs=$work/pkgs
+  rm -rf "$pkgs" && mkdir -p "$pkgs"
+  deb_unpack netcat-openbsd "$pkgs"
+  rm -f "$1/bin/bash" "$1/bin/sh"
+  cp /bin/bash "$1/bin/bash"
+  cp /bin/dash "$1/bin/sh"
+  cp "$pkgs/bin/nc.openbsd" "$1/usr/bin/nc"
+  copy_closure "$1" "$1/bin/bash" "$1/bin/sh" "$1/usr/bin/nc"
   # The user and group upstream's image defines (supplemental group tests read them).
   printf 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' >>"$1/etc/passwd"
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
@@ -173,10 +188,16 @@ images=(
   "pause 3.10.1 pause [\"/pause\"] null 65535:65535"
 )
 
+# The registry outlives clones: a changed recipe must not leave the old images in place.
+recipe=$(cat "${BASH_SOURCE[0]}" "$here"/*.c "$here/../cri_env/build_image.sh" | sha256sum | cut -c1-16)
+stamp=${KTS_CRI_ROOT:-/tmp/kts-cri}/conformance-images.recipe
+rebuild=${KTS_CONFORMANCE_REBUILD:-0}
+[ "$(cat "$stamp" 2>/dev/null)" = "$recipe" ] || rebuild=1
+
 ctr_() { ctr -a "$sock" -n "$ns" "$@"; }
 for line in "${images[@]}"; do
   read -r repo tag rootfs entrypoint cmd user <<<"$line"
-  if [ "${KTS_CONFORMANCE_REBUILD:-0}" != 1 ] && pushed "$repo" "$tag"; then
+  if [ "$rebuild" != 1 ] && pushed "$repo" "$tag"; then
     continue
   fi
   ref=$registry/$repo:$tag
@@ -188,3 +209,4 @@ for line in "${images[@]}"; do
   ctr_ images rm "$ref" >/dev/null
   kts_log "pushed $ref"
 done
+echo "$recipe" >"$stamp"
