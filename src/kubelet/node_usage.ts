@@ -10,15 +10,41 @@
  */
 
 import type { CgroupTreeFs } from "../cgroup_agent/mod.ts";
+import type { RootUsage } from "../server/mod.ts";
 
 const MOUNT = "/sys/fs/cgroup";
 
-/** What the node used, when it was read. */
-export interface NodeUsage {
-  timeMs: number;
-  cpuCoreNanoSeconds?: number;
-  memoryUsageBytes?: number;
-  memoryWorkingSetBytes?: number;
+/** What the node used, when it was read (rss and faults are the hierarchy's totals). */
+export type NodeUsage = Omit<RootUsage, "cpuNanoCores">;
+
+/** The `memory.stat` keys of the hierarchy's totals, by cgroup version. */
+const STAT_KEYS = {
+  v1: {
+    memoryRssBytes: "total_rss",
+    memoryPageFaults: "total_pgfault",
+    memoryMajorPageFaults: "total_pgmajfault",
+  },
+  v2: {
+    memoryRssBytes: "anon",
+    memoryPageFaults: "pgfault",
+    memoryMajorPageFaults: "pgmajfault",
+  },
+} as const;
+
+/** The rss and fault counters of a root `memory.stat`; absent keys are left out. */
+export function memoryCounters(
+  stat: string,
+  version: "v1" | "v2",
+): Pick<
+  NodeUsage,
+  "memoryRssBytes" | "memoryPageFaults" | "memoryMajorPageFaults"
+> {
+  const out: Record<string, number> = {};
+  for (const [field, key] of Object.entries(STAT_KEYS[version])) {
+    const v = statValue(stat, key);
+    if (v !== undefined) out[field] = v;
+  }
+  return out;
 }
 
 /** The value of `key` in a flat-keyed cgroup file (`memory.stat`, `cpu.stat`). */
@@ -65,7 +91,7 @@ export async function readNodeUsage(
     if (inactive !== undefined) {
       out.memoryWorkingSetBytes = workingSet(out.memoryUsageBytes, inactive);
     }
-    return out;
+    return stat === undefined ? out : { ...out, ...memoryCounters(stat, "v2") };
   }
   const [cpu, usage, stat] = await Promise.all([
     read(`${MOUNT}/cpuacct/cpuacct.usage`),
@@ -84,5 +110,5 @@ export async function readNodeUsage(
       out.memoryWorkingSetBytes = workingSet(out.memoryUsageBytes, inactive);
     }
   }
-  return out;
+  return stat === undefined ? out : { ...out, ...memoryCounters(stat, "v1") };
 }

@@ -21,7 +21,9 @@ Deno.test("readNodeUsage() reads cgroup v1's cpuacct and memory at the root", as
       "/sys/fs/cgroup/cpuacct/cpuacct.usage": "123456789\n",
       "/sys/fs/cgroup/memory/memory.usage_in_bytes": "5000\n",
       "/sys/fs/cgroup/memory/memory.stat":
-        "cache 10\ninactive_file 1\ntotal_inactive_file 1200\n",
+        "cache 10\ninactive_file 1\ntotal_inactive_file 1200\nrss 7\n" +
+        "total_rss 700\npgfault 8\ntotal_pgfault 800\npgmajfault 9\n" +
+        "total_pgmajfault 90\n",
     }),
     memory,
     now,
@@ -32,6 +34,10 @@ Deno.test("readNodeUsage() reads cgroup v1's cpuacct and memory at the root", as
     memoryUsageBytes: 5000,
     // the hierarchy's total, not the root's own inactive pages
     memoryWorkingSetBytes: 3800,
+    // likewise the hierarchy's rss and fault counters
+    memoryRssBytes: 700,
+    memoryPageFaults: 800,
+    memoryMajorPageFaults: 90,
   });
 });
 
@@ -40,7 +46,8 @@ Deno.test("readNodeUsage() reads cgroup v2's cpu.stat and the machine's used mem
     fs: files({
       "/sys/fs/cgroup/cgroup.controllers": "cpu memory\n",
       "/sys/fs/cgroup/cpu.stat": "usage_usec 2500\nuser_usec 2000\n",
-      "/sys/fs/cgroup/memory.stat": "anon 1\ninactive_file 1000\n",
+      "/sys/fs/cgroup/memory.stat":
+        "anon 1\ninactive_file 1000\npgfault 30\npgmajfault 3\n",
     }),
     memory,
     now,
@@ -50,6 +57,9 @@ Deno.test("readNodeUsage() reads cgroup v2's cpu.stat and the machine's used mem
     cpuCoreNanoSeconds: 2_500_000,
     memoryUsageBytes: 5000,
     memoryWorkingSetBytes: 4000,
+    memoryRssBytes: 1,
+    memoryPageFaults: 30,
+    memoryMajorPageFaults: 3,
   });
 });
 

@@ -24,6 +24,7 @@ import {
   type ApiServerConfig,
   type ApiServerHost,
   type ContainerRef,
+  CpuRates,
   HttpError,
   type LogTarget,
   type ResourceStats,
@@ -318,6 +319,7 @@ export async function runKubeletApi(
   if (ctx.config.enableServer === false) return;
   const logger = deps.logger.with({ component: "kubelet-api" });
   const startTimeMs = deps.clock.now();
+  const cpuRates = new CpuRates();
   const pods = podsWithStatus(
     () => deps.kubelet.podConfig.pods(),
     deps.statuses,
@@ -367,6 +369,8 @@ export async function runKubeletApi(
         rootDir: ctx.flags.rootDir || "/var/lib/kubelet",
         startTimeMs,
         podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
+        ...(deps.hostFiles ? { hostFiles: deps.hostFiles } : {}),
+        cpuRates,
       }),
     nodeLogs: { logDir: () => NODE_LOG_DIR },
     logs: {

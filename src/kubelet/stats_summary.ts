@@ -25,9 +25,12 @@ import {
 import { directoryUsage } from "../util/directory_size.ts";
 import {
   buildSummary,
+  type CpuRates,
   type CriPodSandboxStats,
+  fillUsageNanoCores,
   type FsFigures,
 } from "../server/mod.ts";
+import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
 
 /** What the summary reads. */
 export interface StatsDeps {
@@ -48,7 +51,14 @@ export interface StatsDeps {
   startTimeMs: number;
   /** `podLogsDir`: the containers' log directories are below it. */
   podLogsDir?: string;
+  /** The host's files: the root cgroup (node CPU and memory); omitted → not reported. */
+  hostFiles?: NodeUsageSource["fs"];
+  /** The previous CPU readings, kept between requests for `usageNanoCores`. */
+  cpuRates: CpuRates;
 }
+
+/** The key of the root cgroup's readings in {@linkcode StatsDeps.cpuRates}. */
+const ROOT_CGROUP = "/";
 
 const SANDBOX_READY = 0;
 
@@ -141,7 +151,24 @@ export async function statsSummary(
     fsFigures(deps.rootDir),
   ]);
   const ready = items.filter((s) => s.state === SANDBOX_READY);
-  const pods = await sandboxStats(runtime, ready);
+  const pods = fillUsageNanoCores(
+    await sandboxStats(runtime, ready),
+    deps.cpuRates,
+    [ROOT_CGROUP],
+  );
+  const nodeUsage = deps.hostFiles
+    ? await readNodeUsage({
+      fs: deps.hostFiles,
+      memory: () => Deno.systemMemoryInfo(),
+      now: () => deps.clock.now(),
+    }).catch(() => undefined)
+    : undefined;
+  const nodeCpuNanoCores = nodeUsage?.cpuCoreNanoSeconds === undefined
+    ? undefined
+    : deps.cpuRates.observe(ROOT_CGROUP, {
+      timestampNs: BigInt(nodeUsage.timeMs) * 1_000_000n,
+      usageCoreNanoSeconds: BigInt(nodeUsage.cpuCoreNanoSeconds),
+    });
   const image = imageFsInfo?.imageFilesystems[0];
   const imageFs = image?.fsId?.mountpoint
     ? await fsFigures(image.fsId.mountpoint)
@@ -167,6 +194,16 @@ export async function statsSummary(
     nowMs: deps.clock.now(),
     startTimeMs: deps.startTimeMs,
     ...(nodeMemory ? { nodeMemory } : {}),
+    ...(nodeUsage
+      ? {
+        nodeUsage: {
+          ...nodeUsage,
+          ...(nodeCpuNanoCores !== undefined
+            ? { cpuNanoCores: nodeCpuNanoCores }
+            : {}),
+        },
+      }
+      : {}),
     ...(nodeFs ? { nodeFs } : {}),
     ...(imageFs
       ? {

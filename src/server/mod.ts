@@ -76,8 +76,15 @@ export type {
   CriContainerStats,
   CriPodSandboxStats,
   FsFigures,
+  RootUsage,
   SummaryInput,
 } from "./stats/summary.ts";
+/** `usageNanoCores` from the previous CPU reading of each cgroup or container. */
+export {
+  CpuRates,
+  fillUsageNanoCores,
+  usageNanoCores,
+} from "./stats/cpu_rate.ts";
 /** Authentication, authorization and the path → attributes table. */
 export { ANONYMOUS_USER, createAuthenticator } from "./auth/authenticate.ts";
 export type {

@@ -4,9 +4,9 @@
  * The input types are the fields of CRI's `PodSandboxStats`/`ContainerStats` messages that
  * are read, so generated messages fit them as they are.
  *
- * What the node cannot measure without the root cgroup or `/proc` (node CPU, system
- * containers, rlimit, per-container log usage) is left out, as the JSON's `omitempty`
- * fields allow.
+ * Node CPU and memory come from the root cgroup when it could be read; what is not measured
+ * (system containers, rlimit, node network) is left out, as the JSON's `omitempty` fields
+ * allow.
  *
  * @module
  */
@@ -95,6 +95,23 @@ export interface FsFigures {
   inodesFree: number;
 }
 
+/**
+ * The root cgroup's figures (cAdvisor's "/" container, upstream's node CPU and memory);
+ * a figure that could not be read is absent.
+ */
+export interface RootUsage {
+  /** When the files were read (ms). */
+  timeMs: number;
+  cpuCoreNanoSeconds?: number;
+  /** The rate since the previous reading; absent on the first. */
+  cpuNanoCores?: number;
+  memoryUsageBytes?: number;
+  memoryWorkingSetBytes?: number;
+  memoryRssBytes?: number;
+  memoryPageFaults?: number;
+  memoryMajorPageFaults?: number;
+}
+
 /** Everything the summary is made of. */
 export interface SummaryInput {
   nodeName: string;
@@ -107,6 +124,8 @@ export interface SummaryInput {
     freeBytes: number;
     availableBytes: number;
   };
+  /** The root cgroup's usage: node CPU, and memory in place of `nodeMemory`'s guess. */
+  nodeUsage?: RootUsage;
   /** The filesystem of `--root-dir`. */
   nodeFs?: FsFigures;
   /** The runtime's image filesystem: `statfs` of its mount point and CRI `ImageFsInfo`. */
@@ -237,36 +256,44 @@ function containerStats(
   });
 }
 
-/** A pod's CPU or memory from its containers, when the sandbox reports none (upstream sums). */
+/**
+ * A pod's CPU or memory from its containers, when the sandbox reports none (upstream
+ * `addPodCPUMemoryStats` sums them); a figure no container has is left out.
+ */
 function summed(
   containers: readonly CriContainerStats[],
-  nowMs: number,
 ): { cpu?: Json; memory?: Json } {
-  const cpu = sum(containers.map((c) => num(c.cpu?.usageCoreNanoSeconds)));
-  const nanoCores = sum(containers.map((c) => num(c.cpu?.usageNanoCores)));
-  const workingSet = sum(
-    containers.map((c) => num(c.memory?.workingSetBytes)),
-  );
-  const usage = sum(containers.map((c) => num(c.memory?.usageBytes)));
-  const rss = sum(containers.map((c) => num(c.memory?.rssBytes)));
-  const time = apiTime(nowMs);
+  const total = (pick: (c: CriContainerStats) => CriUInt64 | undefined) =>
+    sum(containers.map((c) => num(pick(c))));
+  // the latest reading's time, as upstream keeps the last container's
+  const latest = (times: ReadonlyArray<bigint | undefined>) => {
+    const present = times.filter((t): t is bigint => t !== undefined);
+    return present.length
+      ? nsTime(present.reduce((a, b) => a > b ? a : b))
+      : undefined;
+  };
+  const withCpu = containers.filter((c) => c.cpu);
+  const withMemory = containers.filter((c) => c.memory);
   return {
-    ...(cpu !== undefined || nanoCores !== undefined
+    ...(withCpu.length
       ? {
         cpu: compact({
-          time,
-          usageNanoCores: nanoCores,
-          usageCoreNanoSeconds: cpu,
+          time: latest(withCpu.map((c) => c.cpu?.timestamp)),
+          usageNanoCores: total((c) => c.cpu?.usageNanoCores),
+          usageCoreNanoSeconds: total((c) => c.cpu?.usageCoreNanoSeconds),
         }),
       }
       : {}),
-    ...(workingSet !== undefined
+    ...(withMemory.length
       ? {
         memory: compact({
-          time,
-          usageBytes: usage,
-          workingSetBytes: workingSet,
-          rssBytes: rss,
+          time: latest(withMemory.map((c) => c.memory?.timestamp)),
+          availableBytes: total((c) => c.memory?.availableBytes),
+          usageBytes: total((c) => c.memory?.usageBytes),
+          workingSetBytes: total((c) => c.memory?.workingSetBytes),
+          rssBytes: total((c) => c.memory?.rssBytes),
+          pageFaults: total((c) => c.memory?.pageFaults),
+          majorPageFaults: total((c) => c.memory?.majorPageFaults),
         }),
       }
       : {}),
@@ -291,7 +318,7 @@ function podStats(
       input,
     )
   );
-  const fromContainers = summed(running, input.nowMs);
+  const fromContainers = summed(running);
   const process = pod.linux?.process?.processCount;
   const rootfsUsed = sum(running.map((c) => num(c.writableLayer?.usedBytes)));
   const rootfsInodes = sum(
@@ -316,8 +343,37 @@ function podStats(
   });
 }
 
+function nodeCpu(input: SummaryInput): Json | undefined {
+  const u = input.nodeUsage;
+  if (u?.cpuCoreNanoSeconds === undefined) return undefined;
+  return compact({
+    time: apiTime(u.timeMs),
+    usageNanoCores: u.cpuNanoCores,
+    usageCoreNanoSeconds: u.cpuCoreNanoSeconds,
+  });
+}
+
+/**
+ * The node's memory: the root cgroup's figures as cAdvisor gives them, whose limit is the
+ * machine's memory (so available is that less the working set); without them, what
+ * `/proc/meminfo` alone tells.
+ */
 function nodeMemory(input: SummaryInput): Json | undefined {
+  const u = input.nodeUsage;
   const m = input.nodeMemory;
+  if (u?.memoryWorkingSetBytes !== undefined) {
+    return compact({
+      time: apiTime(u.timeMs),
+      availableBytes: m
+        ? Math.max(0, m.totalBytes - u.memoryWorkingSetBytes)
+        : undefined,
+      usageBytes: u.memoryUsageBytes,
+      workingSetBytes: u.memoryWorkingSetBytes,
+      rssBytes: u.memoryRssBytes,
+      pageFaults: u.memoryPageFaults,
+      majorPageFaults: u.memoryMajorPageFaults,
+    });
+  }
   if (!m) return undefined;
   return {
     time: apiTime(input.nowMs),
@@ -333,6 +389,7 @@ export function buildSummary(input: SummaryInput): Json {
   const node = compact({
     nodeName: input.nodeName,
     startTime: apiTime(input.startTimeMs),
+    cpu: nodeCpu(input),
     memory: nodeMemory(input),
     fs: input.nodeFs
       ? fsStats(nowMs, input.nodeFs, {

@@ -242,3 +242,106 @@ Deno.test("only_cpu_and_memory keeps names, start times, CPU and memory", () => 
     "startTime",
   ]);
 });
+
+Deno.test("the node's CPU and memory come from the root cgroup when it was read", () => {
+  const summary = buildSummary(input({
+    nodeUsage: {
+      timeMs: NOW - 2_000,
+      cpuCoreNanoSeconds: 9_000,
+      cpuNanoCores: 250,
+      memoryUsageBytes: 800,
+      memoryWorkingSetBytes: 650,
+      memoryRssBytes: 500,
+      memoryPageFaults: 70,
+      memoryMajorPageFaults: 7,
+    },
+  }));
+  const node = summary.node as Record<string, unknown>;
+  const time = apiTime(NOW - 2_000);
+  assert.deepEqual(node.cpu, {
+    time,
+    usageNanoCores: 250,
+    usageCoreNanoSeconds: 9_000,
+  });
+  assert.deepEqual(node.memory, {
+    time,
+    // the root's limit is the machine's memory (1000)
+    availableBytes: 350,
+    usageBytes: 800,
+    workingSetBytes: 650,
+    rssBytes: 500,
+    pageFaults: 70,
+    majorPageFaults: 7,
+  });
+  assert.deepEqual(
+    Object.keys(cpuAndMemoryOnly(summary).node as Record<string, unknown>)
+      .sort(),
+    ["cpu", "memory", "nodeName", "startTime"],
+  );
+});
+
+Deno.test("a first root reading has CPU time but no rate; unread memory falls back to meminfo", () => {
+  const summary = buildSummary(input({
+    nodeUsage: { timeMs: NOW, cpuCoreNanoSeconds: 9_000 },
+  }));
+  const node = summary.node as Record<string, unknown>;
+  assert.deepEqual(node.cpu, {
+    time: apiTime(NOW),
+    usageCoreNanoSeconds: 9_000,
+  });
+  assert.deepEqual(node.memory, {
+    time: apiTime(NOW),
+    availableBytes: 600,
+    usageBytes: 700,
+    workingSetBytes: 400,
+  });
+});
+
+Deno.test("a pod without its own figures sums every memory figure its containers have", () => {
+  const base = input();
+  const sandbox = base.pods[0]!;
+  const later = NS + 3_000_000_000n;
+  const a = container("c1", "app", 1_000, 100);
+  const b = container("c2", "side", 2_000, 200);
+  const summary = buildSummary({
+    ...base,
+    pods: [{
+      ...sandbox,
+      linux: {
+        ...sandbox.linux!,
+        containers: [
+          {
+            ...a,
+            memory: {
+              ...a.memory,
+              availableBytes: u(40),
+              pageFaults: u(5),
+              majorPageFaults: u(1),
+            },
+          },
+          {
+            ...b,
+            cpu: { ...b.cpu, timestamp: later },
+            memory: { ...b.memory, pageFaults: u(6) },
+          },
+        ],
+      },
+    }],
+  });
+  const pod = (summary.pods as Array<Record<string, unknown>>)[0]!;
+  // the latest container reading's time
+  assert.deepEqual(pod.cpu, {
+    time: apiTime(NOW + 3_000),
+    usageNanoCores: 10,
+    usageCoreNanoSeconds: 3_000,
+  });
+  assert.deepEqual(pod.memory, {
+    time: apiTime(NOW),
+    availableBytes: 40,
+    usageBytes: 320,
+    workingSetBytes: 300,
+    rssBytes: 280,
+    pageFaults: 11,
+    majorPageFaults: 1,
+  });
+});
