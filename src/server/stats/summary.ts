@@ -197,15 +197,28 @@ function interfaceStats(i: CriInterface): Json {
   });
 }
 
-function networkStats(network: CriNetwork | undefined): Json | undefined {
+/**
+ * The pod's network. containerd 1.6 gives only the default interface, with no time: the
+ * time is then when the summary was made, and the interface list (upstream's, from
+ * cAdvisor, holds the default interface too) is that one interface.
+ */
+function networkStats(
+  network: CriNetwork | undefined,
+  nowMs: number,
+): Json | undefined {
   if (!network) return undefined;
+  const interfaces = network.interfaces.length
+    ? network.interfaces
+    : network.defaultInterface
+    ? [network.defaultInterface]
+    : [];
   return {
-    time: nsTime(network.timestamp),
+    time: network.timestamp > 0n ? nsTime(network.timestamp) : apiTime(nowMs),
     ...(network.defaultInterface
       ? interfaceStats(network.defaultInterface)
       : {}),
-    ...(network.interfaces.length
-      ? { interfaces: network.interfaces.map(interfaceStats) }
+    ...(interfaces.length
+      ? { interfaces: interfaces.map(interfaceStats) }
       : {}),
   };
 }
@@ -330,7 +343,7 @@ function podStats(
     containers,
     cpu: cpuStats(pod.linux?.cpu) ?? fromContainers.cpu,
     memory: memoryStats(pod.linux?.memory) ?? fromContainers.memory,
-    network: networkStats(pod.linux?.network),
+    network: networkStats(pod.linux?.network, input.nowMs),
     "ephemeral-storage": rootfsUsed !== undefined
       ? fsStats(input.nowMs, input.nodeFs, {
         usedBytes: rootfsUsed,

@@ -162,11 +162,13 @@ Deno.test("the summary has upstream's shape: node figures, ready pods, running c
     workingSetBytes: 300,
     rssBytes: 280,
   });
+  // the runtime listed no interfaces: the default one is the list
   assert.deepEqual(pod.network, {
     time,
     name: "eth0",
     rxBytes: 11,
     txBytes: 22,
+    interfaces: [{ name: "eth0", rxBytes: 11, txBytes: 22 }],
   });
   assert.deepEqual(pod["ephemeral-storage"], {
     time,
@@ -343,5 +345,32 @@ Deno.test("a pod without its own figures sums every memory figure its containers
     rssBytes: 280,
     pageFaults: 11,
     majorPageFaults: 1,
+  });
+});
+
+Deno.test("a network reading without time (containerd 1.6) is timed at the summary", () => {
+  const base = input({ nowMs: NOW + 5_000 });
+  const sandbox = base.pods[0]!;
+  const eth0 = { name: "eth0", rxBytes: u(1) };
+  const summary = buildSummary({
+    ...base,
+    pods: [{
+      ...sandbox,
+      linux: {
+        ...sandbox.linux!,
+        network: {
+          timestamp: 0n,
+          defaultInterface: eth0,
+          interfaces: [eth0, { name: "net1", txBytes: u(2) }],
+        },
+      },
+    }],
+  });
+  const pod = (summary.pods as Array<Record<string, unknown>>)[0]!;
+  assert.deepEqual(pod.network, {
+    time: apiTime(NOW + 5_000),
+    name: "eth0",
+    rxBytes: 1,
+    interfaces: [{ name: "eth0", rxBytes: 1 }, { name: "net1", txBytes: 2 }],
   });
 });
