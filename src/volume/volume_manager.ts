@@ -262,17 +262,20 @@ class DiskVolumeManager implements VolumeManager {
             name,
           });
         const fresh = !(await pathExists(dir));
-        await Deno.mkdir(dir, { recursive: true, mode: 0o777 });
+        // upstream mounts a new tmpfs for a Memory emptyDir, whose root is 1777 (sticky), and
+        // its 0777 check leaves that bit; a disk emptyDir is a plain 0777 directory
+        const mode = source.medium === "Memory" ? 0o1777 : 0o777;
+        await Deno.mkdir(dir, { recursive: true, mode });
         const fsGroup = pod.spec.securityContext?.fsGroup;
         if (fresh && fsGroup !== undefined) {
           // only a new, empty directory: its content belongs to the containers
-          await Deno.chmod(dir, 0o777);
+          await Deno.chmod(dir, mode);
           await setVolumeOwnership(dir, fsGroup, {
             readOnly: false,
             recursive: false,
           });
         } else if (fresh || fsGroup === undefined) {
-          await Deno.chmod(dir, 0o777);
+          await Deno.chmod(dir, mode);
         }
         return { hostPath: dir, readOnly: false };
       }

@@ -158,6 +158,16 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
     }, { name: "d", emptyDir: { sizeLimit: "1k" } }]);
     assert.deepEqual(await volumes.emptyDirUsage?.(pod), [], "not set up yet");
     assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    // the mode of a fresh tmpfs root, as upstream's tmpfs per volume; a disk one has no sticky bit
+    assert.equal(
+      (await Deno.stat(`${root}/mem/uid-1/m`)).mode! & 0o7777,
+      0o1777,
+    );
+    assert.equal(
+      (await Deno.stat(`${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/d`))
+        .mode! & 0o7777,
+      0o777,
+    );
     await Deno.writeTextFile(`${root}/mem/uid-1/m/fits`, "12345678");
     await Deno.mkdir(`${root}/mem/uid-1/m/sub`);
     await Deno.writeTextFile(`${root}/mem/uid-1/m/sub/more`, "9");
