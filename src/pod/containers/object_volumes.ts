@@ -137,7 +137,10 @@ export function withObjectVolumes(
           hostPath: { path: dir, type: "Directory" },
         });
       }
-      const view: Pod = { ...pod, spec: { ...pod.spec, volumes } };
+      const view = withObjectMountsReadOnly(
+        { ...pod, spec: { ...pod.spec, volumes } },
+        objectVolumeNames(pod),
+      );
       rewritten.set(uid, view);
       return await inner.setUpPod(view);
     },
@@ -165,4 +168,27 @@ export function withObjectVolumes(
       return await inner.emptyDirUsage?.(pod) ?? [];
     },
   };
+}
+
+/**
+ * The pod with every container's mount of an object volume read-only, as containers get them:
+ * the volume manager then never counts such a mount as a writer that could swap a subPath's
+ * components (a configMap subPath restarts beside a container mounting the whole volume).
+ */
+function withObjectMountsReadOnly(pod: Pod, names: ReadonlySet<string>): Pod {
+  const readOnly = <C extends { volumeMounts?: Container["volumeMounts"] }>(
+    list: C[] | undefined,
+  ): C[] | undefined =>
+    list?.map((c) => ({
+      ...c,
+      volumeMounts: c.volumeMounts?.map((m) =>
+        names.has(m.name) ? { ...m, readOnly: true } : m
+      ),
+    }));
+  const spec = { ...pod.spec, containers: readOnly(pod.spec.containers)! };
+  const inits = readOnly(pod.spec.initContainers);
+  if (inits) spec.initContainers = inits;
+  const ephemeral = readOnly(pod.spec.ephemeralContainers);
+  if (ephemeral) spec.ephemeralContainers = ephemeral;
+  return { ...pod, spec };
 }

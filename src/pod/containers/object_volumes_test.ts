@@ -7,7 +7,11 @@ import {
   createTokenManager,
 } from "../../objects/mod.ts";
 import { FakeObjectApi } from "../../objects/testing.ts";
-import type { CriMount, VolumeManager } from "../../volume/mod.ts";
+import {
+  createVolumeManager,
+  type CriMount,
+  type VolumeManager,
+} from "../../volume/mod.ts";
 import { withObjectVolumes } from "./object_volumes.ts";
 
 /** Records what the inner manager is given; mounts each volume at its host path. */
@@ -149,6 +153,58 @@ Deno.test("object volumes are handed to the pod's fsGroup (group read added, as 
     const info = await Deno.stat(file);
     assert.equal((info.mode ?? 0) & 0o777, 0o440);
     assert.equal(info.gid, fsGroup);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a configMap subPath starts beside a running container that mounts the whole volume (object volumes are never writable)", async () => {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "objvol-subpath-" }),
+  );
+  try {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const api = new FakeObjectApi();
+    api.now = () => clock.now();
+    api.put("configmaps", {
+      metadata: { name: "cfg", namespace: "ns" },
+      data: { "app.conf": "v1" },
+    });
+    const logger = new CaptureLogger();
+    const volumes = withObjectVolumes(
+      createVolumeManager({ logger }, { rootDir: root }),
+      {
+        objects: createPodObjectManager({ api, clock, logger }, {
+          strategy: "Get",
+        }),
+        tokens: createTokenManager({ api, clock, logger }),
+      },
+      { rootDir: root },
+    );
+    const sub: Container = {
+      name: "sub",
+      volumeMounts: [{ name: "cfg", mountPath: "/conf", subPath: "app.conf" }],
+    };
+    const whole: Container = {
+      name: "whole",
+      volumeMounts: [{ name: "cfg", mountPath: "/cfg" }],
+    };
+    const pod: Pod = {
+      metadata: { name: "p", namespace: "ns", uid: "u2" },
+      spec: {
+        containers: [sub, whole],
+        volumes: [{ name: "cfg", configMap: { name: "cfg" } }],
+      },
+    };
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const mounts = await volumes.containerMounts(pod, sub, {
+      expand: (s) => s,
+      running: new Set(["whole"]),
+    });
+    assert.deepEqual(mounts.map((m) => [m.containerPath, m.readonly]), [
+      ["/conf", true],
+    ]);
+    assert.match(mounts[0]!.hostPath, /kubernetes\.io~configmap\/cfg\//);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
