@@ -23,7 +23,6 @@ import {
 } from "../conformance/node.ts";
 import {
   cluster,
-  clusterMissing,
   CRI_IMAGE,
   deleteNode,
   getJson,
@@ -31,8 +30,8 @@ import {
   run,
   waitFor,
 } from "./_cluster.ts";
+import { keepLogs, nodePairMissing } from "./_node_pair.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 const KINDS: KubeletKind[] = ["upstream", "ours"];
 
 /** Bridges, subnets and ports of this test alone. */
@@ -70,20 +69,10 @@ const THRESHOLD_MIB = 200;
 const BALLAST_LEAVES_MIB = 90;
 
 async function prerequisitesMissing(): Promise<string | undefined> {
-  if (clusterMissing) return clusterMissing;
-  if (Deno.uid() !== 0) {
-    return "needs root (containerd, the kubelets, loop mounts)";
-  }
-  if (!cluster.ca) {
-    return "KUBELET_TS_CLUSTER_CA is not set (scripts/cluster_env.sh env)";
-  }
   if ((await run("bash", ["-c", "command -v mkfs.ext4"])).code !== 0) {
     return "mkfs.ext4 is missing (apt-get install e2fsprogs)";
   }
-  const r = await run("bash", [`${ROOT}/scripts/peers.sh`, "dir"]);
-  return r.code === 0
-    ? undefined
-    : "the upstream kubelet is not built: run bash scripts/peers.sh build";
+  return await nodePairMissing("containerd, the kubelets, loop mounts");
 }
 
 const missing = await prerequisitesMissing();
@@ -488,16 +477,6 @@ async function scenario(kind: KubeletKind, node: Node): Promise<Outcome> {
     reclaimed: reclaimedBeforeNext(order, messages),
     firstEvictionSeconds,
   };
-}
-
-/** A failed run's kubelet logs outlive the nodes' roots, for the reader of the failure. */
-async function keepLogs(nodes: Node[]): Promise<void> {
-  for (const n of nodes) {
-    const kept = `/tmp/${n.name}.failed.log`;
-    await Deno.copyFile(n.log, kept).catch(() => {});
-    // deno-lint-ignore no-console
-    console.warn(`${n.name}: kubelet log kept in ${kept}`);
-  }
 }
 
 Deno.test({

@@ -20,16 +20,14 @@ import {
 } from "../conformance/node.ts";
 import {
   cluster,
-  clusterMissing,
   CRI_IMAGE,
   deleteNode,
   getJson,
   kubectl,
-  run,
   waitFor,
 } from "./_cluster.ts";
+import { keepLogs, nodePairMissing } from "./_node_pair.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 const KINDS: KubeletKind[] = ["upstream", "ours"];
 
 /** Bridges, subnets and ports of this test alone. */
@@ -58,19 +56,7 @@ const ROOTS: Record<KubeletKind, string> = {
 const CONFIG_DIR = "/tmp/kts-ev-dropins";
 const PRIORITY_CLASS = "kts-ev-high";
 
-async function prerequisitesMissing(): Promise<string | undefined> {
-  if (clusterMissing) return clusterMissing;
-  if (Deno.uid() !== 0) return "needs root (containerd and the kubelets)";
-  if (!cluster.ca) {
-    return "KUBELET_TS_CLUSTER_CA is not set (scripts/cluster_env.sh env)";
-  }
-  const r = await run("bash", [`${ROOT}/scripts/peers.sh`, "dir"]);
-  return r.code === 0
-    ? undefined
-    : "the upstream kubelet is not built: run bash scripts/peers.sh build";
-}
-
-const missing = await prerequisitesMissing();
+const missing = await nodePairMissing();
 if (missing) {
   // deno-lint-ignore no-console
   console.warn(`tests/cluster/eviction_diff_test.ts skipped: ${missing}`);
@@ -352,16 +338,6 @@ async function scenario(kind: KubeletKind, node: Node): Promise<Outcome> {
     ) ?? false;
   }
   return { order, evicted, pressure, refused };
-}
-
-/** A failed run's kubelet logs outlive the nodes' roots, for the reader of the failure. */
-async function keepLogs(nodes: Node[]): Promise<void> {
-  for (const n of nodes) {
-    const kept = `/tmp/${n.name}.failed.log`;
-    await Deno.copyFile(n.log, kept).catch(() => {});
-    // deno-lint-ignore no-console
-    console.warn(`${n.name}: kubelet log kept in ${kept}`);
-  }
 }
 
 Deno.test({

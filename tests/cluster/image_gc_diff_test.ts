@@ -27,7 +27,6 @@ import {
 } from "../conformance/node.ts";
 import {
   cluster,
-  clusterMissing,
   CRI_IMAGE,
   deleteNode,
   getJson,
@@ -35,6 +34,7 @@ import {
   run,
   waitFor,
 } from "./_cluster.ts";
+import { keepLogs, nodePairMissing } from "./_node_pair.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const KINDS: KubeletKind[] = ["upstream", "ours"];
@@ -77,19 +77,7 @@ const IMAGES = {
 };
 const EARLY = [IMAGES.running, IMAGES.exited, IMAGES.unusedA, IMAGES.unusedB];
 
-async function prerequisitesMissing(): Promise<string | undefined> {
-  if (clusterMissing) return clusterMissing;
-  if (Deno.uid() !== 0) return "needs root (containerd and the kubelets)";
-  if (!cluster.ca) {
-    return "KUBELET_TS_CLUSTER_CA is not set (scripts/cluster_env.sh env)";
-  }
-  const r = await run("bash", [`${ROOT}/scripts/peers.sh`, "dir"]);
-  return r.code === 0
-    ? undefined
-    : "the upstream kubelet is not built: run bash scripts/peers.sh build";
-}
-
-const missing = await prerequisitesMissing();
+const missing = await nodePairMissing();
 if (missing) {
   // deno-lint-ignore no-console
   console.warn(`tests/cluster/image_gc_diff_test.ts skipped: ${missing}`);
@@ -321,16 +309,6 @@ interface EventJson {
 function eventTime(e: EventJson): string {
   return new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0)
     .toISOString();
-}
-
-/** A failed run's kubelet logs outlive the nodes' roots, for the reader of the failure. */
-async function keepLogs(nodes: Node[]): Promise<void> {
-  for (const n of nodes) {
-    const kept = `/tmp/${n.name}.failed.log`;
-    await Deno.copyFile(n.log, kept).catch(() => {});
-    // deno-lint-ignore no-console
-    console.warn(`${n.name}: kubelet log kept in ${kept}`);
-  }
 }
 
 Deno.test({
