@@ -27,7 +27,6 @@ const FACT_FILES = [
   "/sys/module/apparmor/parameters/enabled",
   // eviction signals: the node's thread count and the root cgroup's memory
   "/proc/loadavg",
-  "/proc/meminfo",
   `${CGROUP_MOUNT}/memory/memory.usage_in_bytes`,
   `${CGROUP_MOUNT}/memory/memory.stat`,
   `${CGROUP_MOUNT}/memory.stat`,

@@ -17,6 +17,7 @@
 import type { Container, Pod } from "../api/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
+import { isSidecar } from "../pod/mod.ts";
 import { createGrpcTransport, type GrpcTransport } from "../runtime/mod.ts";
 import { quantityValue } from "../util/quantity.ts";
 import { errorMessage } from "../util/error_message.ts";
@@ -340,7 +341,7 @@ export class DeviceManager {
       for (const init of pod.spec.initContainers ?? []) {
         const entries = this.#allocateContainer(uid, init, reusable);
         added.push(...entries);
-        const sidecar = init.restartPolicy === "Always";
+        const sidecar = isSidecar(init);
         for (const e of entries) {
           const set = reusable.get(e.resource) ?? new Set();
           for (const id of entryIds(e)) {

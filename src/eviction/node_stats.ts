@@ -10,13 +10,12 @@ import type { HostFiles, Pod } from "../pod/mod.ts";
 import { podLogDirectory } from "../pod/mod.ts";
 import type { CriRuntime } from "../runtime/mod.ts";
 import { directoryUsage } from "../util/directory_size.ts";
+import { statValue, workingSet } from "../util/cgroup_stat.ts";
 import {
   type FsFigures,
   memoryLimit,
   type NodeStats,
-  statValue,
   threadsRunning,
-  workingSet,
 } from "./observe.ts";
 import type { ContainerUsage, PodUsage } from "./rank.ts";
 
@@ -28,6 +27,11 @@ export interface NodeStatsDeps {
   runtime: Pick<CriRuntime, "listContainerStats" | "imageFsInfo">;
   /** Machine memory (`Deno.systemMemoryInfo().total`, as cadvisor's MemTotal). */
   memoryCapacity: () => number;
+  /**
+   * The root cgroup's memory working set, read as the stats endpoints read it (one reader,
+   * so a threshold acts on the figure `/stats/summary` shows); undefined when unreadable.
+   */
+  rootWorkingSet: () => Promise<number | undefined>;
   now: () => number;
 }
 
@@ -59,25 +63,6 @@ async function cgroupVersion(
     )
     ? "v1"
     : undefined;
-}
-
-async function rootWorkingSet(
-  host: HostFiles,
-  version: "v1" | "v2",
-): Promise<number | undefined> {
-  if (version === "v1") {
-    const usage = Number(
-      await host.readTextFile(`${CGROUP}/memory/memory.usage_in_bytes`),
-    );
-    const stat = await host.readTextFile(`${CGROUP}/memory/memory.stat`);
-    return workingSet(usage, statValue(stat, "total_inactive_file") ?? 0);
-  }
-  // the v2 root has no memory.current: usage is what the kernel does not call free
-  const meminfo = await host.readTextFile("/proc/meminfo");
-  const total = statValue(meminfo, "MemTotal") ?? 0;
-  const free = statValue(meminfo, "MemFree") ?? 0;
-  const stat = await host.readTextFile(`${CGROUP}/memory.stat`);
-  return workingSet(total - free, statValue(stat, "inactive_file") ?? 0);
 }
 
 async function kubepodsMemory(
@@ -142,7 +127,7 @@ export async function readNodeStats(
   if (host) {
     const version = await cgroupVersion(host);
     if (version) {
-      const ws = await maybe(() => rootWorkingSet(host, version));
+      const ws = await maybe(deps.rootWorkingSet);
       if (ws !== undefined) {
         stats.memory = {
           capacityBytes: deps.memoryCapacity(),

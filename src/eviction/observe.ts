@@ -84,23 +84,6 @@ export function observationsFrom(stats: NodeStats): Observations {
   return out;
 }
 
-/** One `key value` line of a cgroup `memory.stat` or `/proc/meminfo` (`kB` → bytes). */
-export function statValue(text: string, key: string): number | undefined {
-  for (const line of text.split("\n")) {
-    const m = /^([A-Za-z_()0-9]+):?\s+(\d+)(\s*kB)?\s*$/.exec(line);
-    if (m && m[1] === key) return Number(m[2]) * (m[3] ? 1024 : 1);
-  }
-  return undefined;
-}
-
-/** cadvisor's working set: usage less inactive file pages, never below 0. */
-export function workingSet(
-  usageBytes: number,
-  inactiveFileBytes: number,
-): number {
-  return Math.max(0, usageBytes - inactiveFileBytes);
-}
-
 /** Above this a cgroup memory limit means "none" (v1 writes 2^63 rounded to pages). */
 const UNLIMITED_BYTES = 2 ** 60;
 

@@ -11,6 +11,7 @@
 
 import type { CgroupTreeFs } from "../cgroup_agent/mod.ts";
 import type { RootUsage } from "../server/mod.ts";
+import { statValue, workingSet } from "../util/cgroup_stat.ts";
 
 const MOUNT = "/sys/fs/cgroup";
 
@@ -45,20 +46,6 @@ export function memoryCounters(
     if (v !== undefined) out[field] = v;
   }
   return out;
-}
-
-/** The value of `key` in a flat-keyed cgroup file (`memory.stat`, `cpu.stat`). */
-export function statValue(text: string, key: string): number | undefined {
-  for (const line of text.split("\n")) {
-    const [k, v] = line.trim().split(/\s+/);
-    if (k === key && v !== undefined && /^\d+$/.test(v)) return Number(v);
-  }
-  return undefined;
-}
-
-/** cAdvisor's working set: usage less inactive file pages, never below 0. */
-export function workingSet(usage: number, inactiveFile: number): number {
-  return Math.max(0, usage - inactiveFile);
 }
 
 /** Where the node's figures come from. */

@@ -27,6 +27,7 @@ import type { CriRuntime } from "../runtime/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { Kubelet } from "./create_kubelet.ts";
+import { readNodeUsage } from "./node_usage.ts";
 
 /** Filled once the manager exists (node status and admission are built before it). */
 export interface LateEviction {
@@ -112,6 +113,14 @@ export function startEviction(
         host: deps.host,
         runtime: deps.runtime,
         memoryCapacity: () => Deno.systemMemoryInfo().total,
+        rootWorkingSet: async () =>
+          deps.host
+            ? (await readNodeUsage({
+              fs: deps.host,
+              memory: () => Deno.systemMemoryInfo(),
+              now: () => deps.clock.now(),
+            })).memoryWorkingSetBytes
+            : undefined,
         now: () => deps.clock.now(),
       }, paths),
     readPods: (pods) => readPodUsage({ runtime: deps.runtime }, pods, paths),

@@ -35,7 +35,7 @@ export type {
   RestartPolicy,
   SyncResult,
 } from "./types.ts";
-export { podFullName } from "./types.ts";
+export { isSidecar, podFullName } from "./types.ts";
 
 // Executing pod work: decisions, CRI config, back-off, images, the syncer and orphan GC.
 /** Pure sync plan: `computePodActions(pod, runtimeStatus, options?)`. */

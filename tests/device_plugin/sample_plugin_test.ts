@@ -98,6 +98,27 @@ Deno.test({
     });
     assert.deepEqual(cap.capacity, { [RESOURCE]: 2 });
 
+    // a regular init container's device is handed on to the app container (one device
+    // held), a sidecar's is not (two held): the second pod fits only beside the first
+    const withInit = (uid: string, restartPolicy?: "Always"): Pod => {
+      const p = pod(uid, 1);
+      p.spec.initContainers = [{
+        name: "init",
+        image: "busybox",
+        ...(restartPolicy ? { restartPolicy } : {}),
+        resources: { limits: { [RESOURCE]: "1" } },
+      }];
+      return p;
+    };
+    assert.deepEqual(manager.admit(withInit("i1"), new Set()), { admit: true });
+    assert.deepEqual(manager.admit(pod("i2", 1), new Set(["i1"])), {
+      admit: true,
+    });
+    assert.deepEqual(manager.admit(withInit("s1", "Always"), new Set()), {
+      admit: true,
+    });
+    assert.equal(manager.admit(pod("s2", 1), new Set(["s1"])).admit, false);
+
     assert.deepEqual(manager.admit(pod("u1", 1), new Set()), { admit: true });
     const options = await manager.containerOptions(
       pod("u1", 1),
