@@ -309,7 +309,7 @@ Deno.test({
       KTS_UPSTREAM_BOOTSTRAP_KUBECONFIG: cluster.bootstrapKubeconfig,
       KUBELET_TS_CLUSTER_CA: cluster.ca,
       KTS_UPSTREAM_BRIDGE: "ktscsi0",
-      KTS_UPSTREAM_SUBNET: "10.161.0.0/16",
+      KTS_UPSTREAM_SUBNET: "10.164.0.0/16",
       KTS_UPSTREAM_HEALTHZ_PORT: "18711",
       KTS_UPSTREAM_PORT: "18712",
     };

@@ -35,8 +35,8 @@ const SPECS: Record<KubeletKind, NodeSpec> = {
   upstream: {
     node: "kts-ev-upstream",
     bridge: "kevu",
-    subnet: "10.159.0.0/16",
-    ip: "10.159.0.1",
+    subnet: "10.163.0.0/16",
+    ip: "10.163.0.1",
     port: 18450,
     healthz: 18448,
   },
