@@ -15,24 +15,15 @@
  * skips otherwise.
  */
 import assert from "node:assert/strict";
+import type { KubeletKind, NodeSpec } from "../conformance/node.ts";
+import { CRI_IMAGE, kubectl, run, waitFor } from "./_cluster.ts";
+import { runEvictionScenario } from "./_eviction_pair.ts";
 import {
-  type KubeletKind,
-  type Node,
-  type NodeSpec,
-  startNode,
-} from "../conformance/node.ts";
-import {
-  cluster,
-  CRI_IMAGE,
-  deleteNode,
-  getJson,
-  kubectl,
-  run,
-  waitFor,
-} from "./_cluster.ts";
-import { keepLogs, nodePairMissing } from "./_node_pair.ts";
-
-const KINDS: KubeletKind[] = ["upstream", "ours"];
+  applyObject,
+  nodePairMissing,
+  PAIR_KINDS,
+  withNodePair,
+} from "./_node_pair.ts";
 
 /** Bridges, subnets and ports of this test alone. */
 const SPECS: Record<KubeletKind, NodeSpec> = {
@@ -224,37 +215,6 @@ function ballastManifest(): string {
   });
 }
 
-async function apply(object: unknown): Promise<void> {
-  const file = await Deno.makeTempFile({ suffix: ".json" });
-  try {
-    await Deno.writeTextFile(file, JSON.stringify(object));
-    await kubectl("apply", "-f", file);
-  } finally {
-    await Deno.remove(file);
-  }
-}
-
-interface PodJson {
-  metadata: { name: string };
-  status?: {
-    phase?: string;
-    reason?: string;
-    message?: string;
-    conditions?: {
-      type: string;
-      status: string;
-      reason?: string;
-      message?: string;
-      lastTransitionTime?: string;
-    }[];
-  };
-}
-
-/** Quantities vary with the measurement: `123Ki`, `4Mi`, `93112`. */
-function maskQuantities(text: string): string {
-  return text.replace(/\b\d+(\.\d+)?(Ki|Mi|Gi|k|M)?\b/g, "<q>");
-}
-
 /**
  * Upstream ranks by a cached volume figure (refreshed every `volumeStatsAggPeriod`): waits
  * until its summary shows what every holder wrote, so its ranking does not see a figure
@@ -321,164 +281,6 @@ function reclaimedBeforeNext(
   return out;
 }
 
-/** What one side showed. */
-interface Outcome {
-  order: string[];
-  evicted: Record<string, unknown>;
-  pressure: { condition?: unknown; taint?: boolean };
-  refused: unknown;
-  /** The evicted pods' messages unmasked (reported only: the figures are measurements). */
-  messages: Record<string, string>;
-  reclaimed: boolean[];
-  /** From the ballast's manifest to the first eviction seen, seconds (reported only). */
-  firstEvictionSeconds: number | undefined;
-}
-
-async function scenario(kind: KubeletKind, node: Node): Promise<Outcome> {
-  const ns = `kts-dp-${kind}`;
-  const name = node.name;
-  await kubectl("create", "namespace", ns).catch(() => {});
-  for (const pod of holders(ns, name)) await apply(pod);
-  let early: string | undefined;
-  await waitFor(`${kind}: every holder Ready`, async () => {
-    const list = await getJson<{ items: PodJson[] }>(
-      "pods",
-      "-n",
-      ns,
-      "-l",
-      "kts-dp=holder",
-    );
-    // evicted before the ballast: the node was under pressure from the start
-    const failed = list?.items.find((p) => p.status?.phase === "Failed");
-    if (failed) {
-      early =
-        `${kind}: ${failed.metadata.name} failed before the ballast: ${failed.status?.message}`;
-      return true;
-    }
-    const ready = list?.items.filter((p) =>
-      p.status?.conditions?.some((c) =>
-        c.type === "Ready" && c.status === "True"
-      )
-    ) ?? [];
-    return ready.length === 5 ? true : undefined;
-  }, 300_000).catch(async (e) => {
-    // what each pod showed, for the reader of the failure
-    const list = await getJson<{ items: PodJson[] }>("pods", "-n", ns);
-    // deno-lint-ignore no-console
-    console.warn(JSON.stringify(list?.items.map((p) => p.status), null, 1));
-    throw e;
-  });
-  if (early) throw new Error(early);
-  await volumesMeasured(kind, name);
-  const start = Date.now();
-  await Deno.writeTextFile(
-    `${ROOTS[kind]}/manifests/ballast.json`,
-    ballastManifest(),
-  );
-  const order: string[] = [];
-  const evicted: Record<string, unknown> = {};
-  const messages: Record<string, string> = {};
-  let pressure: Outcome["pressure"] = {};
-  let firstEvictionSeconds: number | undefined;
-  await waitFor(`${kind}: all five evicted`, async () => {
-    const list = await getJson<{ items: PodJson[] }>(
-      "pods",
-      "-n",
-      ns,
-      "-l",
-      "kts-dp=holder",
-    );
-    const failed = (list?.items ?? []).filter((p) =>
-      p.status?.phase === "Failed" && !order.includes(p.metadata.name)
-    );
-    if (failed.length > 0 && firstEvictionSeconds === undefined) {
-      firstEvictionSeconds = Math.round((Date.now() - start) / 1000);
-    }
-    // several seen in one poll: the DisruptionTarget times order them (seconds)
-    failed.sort((a, b) => {
-      const t = (p: PodJson) =>
-        p.status?.conditions?.find((c) => c.type === "DisruptionTarget")
-          ?.lastTransitionTime ?? "";
-      return t(a) < t(b) ? -1 : t(a) > t(b) ? 1 : 0;
-    });
-    for (const p of failed) {
-      order.push(p.metadata.name);
-      messages[p.metadata.name] = p.status?.message ?? "";
-      const dt = p.status?.conditions?.find((c) =>
-        c.type === "DisruptionTarget"
-      );
-      evicted[p.metadata.name] = {
-        phase: p.status?.phase,
-        reason: p.status?.reason,
-        message: maskQuantities(p.status?.message ?? ""),
-        disruptionTarget: dt && {
-          status: dt.status,
-          reason: dt.reason,
-          message: maskQuantities(dt.message ?? ""),
-        },
-      };
-    }
-    if (pressure.condition === undefined) {
-      const n = await getJson<{
-        spec?: { taints?: { key: string; effect: string }[] };
-        status?: {
-          conditions?: {
-            type: string;
-            status: string;
-            reason: string;
-            message: string;
-          }[];
-        };
-      }>("node", name);
-      const c = n?.status?.conditions?.find((c) => c.type === "DiskPressure");
-      if (c?.status === "True") {
-        pressure = {
-          condition: { status: c.status, reason: c.reason, message: c.message },
-          taint: n?.spec?.taints?.some((t) =>
-            t.key === "node.kubernetes.io/disk-pressure" &&
-            t.effect === "NoSchedule"
-          ) ?? false,
-        };
-      }
-    }
-    return order.length === 5 ? true : undefined;
-  }, 900_000);
-  // under disk pressure (the ballast stays) even a Burstable pod is refused
-  const late = holder("late-burstable", ns, name, 1, {
-    resources: { requests: { memory: "4Mi" } },
-  });
-  (late.metadata as Record<string, unknown>).labels = { "kts-dp": "late" };
-  await apply(late);
-  const refused = await waitFor(`${kind}: the late pod refused`, async () => {
-    const p = await getJson<PodJson>("pod", "-n", ns, "late-burstable");
-    return p?.status?.phase === "Failed"
-      ? {
-        phase: p.status.phase,
-        reason: p.status.reason,
-        message: p.status.message,
-      }
-      : undefined;
-  }, 120_000);
-  if (!pressure.taint) {
-    const n = await getJson<{ spec?: { taints?: { key: string }[] } }>(
-      "node",
-      name,
-    );
-    pressure.taint = n?.spec?.taints?.some((t) =>
-      t.key === "node.kubernetes.io/disk-pressure"
-    ) ?? false;
-  }
-  return {
-    order,
-    evicted,
-    pressure,
-    refused,
-    messages,
-    reclaimed: reclaimedBeforeNext(order, messages),
-    firstEvictionSeconds,
-  };
-}
-
 Deno.test({
   name:
     "disk pressure: both kubelets evict the same pods in the same order with the same status",
@@ -487,66 +289,74 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     await writeDropIn();
-    await apply({
+    await applyObject({
       apiVersion: "scheduling.k8s.io/v1",
       kind: "PriorityClass",
       metadata: { name: PRIORITY_CLASS },
       value: 100,
     });
-    const join = {
-      bootstrapKubeconfig: cluster.bootstrapKubeconfig,
-      ca: cluster.ca,
-    };
-    const started = await Promise.allSettled(
-      KINDS.map((kind) =>
-        startNode(kind, ROOTS[kind], join, SPECS[kind], {
-          configDir: CONFIG_DIR,
-          mountRoot: mountDisk,
-        })
-      ),
-    );
-    const nodes = started.flatMap((s) =>
-      s.status === "fulfilled" ? [s.value] : []
-    );
-    let ok = false;
-    try {
-      const failed = started.find((s) => s.status === "rejected");
-      if (failed) throw (failed as PromiseRejectedResult).reason;
-      const [upstream, ours] = await Promise.all(
-        KINDS.map((kind, i) => scenario(kind, nodes[i]!)),
-      );
-      // deno-lint-ignore no-console
-      console.log(JSON.stringify({ upstream, ours }, null, 2));
-      assert.deepEqual(upstream!.order, [
-        "besteffort-big",
-        "besteffort",
-        "over-request",
-        "besteffort-high",
-        "under-request",
-      ]);
-      assert.deepEqual(upstream!.reclaimed, [true, true, true, true]);
-      assert.deepEqual(ours!.order, upstream!.order);
-      assert.deepEqual(ours!.reclaimed, upstream!.reclaimed);
-      assert.deepEqual(ours!.evicted, upstream!.evicted);
-      assert.deepEqual(ours!.pressure, upstream!.pressure);
-      assert.deepEqual(ours!.refused, upstream!.refused);
-      ok = true;
-    } finally {
-      if (!ok) await keepLogs(nodes);
-      for (const kind of KINDS) {
-        await Deno.remove(`${ROOTS[kind]}/manifests/ballast.json`).catch(
+    const sides = await withNodePair(
+      {
+        specs: SPECS,
+        roots: ROOTS,
+        options: () => ({ configDir: CONFIG_DIR, mountRoot: mountDisk }),
+      },
+      async (kind, node) => {
+        const ns = `kts-dp-${kind}`;
+        // under disk pressure (the ballast stays) even a Burstable pod is refused
+        const late = holder("late-burstable", ns, node.name, 1, {
+          resources: { requests: { memory: "4Mi" } },
+        }) as { metadata: { name: string } };
+        const outcome = await runEvictionScenario({
+          kind,
+          node,
+          root: ROOTS[kind],
+          namespace: ns,
+          label: "kts-dp",
+          holders: holders(ns, node.name),
+          ballast: ballastManifest(),
+          condition: "DiskPressure",
+          taint: "node.kubernetes.io/disk-pressure",
+          late,
+          beforeBallast: () => volumesMeasured(kind, node.name),
+        });
+        return {
+          ...outcome,
+          reclaimed: reclaimedBeforeNext(outcome.order, outcome.messages),
+        };
+      },
+      async () => {
+        for (const kind of PAIR_KINDS) {
+          await Deno.remove(`${ROOTS[kind]}/manifests/ballast.json`).catch(
+            () => {},
+          );
+        }
+        // the nodes' teardown has unmounted the disks with the roots
+        for (const kind of PAIR_KINDS) {
+          await Deno.remove(`${ROOTS[kind]}.img`).catch(() => {});
+          await kubectl("delete", "namespace", `kts-dp-${kind}`, "--wait=false")
+            .catch(() => {});
+        }
+        await kubectl("delete", "priorityclass", PRIORITY_CLASS).catch(
           () => {},
         );
-      }
-      // the teardown unmounts the disks with the roots
-      for (const n of nodes) await n[Symbol.asyncDispose]();
-      for (const kind of KINDS) {
-        await Deno.remove(`${ROOTS[kind]}.img`).catch(() => {});
-        await kubectl("delete", "namespace", `kts-dp-${kind}`, "--wait=false")
-          .catch(() => {});
-        await deleteNode(SPECS[kind].node).catch(() => {});
-      }
-      await kubectl("delete", "priorityclass", PRIORITY_CLASS).catch(() => {});
-    }
+      },
+    );
+    const { upstream, ours } = sides;
+    // deno-lint-ignore no-console
+    console.log(JSON.stringify(sides, null, 2));
+    assert.deepEqual(upstream.order, [
+      "besteffort-big",
+      "besteffort",
+      "over-request",
+      "besteffort-high",
+      "under-request",
+    ]);
+    assert.deepEqual(upstream.reclaimed, [true, true, true, true]);
+    assert.deepEqual(ours.order, upstream.order);
+    assert.deepEqual(ours.reclaimed, upstream.reclaimed);
+    assert.deepEqual(ours.evicted, upstream.evicted);
+    assert.deepEqual(ours.pressure, upstream.pressure);
+    assert.deepEqual(ours.refused, upstream.refused);
   },
 });

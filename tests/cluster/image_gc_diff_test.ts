@@ -19,25 +19,16 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
+import type { KubeletKind, Node, NodeSpec } from "../conformance/node.ts";
+import { CRI_IMAGE, getJson, kubectl, run, waitFor } from "./_cluster.ts";
 import {
-  type KubeletKind,
-  type Node,
-  type NodeSpec,
-  startNode,
-} from "../conformance/node.ts";
-import {
-  cluster,
-  CRI_IMAGE,
-  deleteNode,
-  getJson,
-  kubectl,
-  run,
-  waitFor,
-} from "./_cluster.ts";
-import { keepLogs, nodePairMissing } from "./_node_pair.ts";
+  applyObject,
+  nodePairMissing,
+  PAIR_KINDS,
+  withNodePair,
+} from "./_node_pair.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const KINDS: KubeletKind[] = ["upstream", "ours"];
 
 /** Bridges, subnets and ports of this test alone. */
 const SPECS: Record<KubeletKind, NodeSpec> = {
@@ -163,16 +154,6 @@ function pod(
   };
 }
 
-async function apply(object: unknown): Promise<void> {
-  const file = await Deno.makeTempFile({ suffix: ".json" });
-  try {
-    await Deno.writeTextFile(file, JSON.stringify(object));
-    await kubectl("apply", "-f", file);
-  } finally {
-    await Deno.remove(file);
-  }
-}
-
 interface PodJson {
   status?: { phase?: string; message?: string };
 }
@@ -214,10 +195,10 @@ async function scenario(
   const ns = `kts-igc-${kind}`;
   const socket = `${ROOTS[kind]}/cri/containerd.sock`;
   await kubectl("create", "namespace", ns).catch(() => {});
-  await apply(
+  await applyObject(
     pod("running", ns, node.name, IMAGES.running, ["sleep", "3600"]),
   );
-  await apply(pod("exited", ns, node.name, IMAGES.exited, ["true"]));
+  await applyObject(pod("exited", ns, node.name, IMAGES.exited, ["true"]));
   await waitFor(`${kind}: one pod running, one succeeded`, async () => {
     const phase = async (name: string) =>
       (await getJson<PodJson>("pod", "-n", ns, name))?.status?.phase;
@@ -321,64 +302,48 @@ Deno.test({
     const testStart = Date.now();
     await writeDropIn();
     await buildImages();
-    const join = {
-      bootstrapKubeconfig: cluster.bootstrapKubeconfig,
-      ca: cluster.ca,
-    };
     const startedAt: Record<string, number> = {};
-    const started = await Promise.allSettled(
-      KINDS.map(async (kind) => {
-        const node = await startNode(kind, ROOTS[kind], join, SPECS[kind], {
+    const { upstream, ours } = await withNodePair(
+      {
+        specs: SPECS,
+        roots: ROOTS,
+        options: () => ({
           configDir: CONFIG_DIR,
           prepareRuntime: (socket) => importImages(socket, EARLY),
-        });
-        startedAt[kind] = Date.now();
-        return node;
-      }),
+        }),
+        started: (kind) => startedAt[kind] = Date.now(),
+      },
+      (kind, node) =>
+        scenario(kind, node, { testStart, startedAt: startedAt[kind]! }),
+      async () => {
+        for (const kind of PAIR_KINDS) {
+          await kubectl(
+            "delete",
+            "namespace",
+            `kts-igc-${kind}`,
+            "--wait=false",
+          ).catch(() => {});
+        }
+        await Deno.remove(IMAGE_DIR, { recursive: true }).catch(() => {});
+      },
     );
-    const nodes = started.flatMap((s) =>
-      s.status === "fulfilled" ? [s.value] : []
+    const sides = JSON.stringify({ upstream, ours }, null, 2);
+    // deno-lint-ignore no-console
+    console.log(sides);
+    // the scenario holds: in use and young kept, old unused removed (upstream as the oracle)
+    assert.deepEqual(
+      upstream.kept,
+      [IMAGES.exited, IMAGES.late, IMAGES.running].sort(),
+      `upstream kept other images than the scenario means:\n${sides}`,
     );
-    let ok = false;
-    try {
-      const failed = started.find((s) => s.status === "rejected");
-      if (failed) throw (failed as PromiseRejectedResult).reason;
-      const [upstream, ours] = await Promise.all(
-        KINDS.map((kind, i) =>
-          scenario(kind, nodes[i]!, {
-            testStart,
-            startedAt: startedAt[kind]!,
-          })
-        ),
-      );
-      const sides = JSON.stringify({ upstream, ours }, null, 2);
-      // deno-lint-ignore no-console
-      console.log(sides);
-      // the scenario holds: in use and young kept, old unused removed (upstream as the oracle)
-      assert.deepEqual(
-        upstream!.kept,
-        [IMAGES.exited, IMAGES.late, IMAGES.running].sort(),
-        `upstream kept other images than the scenario means:\n${sides}`,
-      );
-      assert.deepEqual(
-        { removed: ours!.removed, kept: ours!.kept, events: ours!.events },
-        {
-          removed: upstream!.removed,
-          kept: upstream!.kept,
-          events: upstream!.events,
-        },
-        `kubelet.ts (actual) and upstream (expected) differ:\n${sides}`,
-      );
-      ok = true;
-    } finally {
-      if (!ok) await keepLogs(nodes);
-      for (const n of nodes) await n[Symbol.asyncDispose]();
-      for (const kind of KINDS) {
-        await kubectl("delete", "namespace", `kts-igc-${kind}`, "--wait=false")
-          .catch(() => {});
-        await deleteNode(SPECS[kind].node).catch(() => {});
-      }
-      await Deno.remove(IMAGE_DIR, { recursive: true }).catch(() => {});
-    }
+    assert.deepEqual(
+      { removed: ours.removed, kept: ours.kept, events: ours.events },
+      {
+        removed: upstream.removed,
+        kept: upstream.kept,
+        events: upstream.events,
+      },
+      `kubelet.ts (actual) and upstream (expected) differ:\n${sides}`,
+    );
   },
 });
