@@ -129,7 +129,8 @@ function holders(ns: string, node: string): Record<string, unknown>[] {
       resources: { requests: { memory: "4Mi" } },
     }),
     holder("besteffort", ns, node, 8),
-    holder("besteffort-high", ns, node, 8, {
+    // uses the most above its request, but of higher priority: after the other two
+    holder("besteffort-high", ns, node, 14, {
       priorityClassName: PRIORITY_CLASS,
     }),
     holder("guaranteed", ns, node, 8, {
