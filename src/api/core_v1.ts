@@ -235,6 +235,8 @@ export interface VolumeMount {
   /** Like subPath, with `$(VAR)` references to the container's env. */
   subPathExpr?: string;
   mountPropagation?: "None" | "HostToContainer" | "Bidirectional";
+  /** Whether submounts of a read-only mount are read-only too (`Disabled` when absent). */
+  recursiveReadOnly?: "Disabled" | "IfPossible" | "Enabled";
 }
 
 /** core/v1 Container (also used for init containers). */

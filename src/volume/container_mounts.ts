@@ -2,6 +2,7 @@
  * The pure half of a container's mounts (upstream `makeMounts`): each `volumeMount` against
  * the pod's set-up volumes, `readOnly` (forced for downwardAPI volumes, as upstream mounts
  * them), `mountPropagation` to CRI propagation (Bidirectional only for privileged containers),
+ * `recursiveReadOnly` against what the runtime can do,
  * and which running containers could rewrite a subPath before the runtime mounts it.
  *
  * @module
@@ -48,6 +49,36 @@ export function mountPropagation(
       return PROPAGATION.bidirectional;
   }
   throw new RangeError(`invalid MountPropagation mode: "${mode}"`);
+}
+
+/**
+ * Upstream `resolveRecursiveReadOnly`: whether `mount` is to be recursively read-only, given
+ * whether the pod's runtime handler can make it so.
+ * @throws {RangeError} with upstream's text for a mode the mount or the runtime cannot have.
+ */
+export function recursiveReadOnly(
+  mount: VolumeMount,
+  runtimeSupportsIt: boolean,
+): boolean {
+  const mode = mount.recursiveReadOnly ?? "Disabled";
+  if (mode === "Disabled") return false;
+  const fail = (why: string) =>
+    new RangeError(
+      `failed to resolve recursive read-only mode: volume "${mount.name}" requested recursive read-only mode, but ${why}`,
+    );
+  if (!mount.readOnly) throw fail("it is not read-only");
+  const propagation = mount.mountPropagation ?? "None";
+  if (propagation !== "None") {
+    throw fail(`it is not compatible with propagation "${propagation}"`);
+  }
+  if (mode === "IfPossible") return runtimeSupportsIt;
+  if (mode === "Enabled") {
+    if (!runtimeSupportsIt) throw fail("it is not supported by the runtime");
+    return true;
+  }
+  throw new RangeError(
+    `failed to resolve recursive read-only mode: unknown recursive read-only mode "${mode}"`,
+  );
 }
 
 /** The volume named by `mount`, or upstream's error. */

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import type { Pod } from "../api/mod.ts";
+import type { Pod, VolumeMount } from "../api/mod.ts";
 import {
   type MountedVolume,
   mountPropagation,
   PROPAGATION,
+  recursiveReadOnly,
   writersOf,
 } from "./container_mounts.ts";
 import { downwardApiPayload, formatMap } from "./downward_api.ts";
@@ -199,5 +200,77 @@ Deno.test("downwardApiPayload() formats fields and resources as upstream", () =>
         items: [{ path: "ip", fieldRef: { fieldPath: "status.podIP" } }],
       }),
     /unsupported field path "status.podIP" for a volume/,
+  );
+});
+
+Deno.test("recursiveReadOnly() follows upstream's resolveRecursiveReadOnly", () => {
+  const m = (extra: Partial<VolumeMount>): VolumeMount => ({
+    name: "v",
+    mountPath: "/v",
+    ...extra,
+  });
+  assert.equal(recursiveReadOnly(m({}), true), false);
+  assert.equal(
+    recursiveReadOnly(m({ recursiveReadOnly: "Disabled" }), true),
+    false,
+  );
+  assert.equal(
+    recursiveReadOnly(
+      m({ readOnly: true, recursiveReadOnly: "IfPossible" }),
+      false,
+    ),
+    false,
+  );
+  assert.equal(
+    recursiveReadOnly(
+      m({ readOnly: true, recursiveReadOnly: "IfPossible" }),
+      true,
+    ),
+    true,
+  );
+  assert.equal(
+    recursiveReadOnly(
+      m({ readOnly: true, recursiveReadOnly: "Enabled" }),
+      true,
+    ),
+    true,
+  );
+  assert.throws(
+    () =>
+      recursiveReadOnly(
+        m({ readOnly: true, recursiveReadOnly: "Enabled" }),
+        false,
+      ),
+    {
+      message:
+        'failed to resolve recursive read-only mode: volume "v" requested recursive read-only mode, but it is not supported by the runtime',
+    },
+  );
+  assert.throws(
+    () => recursiveReadOnly(m({ recursiveReadOnly: "IfPossible" }), true),
+    /volume "v" requested recursive read-only mode, but it is not read-only$/,
+  );
+  assert.throws(
+    () =>
+      recursiveReadOnly(
+        m({
+          readOnly: true,
+          recursiveReadOnly: "Enabled",
+          mountPropagation: "HostToContainer",
+        }),
+        true,
+      ),
+    /but it is not compatible with propagation "HostToContainer"$/,
+  );
+  assert.throws(
+    () =>
+      recursiveReadOnly(
+        m({
+          readOnly: true,
+          recursiveReadOnly: "Sometimes" as "Enabled",
+        }),
+        true,
+      ),
+    /unknown recursive read-only mode "Sometimes"$/,
   );
 });

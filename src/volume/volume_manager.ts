@@ -20,6 +20,7 @@ import {
 import {
   type MountedVolume,
   mountPropagation,
+  recursiveReadOnly,
   volumeFor,
   writersOf,
 } from "./container_mounts.ts";
@@ -332,6 +333,10 @@ class DiskVolumeManager implements VolumeManager {
     for (const mount of container.volumeMounts ?? []) {
       const volume = volumeFor(volumes, mount, container);
       const propagation = mountPropagation(mount.mountPropagation, privileged);
+      // the runtimes this kubelet speaks to report no handler features (CRI `Status`
+      // runtime_handlers came with containerd 2.0), so no mount is recursively read-only
+      // and one that must be is refused, as upstream refuses it there
+      recursiveReadOnly(mount, false);
       const subPath = mount.subPathExpr
         ? context.expand(mount.subPathExpr)
         : mount.subPath ?? "";

@@ -263,3 +263,52 @@ Deno.test("VolumeManager.containerMounts() refuses a subPath that leads out of i
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("VolumeManager.containerMounts() refuses a mount that must be recursively read-only, which the runtime cannot make", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const volumes = createVolumeManager({ logger: new CaptureLogger() }, {
+      rootDir: root,
+      writerLayout: "symlinks",
+    });
+    const pod = {
+      metadata: { name: "p", namespace: "ns", uid: "uid-rro" },
+      spec: {
+        volumes: [{ name: "scratch", emptyDir: {} }],
+        containers: [{
+          name: "c",
+          volumeMounts: [{
+            name: "scratch",
+            mountPath: "/s",
+            readOnly: true,
+            recursiveReadOnly: "Enabled",
+          }],
+        }, {
+          name: "d",
+          volumeMounts: [{
+            name: "scratch",
+            mountPath: "/s",
+            readOnly: true,
+            recursiveReadOnly: "IfPossible",
+          }],
+        }],
+      },
+    } as unknown as Pod;
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const context = { expand: (e: string) => e, running: new Set<string>() };
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, context),
+      /volume "scratch" requested recursive read-only mode, but it is not supported by the runtime/,
+    );
+    // IfPossible falls back to a plain read-only mount
+    const [mount] = await volumes.containerMounts(
+      pod,
+      pod.spec.containers[1]!,
+      context,
+    );
+    assert.equal(mount?.readonly, true);
+    await volumes.tearDownPod(pod);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
