@@ -17,6 +17,7 @@
  * with ours). A kubelet not run keeps its last results in <out>; --summarize only rewrites
  * the summary. Needs root. docs/conformance.md explains the choices.
  */
+import { errorMessage } from "../src/util/error_message.ts";
 import { run } from "../tests/cluster/_cluster.ts";
 import { type KubeletKind, startNode } from "../tests/conformance/node.ts";
 import { runE2eNode } from "../tests/conformance/e2e_node.ts";
@@ -537,4 +538,11 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) Deno.exit(await main());
+if (import.meta.main) {
+  // a failed run says what failed and where its logs are, without a stack trace
+  const code = await main().catch((error) => {
+    log(`error: ${errorMessage(error)}`);
+    return 1;
+  });
+  Deno.exit(code);
+}
