@@ -62,6 +62,14 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
 
+    # runc under the handler name upstream's e2e tests ask RuntimeClasses for, as upstream's
+    # test hosts configure it (PodOverhead cgroups, RuntimeClass scheduling)
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
+      runtime_type = "io.containerd.runc.v2"
+
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
+        SystemdCgroup = false
+
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$KTS_ROOT/cni/net.d"
