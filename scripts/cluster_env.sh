@@ -15,6 +15,8 @@
 # $KTS_CLUSTER_ROOT (default /tmp/kts-cluster). Ports: KTS_CLUSTER_PORT (apiserver, default
 # 16443), KTS_CLUSTER_ETCD_PORT (default 23790, peer port +1), KTS_CLUSTER_KCM_PORT and
 # KTS_CLUSTER_SCHEDULER_PORT (controller-manager and scheduler, default 10257 and 10259).
+# KTS_CLUSTER_SERVICE_CIDR: the Services' ClusterIP range (default 10.96.0.0/12); its first
+# address, the `kubernetes` Service's, is in the apiserver's certificate.
 #
 # Use in CI:   set -a; eval "$(bash scripts/cluster_env.sh up)"; set +a
 set -euo pipefail
@@ -25,7 +27,7 @@ KC_ETCD_PORT=${KTS_CLUSTER_ETCD_PORT:-23790}
 KC_KCM_PORT=${KTS_CLUSTER_KCM_PORT:-10257}
 KC_SCHEDULER_PORT=${KTS_CLUSTER_SCHEDULER_PORT:-10259}
 KC_SERVER=https://127.0.0.1:$KC_PORT
-KC_SERVICE_CIDR=10.96.0.0/12
+KC_SERVICE_CIDR=${KTS_CLUSTER_SERVICE_CIDR:-10.96.0.0/12}
 # Bootstrap token id and secret ([a-z0-9]{6}.[a-z0-9]{16}); a test cluster needs no secrecy.
 KC_TOKEN_ID=ktsboo
 KC_TOKEN_SECRET=kubeletts0000000
@@ -40,6 +42,16 @@ kc_die() {
 
 # shellcheck source=cluster_env/pki.sh
 . "$KC_LIB_DIR/cluster_env/pki.sh"
+
+# The first address of the service CIDR: the ClusterIP the apiserver gives `kubernetes`.
+kc_service_ip() {
+  local net=${KC_SERVICE_CIDR%/*} a b c d n
+  [[ "$KC_SERVICE_CIDR" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+/[0-9]+$ ]] ||
+    kc_die "KTS_CLUSTER_SERVICE_CIDR must be an IPv4 CIDR such as 10.96.0.0/12 (got \"$KC_SERVICE_CIDR\")"
+  IFS=. read -r a b c d <<<"$net"
+  n=$(((a << 24 | b << 16 | c << 8 | d) + 1))
+  printf '%d.%d.%d.%d\n' $((n >> 24 & 255)) $((n >> 16 & 255)) $((n >> 8 & 255)) $((n & 255))
+}
 
 kc_bin() { cat "$KC_ROOT/bin-dir"; }
 kc_kubectl() { "$(kc_bin)/kubectl" --kubeconfig "$KC_ROOT/admin.kubeconfig" "$@"; }
@@ -177,6 +189,7 @@ kc_up() {
   t0=$(date +%s)
   command -v openssl >/dev/null || kc_die "openssl is needed (apt-get install openssl)"
   command -v curl >/dev/null || kc_die "curl is needed (apt-get install curl)"
+  kc_service_ip >/dev/null
   mkdir -p "$KC_ROOT/logs" "$KC_ROOT/run"
   bin=$(bash "$KC_LIB_DIR/peers.sh" build) || kc_die "building the peer binaries failed"
   printf '%s\n' "$bin" >"$KC_ROOT/bin-dir"
