@@ -170,10 +170,13 @@ mn_v8_flags() {
   sed -n 's/^ *"\(--[^"]*\)";$/\1/p' "$MN_LIB_DIR/v8_flags.ts" | head -n 1
 }
 
-# Every pod CIDR through its node's address, on the host and in every other node.
+# Every pod CIDR through its node's address, on the host and in every other node; and the
+# service CIDR from the host through the last node, whose kube-proxy masquerades what comes
+# from outside the cluster CIDR so that the answer returns the same way.
 mn_routes() {
   local n i j
   n=$(wc -w <"$MN_ROOT/kinds")
+  ip route replace "$MN_SERVICE_CIDR" via "$(mn_node_ip "$n")" dev "$MN_BRIDGE"
   for ((i = 1; i <= n; i++)); do
     ip route replace "$(mn_pod_cidr "$i")" via "$(mn_node_ip "$i")" dev "$MN_BRIDGE"
     for ((j = 1; j <= n; j++)); do

@@ -6,7 +6,8 @@
  * kubelet.ts failure from a broken environment. Checked through kubectl: a DaemonSet gets one
  * Ready pod on every node, every pod reaches the pod on the next node, a ClusterIP Service
  * backed on one node answers pods of the other nodes, and the Service's name resolves through
- * the cluster DNS the kubelets write into each pod's resolv.conf. The test brings the cluster
+ * the cluster DNS the kubelets write into each pod's resolv.conf; the host reaches the Service
+ * too, through a node whose kube-proxy masquerades it. The test brings the cluster
  * up and takes it down, and checks that nothing of it is left.
  */
 import assert from "node:assert/strict";
@@ -94,8 +95,10 @@ async function leftovers(): Promise<string[]> {
       `link ${l.split(":")[1]!.trim()}`
     ),
   );
-  const routes = await run("ip", ["route", "show", "10.160.0.0/16"]);
-  if (routes.stdout.trim()) left.push(`route ${routes.stdout.trim()}`);
+  for (const net of ["10.160.0.0/16", "10.161.0.0/16"]) {
+    const routes = await run("ip", ["route", "show", "root", net]);
+    if (routes.stdout.trim()) left.push(`route ${routes.stdout.trim()}`);
+  }
   if (await Deno.stat("/tmp/kts-mn").then(() => true, () => false)) {
     left.push("/tmp/kts-mn");
   }
@@ -256,6 +259,20 @@ Deno.test({
         );
         assert.match(answer, /^HTTP\/1\.[01] 200 OK/);
       }
+
+      // From the host, outside the cluster CIDR, through the last node: its kube-proxy
+      // masquerades, so the backend's answer comes back through it.
+      const fromHost = await waitFor(
+        `the Service ${clusterIP} from the host`,
+        async () => {
+          const r = await fetch(`http://${clusterIP}/`, {
+            signal: AbortSignal.timeout(5_000),
+          });
+          return r.ok ? await r.text() : undefined;
+        },
+        60_000,
+      );
+      assert.equal(fromHost.trim(), "backend-on-backend");
 
       // The Service's name, through the cluster DNS each kubelet puts in the pod's resolv.conf.
       const name = `backend.${ns}.svc.cluster.local`;
