@@ -115,6 +115,9 @@ readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: 10248
 rotateCertificates: true
+# the guest's CNI subnet (/etc/cni/net.d/10-kts.conflist): the pod IPs kubelet.ts's lists must
+# let probes and httpGet hooks reach (docs/permissions.md); upstream ignores it with a cluster
+podCIDR: 10.88.0.0/16
 authentication:
   anonymous:
     enabled: false
@@ -140,6 +143,8 @@ prepare)
   sed -i 's|config_path = ""|config_path = "/etc/containerd/certs.d"|; s/SystemdCgroup = .*/SystemdCgroup = true/' \
     /etc/containerd/config.toml
   systemctl restart containerd
+  # what an interrupted run left behind
+  bash "$0" stop leftover
   ;;
 start)
   name=$2 upstream=$3
@@ -262,3 +267,12 @@ esac
 # scored and summarized the way scripts/conformance.ts does for its own runs
 (cd "$here" && npx -y deno@2.9.6 run -A scripts/conformance.ts --summarize --out="$out")
 sed -n '1,/^## Every test/p' "$out/summary.md"
+# exit 1 when a kubelet run this time failed a test or ran none (for CI)
+status=0
+for kind in upstream ours; do
+  [ "$which" = both ] || [ "$which" = "$kind" ] || { [ "$kind" = ours ] && [ "$which" = kubelet-ts ]; } || continue
+  if ! grep -q 'status="passed"' "$out/$kind/junit.xml" 2>/dev/null || grep -q '<failure' "$out/$kind/junit.xml"; then
+    status=1
+  fi
+done
+exit "$status"
