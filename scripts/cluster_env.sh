@@ -17,6 +17,10 @@
 # KTS_CLUSTER_SCHEDULER_PORT (controller-manager and scheduler, default 10257 and 10259).
 # KTS_CLUSTER_SERVICE_CIDR: the Services' ClusterIP range (default 10.96.0.0/12); its first
 # address, the `kubernetes` Service's, is in the apiserver's certificate.
+# KTS_CLUSTER_EXTRA_SANS: more subjectAltName entries for the API server's certificate
+# (e.g. "IP:10.0.2.2", the host's loopback as a qemu guest sees it; docs/node-vm.md).
+# KTS_CLUSTER_KUBELET_ADDRESS_TYPES: the API server's --kubelet-preferred-address-types
+# (default InternalIP,Hostname; "Hostname" for a kubelet reached through a port forward).
 #
 # Use in CI:   set -a; eval "$(bash scripts/cluster_env.sh up)"; set +a
 set -euo pipefail
@@ -26,6 +30,8 @@ KC_PORT=${KTS_CLUSTER_PORT:-16443}
 KC_ETCD_PORT=${KTS_CLUSTER_ETCD_PORT:-23790}
 KC_KCM_PORT=${KTS_CLUSTER_KCM_PORT:-10257}
 KC_SCHEDULER_PORT=${KTS_CLUSTER_SCHEDULER_PORT:-10259}
+KC_EXTRA_SANS=${KTS_CLUSTER_EXTRA_SANS:-}
+KC_KUBELET_ADDRESS_TYPES=${KTS_CLUSTER_KUBELET_ADDRESS_TYPES:-InternalIP,Hostname}
 KC_SERVER=https://127.0.0.1:$KC_PORT
 KC_SERVICE_CIDR=${KTS_CLUSTER_SERVICE_CIDR:-10.96.0.0/12}
 # Bootstrap token id and secret ([a-z0-9]{6}.[a-z0-9]{16}); a test cluster needs no secrecy.
@@ -153,7 +159,7 @@ kc_start_apiserver() {
     --allow-privileged=true --enable-bootstrap-token-auth=true \
     --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$p/apiserver-kubelet-client.key" \
-    --kubelet-preferred-address-types InternalIP,Hostname \
+    --kubelet-preferred-address-types "$KC_KUBELET_ADDRESS_TYPES" \
     --requestheader-client-ca-file "$p/ca.crt" --requestheader-allowed-names front-proxy-client \
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
     --requestheader-extra-headers-prefix X-Remote-Extra- \

@@ -25,7 +25,7 @@ kc_make_pki() {
   fi
   kc_cert apiserver /CN=kube-apiserver "keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,IP:$(kc_service_ip),DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+subjectAltName=IP:127.0.0.1,IP:$(kc_service_ip),DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${KC_EXTRA_SANS:+,$KC_EXTRA_SANS}"
   local client="keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth"
   kc_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$client"
