@@ -30,17 +30,17 @@ Deno.test("the cgroup agent's reader gives the host's files, presence and filesy
   await withAgent(async (root, socket) => {
     const agent = cgroupAgentClient(socket);
     try {
-      await Deno.writeTextFile(`${root}/proc/meminfo`, "MemTotal: 1024 kB\n");
+      await Deno.writeTextFile(`${root}/proc/loadavg`, "0.00 0.01 0.05 1/234 5678\n");
       // the cgroup v2 marker: present on this fake host, the v1 root file is not
       await Deno.writeTextFile(`${root}/sys/fs/cgroup/cgroup.controllers`, "");
-      const direct = await readFilesystemFigures(`${root}/proc/meminfo`);
+      const direct = await readFilesystemFigures(`${root}/proc/loadavg`);
       assert.deepEqual(
-        await answers(hostFilesThrough(agent), "/proc/meminfo", {
+        await answers(hostFilesThrough(agent), "/proc/loadavg", {
           present: "/sys/fs/cgroup/cgroup.controllers",
           absent: "/sys/fs/cgroup/memory/h9/kubepods/missing",
         }),
         {
-          text: "MemTotal: 1024 kB\n",
+          text: "0.00 0.01 0.05 1/234 5678\n",
           present: true,
           absent: false,
           capacityBytes: direct.capacityBytes,
