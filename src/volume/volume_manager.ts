@@ -53,6 +53,7 @@ import {
 } from "./volume_sources.ts";
 import { errorMessage } from "../util/error_message.ts";
 import { pathExists } from "../util/path_exists.ts";
+import { parseQuantity } from "../util/quantity.ts";
 
 /** Plain-object shape of a CRI `Mount`. */
 export interface CriMount {
@@ -256,13 +257,17 @@ class DiskVolumeManager implements VolumeManager {
         return { hostPath: dir, readOnly: true };
       }
       case "emptyDir": {
+        const diskDir = podVolumeDirectory(root, uid, {
+          plugin: PLUGIN_NAMES.emptyDir,
+          name,
+        });
+        const fresh = !(await pathExists(diskDir)) &&
+          !(await pathExists(
+            memoryVolumeDirectory(this.#memoryDir, uid, name),
+          ));
         const dir = source.medium === "Memory"
-          ? await this.#memoryDirectory(uid, name)
-          : podVolumeDirectory(root, uid, {
-            plugin: PLUGIN_NAMES.emptyDir,
-            name,
-          });
-        const fresh = !(await pathExists(dir));
+          ? await this.#memoryEmptyDir(pod, name, source.sizeLimit)
+          : diskDir;
         // upstream mounts a new tmpfs for a Memory emptyDir, whose root is 1777 (sticky), and
         // its 0777 check leaves that bit; a disk emptyDir is a plain 0777 directory
         const mode = source.medium === "Memory" ? 0o1777 : 0o777;
@@ -281,6 +286,34 @@ class DiskVolumeManager implements VolumeManager {
         return { hostPath: dir, readOnly: false };
       }
     }
+  }
+
+  /**
+   * A Memory emptyDir's directory: a tmpfs of its own under the pod's volumes (upstream
+   * `setupTmpfs`) when `memoryVolumes` mounts one; else, or when the pod already has the
+   * volume in the shared memory directory, that directory.
+   */
+  async #memoryEmptyDir(
+    pod: Pod,
+    name: string,
+    sizeLimit: string | undefined,
+  ): Promise<string> {
+    const uid = pod.metadata.uid ?? "";
+    const memoryVolumes = this.#deps.memoryVolumes;
+    const shared = memoryVolumeDirectory(this.#memoryDir, uid, name);
+    if (!memoryVolumes || await pathExists(shared)) {
+      return await this.#memoryDirectory(uid, name);
+    }
+    const dir = await memoryVolumes.prepare(
+      pod,
+      escapePluginName(PLUGIN_NAMES.emptyDir),
+      name,
+      sizeLimit === undefined ? undefined : parseQuantity(sizeLimit).value,
+    );
+    const type = await (this.#deps.fsType ?? defaultFsType)(dir);
+    if (type === TMPFS_MAGIC || type === RAMFS_MAGIC) return dir;
+    await Deno.remove(dir).catch(() => {}); // the empty directory no tmpfs came on
+    return await this.#memoryDirectory(uid, name);
   }
 
   async #memoryDirectory(uid: string, name: string): Promise<string> {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Pod } from "../api/mod.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createVolumeManager } from "./volume_manager.ts";
+import type { MemoryVolumes } from "./memory_volumes.ts";
 
 const TMPFS = 0x01021994;
 
@@ -177,6 +178,56 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
     ]);
     await volumes.tearDownPod(pod);
     await assert.rejects(Deno.lstat(`${root}/mem/uid-1`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("VolumeManager puts a Memory emptyDir on a tmpfs of its own when one is mounted, else in the memory dir", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const mounted = new Set<string>();
+    const prepared: string[] = [];
+    const memoryVolumes: MemoryVolumes = {
+      async prepare(_pod, plugin, name, sizeLimitBytes) {
+        const dir = `${root}/pods/uid-1/volumes/${plugin}/${name}`;
+        await Deno.mkdir(dir, { recursive: true });
+        prepared.push(`${plugin}/${name} ${sizeLimitBytes}`);
+        if (name === "m") mounted.add(dir);
+        return dir;
+      },
+      release: () => Promise.resolve(),
+    };
+    const volumes = createVolumeManager({
+      logger: new CaptureLogger(),
+      memoryVolumes,
+      fsType: (path) =>
+        Promise.resolve(
+          mounted.has(path) || path.startsWith(`${root}/mem`) ? TMPFS : 0xef53,
+        ),
+    }, { rootDir: root, memoryDir: `${root}/mem` });
+    const pod = makePod([
+      { name: "m", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+      { name: "n", emptyDir: { medium: "Memory" } },
+    ]);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    assert.deepEqual(prepared, [
+      `kubernetes.io~empty-dir/m ${1 << 20}`,
+      "kubernetes.io~empty-dir/n undefined",
+    ]);
+    const tmpfs = `${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/m`;
+    assert.equal((await Deno.stat(tmpfs)).mode! & 0o7777, 0o1777);
+    // no tmpfs came on "n": it lives in the memory dir, its empty disk directory is gone
+    assert.ok((await Deno.stat(`${root}/mem/uid-1/n`)).isDirectory);
+    await assert.rejects(
+      Deno.lstat(`${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/n`),
+    );
+    // the pod's volume is the tmpfs directory: what is written there is what it holds
+    await Deno.writeTextFile(`${tmpfs}/f`, "abc");
+    assert.deepEqual(
+      (await volumes.emptyDirUsage?.(pod))?.map((u) => [u.volume, u.bytes]),
+      [["m", 3], ["n", 0]],
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }
