@@ -35,6 +35,7 @@ import {
 import {
   denoSubPathFs,
   resolveSubPath,
+  type SubPathAccess,
   type SubPathFs,
   validateSubPath,
 } from "./subpath.ts";
@@ -140,6 +141,11 @@ export interface VolumeManagerDeps {
   fsType?: (path: string) => Promise<number>;
   /** Puts downwardAPI volumes on a tmpfs of their own (upstream); omitted → on disk. */
   memoryVolumes?: MemoryVolumes;
+  /**
+   * Pins subPaths with bind mounts (upstream); without a binder a subPath is handed to the
+   * runtime as a checked path, only while no running container can write its volume.
+   */
+  subPaths?: SubPathAccess;
 }
 
 const TMPFS_MAGIC = 0x01021994;
@@ -162,6 +168,12 @@ class DiskVolumeManager implements VolumeManager {
     this.#options = options;
     this.#hostPathFs = deps.hostPathFs ?? denoHostPathFs;
     this.#subPathFs = deps.subPathFs ?? denoSubPathFs;
+    if (deps.subPaths && "reason" in deps.subPaths) {
+      deps.logger.warn(
+        "subPath mounts are not pinned with a bind mount as upstream pins them: a container with a subPath starts only while no other running container of its pod can write that volume; run the cgroup agent or give the kubelet every permission (docs/volumes.md)",
+        { reason: deps.subPaths.reason },
+      );
+    }
   }
 
   #writerLayout(): WriterLayout {
@@ -363,7 +375,9 @@ class DiskVolumeManager implements VolumeManager {
     const volumes = this.#mounted.get(pod.metadata.uid ?? "") ?? new Map();
     const out: CriMount[] = [];
     const privileged = container.securityContext?.privileged === true;
-    for (const mount of container.volumeMounts ?? []) {
+    const access = this.#deps.subPaths;
+    const binds = access && "binds" in access ? access.binds : undefined;
+    for (const [index, mount] of (container.volumeMounts ?? []).entries()) {
       const volume = volumeFor(volumes, mount, container);
       const propagation = mountPropagation(mount.mountPropagation, privileged);
       // the runtimes this kubelet speaks to report no handler features (CRI `Status`
@@ -376,7 +390,8 @@ class DiskVolumeManager implements VolumeManager {
       let hostPath = volume.hostPath;
       if (subPath !== "") {
         validateSubPath(subPath);
-        const writers = writersOf(pod, volumes, {
+        // a pinned subPath is what was checked; an unpinned one only while no one can swap it
+        const writers = binds ? [] : writersOf(pod, volumes, {
           name: mount.name,
           self: container.name,
           running: context.running,
@@ -392,15 +407,23 @@ class DiskVolumeManager implements VolumeManager {
         try {
           hostPath =
             (await resolveSubPath(this.#subPathFs, root, subPath)).path;
+          if (binds) {
+            hostPath = await binds.bindSubPath({
+              uid: pod.metadata.uid ?? "",
+              volume: mount.name,
+              container: container.name,
+              index,
+            }, { volumePath: root, path: hostPath });
+          }
         } catch (error) {
-          if (!(error instanceof RangeError)) throw error;
+          if (!(error instanceof RangeError) && !binds) throw error;
           // as upstream makeMounts: the container's status names the mount, never host paths
           this.#deps.logger.error(
             "Failed to prepare subPath for volumeMount of the container",
             {
               containerName: container.name,
               volumeMountName: mount.name,
-              err: error.message,
+              err: message(error),
             },
           );
           throw new RangeError(
@@ -425,6 +448,16 @@ class DiskVolumeManager implements VolumeManager {
     if (uid === "") return;
     // a mounted tmpfs would stop the removal below (busy) after emptying it
     await this.#deps.memoryVolumes?.release(uid);
+    const access = this.#deps.subPaths;
+    if (access && "binds" in access) {
+      // the pins sit beside the volumes; one left mounted would keep the volume's files
+      await access.binds.cleanSubPaths(uid).catch((error) =>
+        this.#deps.logger.warn("Failed to clean a pod's subPath mounts", {
+          pod: uid,
+          err: message(error),
+        })
+      );
+    }
     for (
       const path of [
         podVolumesDirectory(this.#options.rootDir, uid),

@@ -363,3 +363,88 @@ Deno.test("VolumeManager.containerMounts() refuses a mount that must be recursiv
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("VolumeManager.containerMounts() pins each subPath with the binder and then ignores running writers", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const calls: string[] = [];
+    let refuse = false;
+    const logger = new CaptureLogger();
+    const volumes = createVolumeManager({
+      logger,
+      subPaths: {
+        binds: {
+          bindSubPath(pin, source) {
+            calls.push(
+              `${pin.uid} ${pin.volume} ${pin.container} ${pin.index} ${
+                source.path.slice(source.volumePath.length)
+              }`,
+            );
+            if (refuse) {
+              return Promise.reject(
+                new Deno.errors.PermissionDenied("leads to /etc"),
+              );
+            }
+            return Promise.resolve(`/pins/${pin.index}`);
+          },
+          cleanSubPaths(uid) {
+            calls.push(`clean ${uid}`);
+            return Promise.resolve();
+          },
+        },
+      },
+    }, { rootDir: root, writerLayout: "symlinks" });
+    const pod = makePod(VOLUMES);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const context = {
+      expand: (expr: string) => expr.replace("$(DIR)", "dir"),
+      running: new Set(["w"]), // a writer runs: the pin makes that safe
+    };
+    const mounts = await volumes.containerMounts(
+      pod,
+      pod.spec.containers[0]!,
+      context,
+    );
+    assert.equal(mounts[2]?.hostPath, "/pins/2");
+    assert.equal(mounts[0]?.hostPath.endsWith("/scratch"), true);
+    assert.deepEqual(calls, ["uid-1 scratch c 2 /dir/x"]);
+    // a refused bind fails the start with upstream's message, the reason only in the log
+    refuse = true;
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, context),
+      /^RangeError: failed to prepare subPath for volumeMount "scratch" of container "c"$/,
+    );
+    assert.match(JSON.stringify(logger.records), /leads to \/etc/);
+    await volumes.tearDownPod(pod);
+    assert.equal(calls.at(-1), "clean uid-1");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("VolumeManager without a binder keeps the writer rule and says why once", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const logger = new CaptureLogger();
+    const volumes = createVolumeManager({
+      logger,
+      subPaths: { reason: "no cgroup agent socket at /x" },
+    }, { rootDir: root, writerLayout: "symlinks" });
+    const pod = makePod(VOLUMES);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, {
+        expand: (expr) => expr.replace("$(DIR)", "dir"),
+        running: new Set(["w"]),
+      }),
+      /while container "w" can write that volume and is running/,
+    );
+    const warned = logger.records.filter((r) =>
+      /subPath mounts are not pinned/.test(JSON.stringify(r))
+    );
+    assert.equal(warned.length, 1);
+    assert.match(JSON.stringify(warned[0]), /no cgroup agent socket at \/x/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
