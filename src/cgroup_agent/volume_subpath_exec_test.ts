@@ -1,5 +1,7 @@
 import * as assert from "node:assert/strict";
 import { subPathBindExecutor } from "./volume_subpath_exec.ts";
+import { serveCgroupAgent } from "./agent.ts";
+import { cgroupAgentClient } from "./client.ts";
 import { parseMountInfo } from "./volume_tmpfs.ts";
 import {
   checkSubPathSource,
@@ -156,6 +158,76 @@ Deno.test({
       await binds.cleanSubPaths(uid); // nothing left: fine
     } finally {
       await binds.cleanSubPaths(uid).catch(() => {});
+      // whatever a failing run left mounted goes before the tree (never remove through a pin)
+      for (
+        const e of parseMountInfo(
+          await Deno.readTextFile("/proc/self/mountinfo"),
+        )
+          .reverse()
+      ) {
+        if (e.mountPoint.startsWith(`${rootDir}/`)) {
+          await new Deno.Command("umount", { args: [e.mountPoint] }).output();
+        }
+      }
+      await Deno.remove(rootDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "the agent pins a subPath for the kubelet and refuses a symlink out of the volume or a target outside its root",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    const rootDir = await Deno.makeTempDir({ dir: "/var/tmp" });
+    const socket = `${rootDir}/cgroup-agent.sock`;
+    const agent = await serveCgroupAgent({ socket, cgroupRoot: "/h9" });
+    const client = cgroupAgentClient(socket);
+    const vol = `${rootDir}/pods/${uid}/volumes/kubernetes.io~empty-dir/data`;
+    const target = { uid, volume: "data", container: "app", index: 0 };
+    try {
+      await Deno.mkdir(`${vol}/dir`, { recursive: true });
+      await Deno.symlink("/etc", `${vol}/escape`);
+      const pin = await client.bindSubPath(target, {
+        volumePath: vol,
+        path: `${vol}/dir`,
+      });
+      assert.equal(
+        pin,
+        `${await Deno.realPath(
+          rootDir,
+        )}/pods/${uid}/volume-subpaths/data/app/0`,
+      );
+      assert.equal(await mountCount(pin), 1);
+      await assert.rejects(
+        client.bindSubPath({ ...target, index: 1 }, {
+          volumePath: vol,
+          path: `${vol}/escape`,
+        }),
+        /outside volume path/,
+      );
+      await assert.rejects(
+        client.bindSubPath({ ...target, uid: "../../etc" }, {
+          volumePath: vol,
+          path: `${vol}/dir`,
+        }),
+        /is not a UID/,
+      );
+      await client.cleanSubPaths(uid);
+      assert.equal(await mountCount(pin), 0);
+    } finally {
+      client.close();
+      await agent.close();
+      for (
+        const e of parseMountInfo(
+          await Deno.readTextFile("/proc/self/mountinfo"),
+        )
+          .reverse()
+      ) {
+        if (e.mountPoint.startsWith(`${rootDir}/`)) {
+          await new Deno.Command("umount", { args: [e.mountPoint] }).output();
+        }
+      }
       await Deno.remove(rootDir, { recursive: true });
     }
   },
