@@ -21,6 +21,10 @@ import {
   volumeTmpfsExecutor,
 } from "./volume_tmpfs_exec.ts";
 import {
+  type SubPathBindExecutor,
+  subPathBindExecutor,
+} from "./volume_subpath_exec.ts";
+import {
   type AgentConfig,
   type AgentRequest,
   type AgentScope,
@@ -116,12 +120,13 @@ interface Executors {
   root: string;
   scope: AgentScope;
   tmpfs: VolumeTmpfsExecutor;
+  subPaths: SubPathBindExecutor;
   slices: Slices | undefined;
   logind: LogindRelay;
 }
 
 async function execute(
-  { fs, root, scope, tmpfs, slices, logind }: Executors,
+  { fs, root, scope, tmpfs, subPaths, slices, logind }: Executors,
   req: AgentRequest,
   session: AgentSession,
 ): Promise<unknown> {
@@ -150,6 +155,13 @@ async function execute(
   }
   if (req.op === "unmountVolumeTmpfs") {
     return await tmpfs.unmountVolumeTmpfs(req.target);
+  }
+  if (req.op === "bindSubPath") {
+    return await subPaths.bindSubPath(req.target, req.source);
+  }
+  if (req.op === "cleanSubPaths") {
+    await subPaths.cleanSubPaths(req.uid);
+    return null;
   }
   if (req.op === "swapController") {
     return (await detectSwapController(root)) ?? null;
@@ -331,10 +343,10 @@ export async function serveCgroupAgent(
   );
   const onError = options.onError ?? (() => {});
   const fs = options.fs ?? denoCgroupTreeFs;
-  const tmpfs = volumeTmpfsExecutor(
-    options.rootDir ??
-      (options.socket.slice(0, options.socket.lastIndexOf("/")) || "/"),
-  );
+  const kubeletRoot = options.rootDir ??
+    (options.socket.slice(0, options.socket.lastIndexOf("/")) || "/");
+  const tmpfs = volumeTmpfsExecutor(kubeletRoot);
+  const subPaths = subPathBindExecutor(kubeletRoot);
   let systemd: SystemdUnits | undefined;
   let slices = options.slices;
   if (!slices && scope.driver === "systemd") {
@@ -342,7 +354,7 @@ export async function serveCgroupAgent(
     slices = systemdSlices(systemd);
   }
   const logind = options.logind ?? logindRelay();
-  const executors = { fs, root, scope, tmpfs, slices, logind };
+  const executors = { fs, root, scope, tmpfs, subPaths, slices, logind };
   const handle = (line: string, session: AgentSession) =>
     answer(executors, line, onError, session);
   const open = new Map<Deno.Conn, Promise<void>>();

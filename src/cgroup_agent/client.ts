@@ -11,6 +11,7 @@ import type { CgroupTreeFs, FilesystemFigures } from "./cgroup_fs.ts";
 import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
+import type { SubPathBindSource, SubPathBindTarget } from "./volume_subpath.ts";
 import type { SliceResources, Slices } from "../systemd/mod.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
@@ -29,6 +30,13 @@ export interface CgroupAgentClient {
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
   unmountVolumeTmpfs(target: TmpfsTarget): Promise<boolean>;
+  /** Pins a container's subPath with a bind mount (docs/volumes.md, "subPath"). */
+  bindSubPath(
+    target: SubPathBindTarget,
+    source: SubPathBindSource,
+  ): Promise<string>;
+  /** Unmounts and removes every subPath pin of a pod. */
+  cleanSubPaths(uid: string): Promise<void>;
   close(): void;
 }
 
@@ -203,6 +211,11 @@ export function cgroupAgentClient(
     },
     unmountVolumeTmpfs: async (target) =>
       (await request({ op: "unmountVolumeTmpfs", target })) === true,
+    bindSubPath: async (target, source) =>
+      String(await request({ op: "bindSubPath", target, source })),
+    cleanSubPaths: async (uid) => {
+      await request({ op: "cleanSubPaths", uid });
+    },
     close: () => {
       try {
         conn?.close();

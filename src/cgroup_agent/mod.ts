@@ -36,3 +36,7 @@ export {
   type VolumeTmpfsExecutor,
   volumeTmpfsExecutor,
 } from "./volume_tmpfs_exec.ts";
+export {
+  type SubPathBindExecutor,
+  subPathBindExecutor,
+} from "./volume_subpath_exec.ts";

@@ -13,6 +13,12 @@ import {
   type TmpfsTarget,
 } from "./volume_tmpfs.ts";
 import {
+  checkSubPathSource,
+  checkSubPathTarget,
+  type SubPathBindSource,
+  type SubPathBindTarget,
+} from "./volume_subpath.ts";
+import {
   sliceComponents,
   slicePath,
   type SliceResources,
@@ -57,6 +63,12 @@ export type AgentRequest =
   | { op: "statfs"; path: string }
   | { op: "mountVolumeTmpfs"; target: TmpfsTarget; sizeBytes: number }
   | { op: "unmountVolumeTmpfs"; target: TmpfsTarget }
+  | {
+    op: "bindSubPath";
+    target: SubPathBindTarget;
+    source: SubPathBindSource;
+  }
+  | { op: "cleanSubPaths"; uid: string }
   | { op: "logindInhibitDelay" }
   | { op: "logindReload" }
   | { op: "logindInhibit" }
@@ -306,6 +318,20 @@ export function checkRequest(
         : undefined);
     return why === undefined ? undefined : refuse(req, why);
   }
+  if (req.op === "bindSubPath") {
+    const why = checkSubPathTarget(req.target) ??
+      checkSubPathSource(req.source);
+    return why === undefined ? undefined : refuse(req, why);
+  }
+  if (req.op === "cleanSubPaths") {
+    const why = checkSubPathTarget({
+      uid: req.uid,
+      volume: "v",
+      container: "c",
+      index: 0,
+    });
+    return why === undefined ? undefined : refuse(req, why);
+  }
   if (req.op === "kill") {
     if (!Number.isInteger(req.pid) || req.pid <= 1) {
       return refuse(req, `pid ${req.pid} is not a process id above 1`);
@@ -487,11 +513,41 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
         ? { op: v.op, target, sizeBytes: v.sizeBytes }
         : { error: `mountVolumeTmpfs needs "sizeBytes" (a number)` };
     }
+    case "bindSubPath": {
+      const t = v.target as Record<string, unknown> | null;
+      const src = v.source as Record<string, unknown> | null;
+      if (
+        typeof t !== "object" || t === null || typeof t.uid !== "string" ||
+        typeof t.volume !== "string" || typeof t.container !== "string" ||
+        typeof t.index !== "number" || typeof src !== "object" ||
+        src === null || typeof src.volumePath !== "string" ||
+        typeof src.path !== "string"
+      ) {
+        return {
+          error:
+            `bindSubPath needs "target": {"uid", "volume", "container" (strings), "index" (a number)} and "source": {"volumePath", "path"} (strings)`,
+        };
+      }
+      return {
+        op: v.op,
+        target: {
+          uid: t.uid,
+          volume: t.volume,
+          container: t.container,
+          index: t.index,
+        },
+        source: { volumePath: src.volumePath, path: src.path },
+      };
+    }
+    case "cleanSubPaths":
+      return typeof v.uid === "string"
+        ? { op: v.op, uid: v.uid }
+        : { error: `cleanSubPaths needs "uid" (a string)` };
     default:
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, bindSubPath, cleanSubPaths, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
       };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What the agent may mount, decided without I/O: a tmpfs on one pod volume's directory,
  * `<root-dir>/pods/<uid>/volumes/<plugin>/<name>`, for the volume kinds upstream keeps in
- * memory (secret, projected, downwardAPI), with upstream's options only. The request names
+ * memory (secret, projected, downwardAPI, emptyDir of medium Memory), with upstream's options only. The request names
  * the parts, never a path: the agent builds the path from its own root dir, so the checks
  * below are the whole policy (the executor adds: no symbolic link on the way).
  *
@@ -13,6 +13,7 @@ export const TMPFS_VOLUME_PLUGINS: readonly string[] = [
   "kubernetes.io~secret",
   "kubernetes.io~projected",
   "kubernetes.io~downward-api",
+  "kubernetes.io~empty-dir",
 ];
 
 /** One pod volume's directory, by its parts. */

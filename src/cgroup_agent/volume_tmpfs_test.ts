@@ -23,7 +23,11 @@ Deno.test("checkTmpfsTarget() allows one volume directory of the memory-backed k
     undefined,
   );
   for (
-    const plugin of ["kubernetes.io~projected", "kubernetes.io~downward-api"]
+    const plugin of [
+      "kubernetes.io~projected",
+      "kubernetes.io~downward-api",
+      "kubernetes.io~empty-dir",
+    ]
   ) {
     assert.equal(checkTmpfsTarget({ ...ok, plugin }), undefined);
   }
@@ -38,7 +42,7 @@ Deno.test("checkTmpfsTarget() refuses escapes and other kinds", () => {
     ["uid with NUL", { uid: "a\0b" }],
     ["uid too long", { uid: "a".repeat(65) }],
     ["configMap", { plugin: "kubernetes.io~configmap" }],
-    ["emptyDir", { plugin: "kubernetes.io~empty-dir" }],
+    ["hostPath", { plugin: "kubernetes.io~host-path" }],
     ["plugin ..", { plugin: ".." }],
     ["plugin path", { plugin: "kubernetes.io~secret/../../x" }],
     ["name ..", { name: ".." }],

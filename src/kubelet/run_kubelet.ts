@@ -47,7 +47,11 @@ import type { CriRuntime } from "../runtime/mod.ts";
 import { runHealthzServer } from "../server/mod.ts";
 import { createPodStatusManager, resolveNodeIPs } from "../status/mod.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
-import { createMemoryVolumes, memoryVolumeDirFor } from "../volume/mod.ts";
+import {
+  createMemoryVolumes,
+  memoryVolumeDirFor,
+  type SubPathBinds,
+} from "../volume/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 import { nodeReference } from "../events/mod.ts";
 import { fsFigures } from "./stats_summary.ts";
@@ -441,10 +445,11 @@ export async function runKubelet(
       : {}),
   });
   const volumeTmpfs = environment.volumeTmpfs;
+  const subPathBinds = environment.subPathBinds;
   const containerGc = createContainerGc({
     runtime,
     logLinks: containerLogs.links,
-    ...(ctx.flags.rootDir && (volumeTmpfs || csiNode)
+    ...(ctx.flags.rootDir && (volumeTmpfs || csiNode || subPathBinds)
       ? {
         releaseVolumes: releasePodVolumes(
           volumeTmpfs &&
@@ -454,6 +459,9 @@ export async function runKubelet(
               sizeFor: () => 0,
             }).release,
           csiNode?.volumes,
+          subPathBinds && "binds" in subPathBinds
+            ? subPathBinds.binds
+            : undefined,
         ),
       }
       : {}),
@@ -696,14 +704,17 @@ export async function runKubelet(
 }
 
 /**
- * What goes before container GC removes a gone pod's directory: its tmpfs volumes, and its CSI
- * volumes unpublished (read back from their `vol_data.json`; a failure keeps the directory).
+ * What goes before container GC removes a gone pod's directory: its subPath pins (a recursive
+ * remove through one would delete the volume's files), its tmpfs volumes, and its CSI volumes
+ * unpublished (read back from their `vol_data.json`; a failure keeps the directory).
  */
 function releasePodVolumes(
   memory: ((uid: string) => Promise<void>) | undefined,
   csi: Pick<CsiVolumeHost, "tearDownPod"> | undefined,
+  subPaths: Pick<SubPathBinds, "cleanSubPaths"> | undefined,
 ): (uid: string) => Promise<void> {
   return async (uid) => {
+    await subPaths?.cleanSubPaths(uid);
     await memory?.(uid);
     const pod = { metadata: { uid }, spec: { containers: [] } } as Pod;
     if (csi && !(await csi.tearDownPod(pod))) {

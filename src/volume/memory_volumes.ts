@@ -38,11 +38,15 @@ export interface VolumeTmpfs {
 /** The mounter, or why there is none (named in the warning). */
 export type TmpfsAccess = { tmpfs: VolumeTmpfs } | { reason: string };
 
-/** Escaped plugin names whose volumes are memory-backed upstream (configMap is not). */
+/**
+ * Escaped plugin names whose volumes are memory-backed upstream (configMap is not; an emptyDir
+ * only with `medium: Memory`, which its caller decides).
+ */
 export const MEMORY_BACKED_PLUGINS: readonly string[] = [
   "kubernetes.io~secret",
   "kubernetes.io~projected",
   "kubernetes.io~downward-api",
+  "kubernetes.io~empty-dir",
 ];
 
 const TMPFS_MAGIC = 0x01021994;
@@ -53,8 +57,14 @@ export interface MemoryVolumes {
   /**
    * Makes the volume's directory (a tmpfs when it can be) before its files are written; never
    * rejects for a mount that cannot be made (the volume stays on disk, with a warning).
+   * `sizeLimitBytes` is an emptyDir's `sizeLimit` (upstream sizes its tmpfs by it when lower).
    */
-  prepare(pod: Pod, plugin: string, name: string): Promise<string>;
+  prepare(
+    pod: Pod,
+    plugin: string,
+    name: string,
+    sizeLimitBytes?: number,
+  ): Promise<string>;
   /** Unmounts the tmpfs of the pod's volumes, before their directories are removed. */
   release(uid: string): Promise<void>;
 }
@@ -103,7 +113,7 @@ export function createMemoryVolumes(
   };
   const access = options.access;
   return {
-    async prepare(pod, plugin, name) {
+    async prepare(pod, plugin, name, sizeLimitBytes) {
       const uid = pod.metadata.uid ?? "";
       const dir = podVolumeDirectory(options.rootDir, uid, {
         plugin: plugin.replaceAll("~", "/"),
@@ -115,7 +125,7 @@ export function createMemoryVolumes(
       if (await inMemory(dir)) return dir;
       if ("reason" in access) {
         warnOnce(
-          "Secret, projected and downwardAPI volumes are written to the node's disk, not to a tmpfs as upstream keeps them: the kubelet can mount neither itself nor through the cgroup agent; run the agent (docs/volumes.md, docs/permissions.md)",
+          "Secret, projected and downwardAPI volumes are written to the node's disk and Memory emptyDirs share one directory of /run, not a tmpfs each as upstream keeps them: the kubelet can mount neither itself nor through the cgroup agent; run the agent (docs/volumes.md, docs/permissions.md)",
           { reason: access.reason },
         );
         return dir;
@@ -133,7 +143,7 @@ export function createMemoryVolumes(
       try {
         await access.tmpfs.mountVolumeTmpfs(
           { uid, plugin, name },
-          options.sizeFor(pod),
+          emptyDirMemorySize(options.sizeFor(pod), sizeLimitBytes),
         );
       } catch (error) {
         warnOnce(
@@ -180,4 +190,17 @@ export function memoryVolumeSize(
   const pod = podMemoryLimitBytes ?? 0;
   if (pod > 0 && (node === 0 || pod <= node)) return pod;
   return node;
+}
+
+/**
+ * Upstream `calculateEmptyDirMemorySize` for an emptyDir: its `sizeLimit` (bytes, rounded up)
+ * when above zero and not above the pod's size, else the pod's size.
+ */
+export function emptyDirMemorySize(
+  podSizeBytes: number,
+  sizeLimitBytes: number | undefined,
+): number {
+  if (sizeLimitBytes === undefined || sizeLimitBytes <= 0) return podSizeBytes;
+  const limit = Math.ceil(sizeLimitBytes);
+  return podSizeBytes === 0 || limit <= podSizeBytes ? limit : podSizeBytes;
 }

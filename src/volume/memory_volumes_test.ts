@@ -3,6 +3,7 @@ import type { Pod } from "../api/mod.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import {
   createMemoryVolumes,
+  emptyDirMemorySize,
   memoryVolumeSize,
   type TmpfsVolume,
   type VolumeTmpfs,
@@ -93,4 +94,32 @@ Deno.test("memoryVolumeSize() is the pod's limit below the node's memory, else t
   assert.equal(memoryVolumeSize(1 << 30, undefined), 1 << 30);
   assert.equal(memoryVolumeSize(undefined, 5), 5);
   assert.equal(memoryVolumeSize(undefined, undefined), 0);
+});
+
+Deno.test("emptyDirMemorySize() is the sizeLimit when above zero and within the pod's size", () => {
+  assert.equal(emptyDirMemorySize(1 << 30, 64 << 20), 64 << 20);
+  assert.equal(emptyDirMemorySize(1 << 30, 2 << 30), 1 << 30);
+  assert.equal(emptyDirMemorySize(1 << 30, 1 << 30), 1 << 30);
+  assert.equal(emptyDirMemorySize(1 << 30, 0), 1 << 30);
+  assert.equal(emptyDirMemorySize(1 << 30, undefined), 1 << 30);
+  assert.equal(emptyDirMemorySize(0, 1.5), 2, "bytes rounded up; no pod size");
+});
+
+Deno.test("createMemoryVolumes() sizes an emptyDir's tmpfs by its sizeLimit", async () => {
+  const rootDir = await Deno.makeTempDir();
+  const { calls, tmpfs } = recorder(new Set());
+  const volumes = createMemoryVolumes({
+    logger: new CaptureLogger(),
+    fsType: () => Promise.resolve(EXT4),
+  }, { rootDir, access: { tmpfs }, sizeFor: () => 1 << 30 });
+  try {
+    await volumes.prepare(pod, "kubernetes.io~empty-dir", "e", 1 << 20);
+    await volumes.prepare(pod, "kubernetes.io~empty-dir", "f");
+    assert.deepEqual(calls, [
+      `mount kubernetes.io~empty-dir/e ${1 << 20}`,
+      `mount kubernetes.io~empty-dir/f ${1 << 30}`,
+    ]);
+  } finally {
+    await Deno.remove(rootDir, { recursive: true });
+  }
 });

@@ -33,7 +33,13 @@ export { checkHostPathType, denoHostPathFs } from "./host_path.ts";
 export type { HostFileKind, HostPathFs } from "./host_path.ts";
 /** subPath text checks and in-volume resolution. */
 export { denoSubPathFs, resolveSubPath, validateSubPath } from "./subpath.ts";
-export type { ResolvedSubPath, SubPathFs } from "./subpath.ts";
+export type {
+  ResolvedSubPath,
+  SubPathAccess,
+  SubPathBinds,
+  SubPathFs,
+  SubPathPin,
+} from "./subpath.ts";
 /** Mount mapping pieces. */
 export {
   mountPropagation,

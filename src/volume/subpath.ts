@@ -147,3 +147,29 @@ export async function resolveSubPath(
   }
   return { path: at(resolved), kind };
 }
+
+/** Where a container mount's subPath is pinned: `volume-subpaths/<volume>/<container>/<index>`. */
+export interface SubPathPin {
+  uid: string;
+  volume: string;
+  container: string;
+  /** The mount's index in the container's `volumeMounts`. */
+  index: number;
+}
+
+/** Whoever can pin subPaths with bind mounts (upstream `doBindSubPath`, `CleanSubPaths`). */
+export interface SubPathBinds {
+  /**
+   * Bind-mounts the file or directory at `path` (checked, once opened, to lie inside
+   * `volumePath`) on the pin; returns the pin's host path.
+   */
+  bindSubPath(
+    pin: SubPathPin,
+    source: { volumePath: string; path: string },
+  ): Promise<string>;
+  /** Unmounts and removes every pin of the pod. */
+  cleanSubPaths(uid: string): Promise<void>;
+}
+
+/** The binder, or why there is none (named in the log, once). */
+export type SubPathAccess = { binds: SubPathBinds } | { reason: string };

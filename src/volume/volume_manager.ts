@@ -35,6 +35,7 @@ import {
 import {
   denoSubPathFs,
   resolveSubPath,
+  type SubPathAccess,
   type SubPathFs,
   validateSubPath,
 } from "./subpath.ts";
@@ -53,6 +54,7 @@ import {
 } from "./volume_sources.ts";
 import { errorMessage } from "../util/error_message.ts";
 import { pathExists } from "../util/path_exists.ts";
+import { parseQuantity } from "../util/quantity.ts";
 
 /** Plain-object shape of a CRI `Mount`. */
 export interface CriMount {
@@ -139,6 +141,11 @@ export interface VolumeManagerDeps {
   fsType?: (path: string) => Promise<number>;
   /** Puts downwardAPI volumes on a tmpfs of their own (upstream); omitted → on disk. */
   memoryVolumes?: MemoryVolumes;
+  /**
+   * Pins subPaths with bind mounts (upstream); without a binder a subPath is handed to the
+   * runtime as a checked path, only while no running container can write its volume.
+   */
+  subPaths?: SubPathAccess;
 }
 
 const TMPFS_MAGIC = 0x01021994;
@@ -161,6 +168,12 @@ class DiskVolumeManager implements VolumeManager {
     this.#options = options;
     this.#hostPathFs = deps.hostPathFs ?? denoHostPathFs;
     this.#subPathFs = deps.subPathFs ?? denoSubPathFs;
+    if (deps.subPaths && "reason" in deps.subPaths) {
+      deps.logger.warn(
+        "subPath mounts are not pinned with a bind mount as upstream pins them: a container with a subPath starts only while no other running container of its pod can write that volume; run the cgroup agent or give the kubelet every permission (docs/volumes.md)",
+        { reason: deps.subPaths.reason },
+      );
+    }
   }
 
   #writerLayout(): WriterLayout {
@@ -256,13 +269,17 @@ class DiskVolumeManager implements VolumeManager {
         return { hostPath: dir, readOnly: true };
       }
       case "emptyDir": {
+        const diskDir = podVolumeDirectory(root, uid, {
+          plugin: PLUGIN_NAMES.emptyDir,
+          name,
+        });
+        const fresh = !(await pathExists(diskDir)) &&
+          !(await pathExists(
+            memoryVolumeDirectory(this.#memoryDir, uid, name),
+          ));
         const dir = source.medium === "Memory"
-          ? await this.#memoryDirectory(uid, name)
-          : podVolumeDirectory(root, uid, {
-            plugin: PLUGIN_NAMES.emptyDir,
-            name,
-          });
-        const fresh = !(await pathExists(dir));
+          ? await this.#memoryEmptyDir(pod, name, source.sizeLimit)
+          : diskDir;
         // upstream mounts a new tmpfs for a Memory emptyDir, whose root is 1777 (sticky), and
         // its 0777 check leaves that bit; a disk emptyDir is a plain 0777 directory
         const mode = source.medium === "Memory" ? 0o1777 : 0o777;
@@ -281,6 +298,34 @@ class DiskVolumeManager implements VolumeManager {
         return { hostPath: dir, readOnly: false };
       }
     }
+  }
+
+  /**
+   * A Memory emptyDir's directory: a tmpfs of its own under the pod's volumes (upstream
+   * `setupTmpfs`) when `memoryVolumes` mounts one; else, or when the pod already has the
+   * volume in the shared memory directory, that directory.
+   */
+  async #memoryEmptyDir(
+    pod: Pod,
+    name: string,
+    sizeLimit: string | undefined,
+  ): Promise<string> {
+    const uid = pod.metadata.uid ?? "";
+    const memoryVolumes = this.#deps.memoryVolumes;
+    const shared = memoryVolumeDirectory(this.#memoryDir, uid, name);
+    if (!memoryVolumes || await pathExists(shared)) {
+      return await this.#memoryDirectory(uid, name);
+    }
+    const dir = await memoryVolumes.prepare(
+      pod,
+      escapePluginName(PLUGIN_NAMES.emptyDir),
+      name,
+      sizeLimit === undefined ? undefined : parseQuantity(sizeLimit).value,
+    );
+    const type = await (this.#deps.fsType ?? defaultFsType)(dir);
+    if (type === TMPFS_MAGIC || type === RAMFS_MAGIC) return dir;
+    await Deno.remove(dir).catch(() => {}); // the empty directory no tmpfs came on
+    return await this.#memoryDirectory(uid, name);
   }
 
   async #memoryDirectory(uid: string, name: string): Promise<string> {
@@ -330,7 +375,9 @@ class DiskVolumeManager implements VolumeManager {
     const volumes = this.#mounted.get(pod.metadata.uid ?? "") ?? new Map();
     const out: CriMount[] = [];
     const privileged = container.securityContext?.privileged === true;
-    for (const mount of container.volumeMounts ?? []) {
+    const access = this.#deps.subPaths;
+    const binds = access && "binds" in access ? access.binds : undefined;
+    for (const [index, mount] of (container.volumeMounts ?? []).entries()) {
       const volume = volumeFor(volumes, mount, container);
       const propagation = mountPropagation(mount.mountPropagation, privileged);
       // the runtimes this kubelet speaks to report no handler features (CRI `Status`
@@ -343,7 +390,8 @@ class DiskVolumeManager implements VolumeManager {
       let hostPath = volume.hostPath;
       if (subPath !== "") {
         validateSubPath(subPath);
-        const writers = writersOf(pod, volumes, {
+        // a pinned subPath is what was checked; an unpinned one only while no one can swap it
+        const writers = binds ? [] : writersOf(pod, volumes, {
           name: mount.name,
           self: container.name,
           running: context.running,
@@ -359,15 +407,23 @@ class DiskVolumeManager implements VolumeManager {
         try {
           hostPath =
             (await resolveSubPath(this.#subPathFs, root, subPath)).path;
+          if (binds) {
+            hostPath = await binds.bindSubPath({
+              uid: pod.metadata.uid ?? "",
+              volume: mount.name,
+              container: container.name,
+              index,
+            }, { volumePath: root, path: hostPath });
+          }
         } catch (error) {
-          if (!(error instanceof RangeError)) throw error;
+          if (!(error instanceof RangeError) && !binds) throw error;
           // as upstream makeMounts: the container's status names the mount, never host paths
           this.#deps.logger.error(
             "Failed to prepare subPath for volumeMount of the container",
             {
               containerName: container.name,
               volumeMountName: mount.name,
-              err: error.message,
+              err: message(error),
             },
           );
           throw new RangeError(
@@ -392,6 +448,16 @@ class DiskVolumeManager implements VolumeManager {
     if (uid === "") return;
     // a mounted tmpfs would stop the removal below (busy) after emptying it
     await this.#deps.memoryVolumes?.release(uid);
+    const access = this.#deps.subPaths;
+    if (access && "binds" in access) {
+      // the pins sit beside the volumes; one left mounted would keep the volume's files
+      await access.binds.cleanSubPaths(uid).catch((error) =>
+        this.#deps.logger.warn("Failed to clean a pod's subPath mounts", {
+          pod: uid,
+          err: message(error),
+        })
+      );
+    }
     for (
       const path of [
         podVolumesDirectory(this.#options.rootDir, uid),

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Pod } from "../api/mod.ts";
 import { CaptureLogger } from "../log/testing.ts";
 import { createVolumeManager } from "./volume_manager.ts";
+import type { MemoryVolumes } from "./memory_volumes.ts";
 
 const TMPFS = 0x01021994;
 
@@ -182,6 +183,56 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
   }
 });
 
+Deno.test("VolumeManager puts a Memory emptyDir on a tmpfs of its own when one is mounted, else in the memory dir", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const mounted = new Set<string>();
+    const prepared: string[] = [];
+    const memoryVolumes: MemoryVolumes = {
+      async prepare(_pod, plugin, name, sizeLimitBytes) {
+        const dir = `${root}/pods/uid-1/volumes/${plugin}/${name}`;
+        await Deno.mkdir(dir, { recursive: true });
+        prepared.push(`${plugin}/${name} ${sizeLimitBytes}`);
+        if (name === "m") mounted.add(dir);
+        return dir;
+      },
+      release: () => Promise.resolve(),
+    };
+    const volumes = createVolumeManager({
+      logger: new CaptureLogger(),
+      memoryVolumes,
+      fsType: (path) =>
+        Promise.resolve(
+          mounted.has(path) || path.startsWith(`${root}/mem`) ? TMPFS : 0xef53,
+        ),
+    }, { rootDir: root, memoryDir: `${root}/mem` });
+    const pod = makePod([
+      { name: "m", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+      { name: "n", emptyDir: { medium: "Memory" } },
+    ]);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    assert.deepEqual(prepared, [
+      `kubernetes.io~empty-dir/m ${1 << 20}`,
+      "kubernetes.io~empty-dir/n undefined",
+    ]);
+    const tmpfs = `${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/m`;
+    assert.equal((await Deno.stat(tmpfs)).mode! & 0o7777, 0o1777);
+    // no tmpfs came on "n": it lives in the memory dir, its empty disk directory is gone
+    assert.ok((await Deno.stat(`${root}/mem/uid-1/n`)).isDirectory);
+    await assert.rejects(
+      Deno.lstat(`${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/n`),
+    );
+    // the pod's volume is the tmpfs directory: what is written there is what it holds
+    await Deno.writeTextFile(`${tmpfs}/f`, "abc");
+    assert.deepEqual(
+      (await volumes.emptyDirUsage?.(pod))?.map((u) => [u.volume, u.bytes]),
+      [["m", 3], ["n", 0]],
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test({
   name:
     "VolumeManager gives a new emptyDir and downwardAPI files to the pod's fsGroup",
@@ -308,6 +359,91 @@ Deno.test("VolumeManager.containerMounts() refuses a mount that must be recursiv
     );
     assert.equal(mount?.readonly, true);
     await volumes.tearDownPod(pod);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("VolumeManager.containerMounts() pins each subPath with the binder and then ignores running writers", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const calls: string[] = [];
+    let refuse = false;
+    const logger = new CaptureLogger();
+    const volumes = createVolumeManager({
+      logger,
+      subPaths: {
+        binds: {
+          bindSubPath(pin, source) {
+            calls.push(
+              `${pin.uid} ${pin.volume} ${pin.container} ${pin.index} ${
+                source.path.slice(source.volumePath.length)
+              }`,
+            );
+            if (refuse) {
+              return Promise.reject(
+                new Deno.errors.PermissionDenied("leads to /etc"),
+              );
+            }
+            return Promise.resolve(`/pins/${pin.index}`);
+          },
+          cleanSubPaths(uid) {
+            calls.push(`clean ${uid}`);
+            return Promise.resolve();
+          },
+        },
+      },
+    }, { rootDir: root, writerLayout: "symlinks" });
+    const pod = makePod(VOLUMES);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    const context = {
+      expand: (expr: string) => expr.replace("$(DIR)", "dir"),
+      running: new Set(["w"]), // a writer runs: the pin makes that safe
+    };
+    const mounts = await volumes.containerMounts(
+      pod,
+      pod.spec.containers[0]!,
+      context,
+    );
+    assert.equal(mounts[2]?.hostPath, "/pins/2");
+    assert.equal(mounts[0]?.hostPath.endsWith("/scratch"), true);
+    assert.deepEqual(calls, ["uid-1 scratch c 2 /dir/x"]);
+    // a refused bind fails the start with upstream's message, the reason only in the log
+    refuse = true;
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, context),
+      /^RangeError: failed to prepare subPath for volumeMount "scratch" of container "c"$/,
+    );
+    assert.match(JSON.stringify(logger.records), /leads to \/etc/);
+    await volumes.tearDownPod(pod);
+    assert.equal(calls.at(-1), "clean uid-1");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("VolumeManager without a binder keeps the writer rule and says why once", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const logger = new CaptureLogger();
+    const volumes = createVolumeManager({
+      logger,
+      subPaths: { reason: "no cgroup agent socket at /x" },
+    }, { rootDir: root, writerLayout: "symlinks" });
+    const pod = makePod(VOLUMES);
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    await assert.rejects(
+      volumes.containerMounts(pod, pod.spec.containers[0]!, {
+        expand: (expr) => expr.replace("$(DIR)", "dir"),
+        running: new Set(["w"]),
+      }),
+      /while container "w" can write that volume and is running/,
+    );
+    const warned = logger.records.filter((r) =>
+      /subPath mounts are not pinned/.test(JSON.stringify(r))
+    );
+    assert.equal(warned.length, 1);
+    assert.match(JSON.stringify(warned[0]), /no cgroup agent socket at \/x/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -30,9 +30,10 @@ import {
   denoCgroupTreeFs,
   detectSwapController,
   openCgroupAgentClient,
+  subPathBindExecutor,
   volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
-import type { TmpfsAccess } from "../../volume/mod.ts";
+import type { SubPathAccess, TmpfsAccess } from "../../volume/mod.ts";
 import {
   openPodCgroupManager,
   type PodCgroupManager,
@@ -83,6 +84,8 @@ export interface PodEnvironmentOptions {
    * silently (a simulated runtime).
    */
   volumeTmpfs?: TmpfsAccess;
+  /** Who pins subPaths with bind mounts (as `volumeTmpfs`), or why nobody can. */
+  subPathBinds?: SubPathAccess;
   /**
    * The kernel's AppArmor switch ({@linkcode APPARMOR_ENABLED_FILE}) as read once at start,
    * or why it could not be read; see {@linkcode readAppArmorEnabled}.
@@ -435,6 +438,13 @@ export async function readPodEnvironmentOptions(
     : agent
     ? { tmpfs: agent }
     : { reason: noAgent ?? "no cgroup agent" };
+  const subPathBinds: SubPathAccess | undefined = !manage || !options.rootDir
+    ? undefined
+    : hostAccess
+    ? { binds: subPathBindExecutor(options.rootDir) }
+    : agent
+    ? { binds: agent }
+    : { reason: noAgent ?? "no cgroup agent" };
   const podCgroups = await openPodCgroupManager({
     logger: options.logger,
     clock: options.clock ?? { now: () => Date.now() },
@@ -473,6 +483,7 @@ export async function readPodEnvironmentOptions(
   return {
     cgroups,
     ...(volumeTmpfs ? { volumeTmpfs } : {}),
+    ...(subPathBinds ? { subPathBinds } : {}),
     // capacity stands in for allocatable: reservations are not subtracted here
     allocatable: {
       cpuMillis: navigator.hardwareConcurrency * 1000,

@@ -337,6 +337,9 @@ class KubePodSyncer implements RuntimePodSyncer {
       ? createVolumeManager({
         logger: deps.logger,
         ...(memoryVolumes ? { memoryVolumes } : {}),
+        ...(options.environment?.subPathBinds
+          ? { subPaths: options.environment.subPathBinds }
+          : {}),
       }, {
         rootDir: options.rootDir,
         ...(options.environment?.allocatable
