@@ -30,7 +30,10 @@ Deno.test("the cgroup agent's reader gives the host's files, presence and filesy
   await withAgent(async (root, socket) => {
     const agent = cgroupAgentClient(socket);
     try {
-      await Deno.writeTextFile(`${root}/proc/loadavg`, "0.00 0.01 0.05 1/234 5678\n");
+      await Deno.writeTextFile(
+        `${root}/proc/loadavg`,
+        "0.00 0.01 0.05 1/234 5678\n",
+      );
       // the cgroup v2 marker: present on this fake host, the v1 root file is not
       await Deno.writeTextFile(`${root}/sys/fs/cgroup/cgroup.controllers`, "");
       const direct = await readFilesystemFigures(`${root}/proc/loadavg`);
