@@ -242,7 +242,11 @@ export async function startSide(options: SideOptions): Promise<Side> {
     kubelet = spawnLogged(Deno.execPath(), [
       "run",
       "-A",
-      `--v8-flags=${KUBELET_V8_FLAGS}`,
+      // KTS_KUBELET_V8_FLAGS: other V8 flags for a profiling run (docs/performance.md)
+      `--v8-flags=${Deno.env.get("KTS_KUBELET_V8_FLAGS") ?? KUBELET_V8_FLAGS}`,
+      // KTS_KUBELET_DENO_ARGS: e.g. `--inspect=127.0.0.1:9339` for a profiling run
+      ...(Deno.env.get("KTS_KUBELET_DENO_ARGS")?.split(" ").filter((a) => a) ??
+        []),
       "main.ts",
       "--config",
       `${root}/config.yaml`,
