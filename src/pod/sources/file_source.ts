@@ -16,6 +16,7 @@ import type { Logger } from "../../log/mod.ts";
 import type { Pod } from "../types.ts";
 import {
   filterDuplicatePodNames,
+  type ParsedManifest,
   readStaticPods,
 } from "../static/static_pod.ts";
 
@@ -63,6 +64,12 @@ export function createFileSource(
    * is in one directory, and a name matches however the watcher spells the directory.
    */
   let byFile = new Map<string, Pod[]>();
+  /**
+   * The last listing's decoded manifests by path with the text they came from. Every listing
+   * reads each file again, but decodes it (YAML, defaults, validation: most of the source's
+   * CPU time) only when its text changed; an unchanged file hands out the same pod objects.
+   */
+  let decoded = new Map<string, { text: string; parsed: ParsedManifest }>();
 
   async function listPods(): Promise<Pod[] | undefined> {
     let info: Deno.FileInfo;
@@ -75,6 +82,7 @@ export function createFileSource(
           missingLogged = true;
         }
         byFile = new Map();
+        decoded = new Map();
         return [];
       }
       log.error("Cannot read static pod path", { err: String(cause) });
@@ -95,6 +103,7 @@ export function createFileSource(
     const pods: Pod[] = [];
     const problems: string[] = [];
     const listed = new Map<string, Pod[]>();
+    const kept = new Map<string, { text: string; parsed: ParsedManifest }>();
     for (const file of files) {
       let text: string;
       try {
@@ -104,17 +113,21 @@ export function createFileSource(
         problems.push(`Cannot read manifest "${file}": ${cause}`);
         continue;
       }
-      const parsed = await readStaticPods(text, {
-        nodeName: options.nodeName,
-        source: "file",
-        origin: file,
-      });
+      const cached = decoded.get(file);
+      const parsed = cached?.text === text
+        ? cached.parsed
+        : await readStaticPods(
+          text,
+          { nodeName: options.nodeName, source: "file", origin: file },
+        );
+      kept.set(file, { text, parsed });
       pods.push(...parsed.pods);
       listed.set(baseName(file), parsed.pods);
       for (const e of parsed.errors) problems.push(e.message);
       problems.push(...parsed.warnings);
     }
     byFile = listed;
+    decoded = kept;
     const unique = filterDuplicatePodNames(pods, "file");
     problems.push(...unique.problems);
     const key = problems.join("\n");

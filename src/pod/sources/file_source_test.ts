@@ -288,3 +288,41 @@ Deno.test("removedPaths() takes every removed path and the renamed ones that are
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("createFileSource() decodes a manifest again only when its text changed", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.yaml`, pod("a"));
+    await Deno.writeTextFile(`${dir}/b.yaml`, pod("b"));
+    const source = createFileSource({
+      clock: new FakeClock(),
+      logger: new CaptureLogger(),
+    }, {
+      path: dir,
+      nodeName: "node1",
+      checkFrequencyMs: 20_000,
+      onSnapshot: () => {},
+      watch: false,
+    });
+    const first = (await source.refresh())!;
+    const again = (await source.refresh())!;
+    // Unchanged files hand out the very pods of the last listing.
+    assert.equal(again[0], first[0]);
+    assert.equal(again[1], first[1]);
+    // Same length, new image: decoded again.
+    await Deno.writeTextFile(`${dir}/a.yaml`, pod("a", "busybox:1.37"));
+    const changed = (await source.refresh())!;
+    const a = changed.find((p) => p.metadata.name === "a-node1")!;
+    assert.equal(a.spec.containers[0]!.image, "busybox:1.37");
+    assert.notEqual(a, first.find((p) => p.metadata.name === "a-node1"));
+    assert.equal(changed.find((p) => p.metadata.name === "b-node1"), first[1]);
+    // Removed and written again with the old text: the old pod, decoded anew.
+    await Deno.remove(`${dir}/a.yaml`);
+    assert.deepEqual(names(await source.refresh()), ["b-node1"]);
+    await Deno.writeTextFile(`${dir}/a.yaml`, pod("a"));
+    const back = (await source.refresh())!;
+    assert.equal(back[0]!.spec.containers[0]!.image, "busybox:1.36");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

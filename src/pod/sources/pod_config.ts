@@ -46,6 +46,14 @@ export class PodConfig {
   #sources: string[];
   #onUpdate: ((update: PodUpdate) => void) | undefined;
   #bySource = new Map<string, Map<string, Pod>>();
+  /**
+   * The objects each source last handed in, by UID. Sources hand out the same object again
+   * for a pod that did not change (the file source keeps its decoded manifests, the API
+   * source its watch store) and never change one in place, so the same object again is
+   * known unchanged without stamping or comparing it: the periodic relist of 110 manifests
+   * costs nothing here, and the stored pod keeps its identity (the `/pods` answer is kept).
+   */
+  #rawBySource = new Map<string, Map<string, Pod>>();
   #seen = new Set<string>();
 
   constructor(deps: { clock: Clock }, options: PodConfigOptions) {
@@ -62,7 +70,9 @@ export class PodConfig {
   set(source: string, pods: Pod[]): PodUpdate[] {
     this.#seen.add(source);
     const previous = this.#bySource.get(source) ?? new Map<string, Pod>();
+    const previousRaw = this.#rawBySource.get(source);
     const next = new Map<string, Pod>();
+    const nextRaw = new Map<string, Pod>();
     const added: Pod[] = [];
     const updated: Pod[] = [];
     const reconciled: Pod[] = [];
@@ -70,6 +80,11 @@ export class PodConfig {
       const uid = raw.metadata.uid;
       if (!uid || next.has(uid)) continue;
       const old = previous.get(uid);
+      nextRaw.set(uid, raw);
+      if (old && previousRaw?.get(uid) === raw) {
+        next.set(uid, old);
+        continue;
+      }
       const stamped = this.#stamp(raw, source, old);
       next.set(uid, stamped);
       if (!old) added.push(stamped);
@@ -80,6 +95,7 @@ export class PodConfig {
       !next.has(p.metadata.uid!)
     );
     this.#bySource.set(source, next);
+    this.#rawBySource.set(source, nextRaw);
     const updates: PodUpdate[] = [];
     if (removed.length) updates.push({ op: "REMOVE", source, pods: removed });
     if (added.length) updates.push({ op: "ADD", source, pods: added });

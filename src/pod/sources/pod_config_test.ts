@@ -101,3 +101,21 @@ Deno.test("PodConfig.set() reports a new status alone as RECONCILE, a resourceVe
   }]);
   assert.deepEqual(seen.map((u) => u.op), ["ADD", "RECONCILE", "UPDATE"]);
 });
+
+Deno.test("PodConfig.set() keeps the stored pod when a source hands in the same object again", () => {
+  const config = new PodConfig({ clock: new FakeClock() }, {
+    sources: ["file"],
+  });
+  const a = pod("a");
+  config.set("file", [a]);
+  const stored = config.pods()[0]!;
+  assert.deepEqual(config.set("file", [a]), []);
+  assert.equal(config.pods()[0], stored);
+  // A new object for the same UID is compared again: a changed image is an UPDATE.
+  const updates = config.set("file", [pod("a", "img2")]);
+  assert.deepEqual(updates.map((u) => u.op), ["UPDATE"]);
+  assert.equal(config.pods()[0]!.spec.containers[0]!.image, "img2");
+  // The same new object again: nothing; the old object after it: an UPDATE back.
+  assert.deepEqual(config.set("file", [config.pods()[0]!]), []);
+  assert.deepEqual(config.set("file", [a]).map((u) => u.op), ["UPDATE"]);
+});
