@@ -67,7 +67,6 @@ import {
   startEviction,
 } from "./start_eviction.ts";
 import { withPressureAdmission } from "../eviction/mod.ts";
-import { startCsiNode } from "../csi/mod.ts";
 import type { CsiVolumeHost } from "../storage/mod.ts";
 import { withDeviceAdmission } from "../device_plugin/mod.ts";
 import { startDeviceManager } from "./device_plugins.ts";
@@ -363,9 +362,11 @@ export async function runKubelet(
         config.configMapAndSecretChangeDetectionStrategy,
       ),
     });
-  // CSI drivers registering in <root-dir>/plugins_registry, and their volumes
+  // CSI drivers registering in <root-dir>/plugins_registry, and their volumes; loaded only when
+  // joined (a standalone kubelet has no CSI volumes): its generated gRPC schema alone is about
+  // 0.5 MB of module text kept in the heap (docs/performance.md)
   const csiNode = cluster &&
-    await startCsiNode({
+    await (await import("../csi/mod.ts")).startCsiNode({
       logger,
       api: cluster.storage,
       nodeUid: () => joinedAgent?.reporter.nodeUid,
