@@ -6,6 +6,18 @@
  * @module
  */
 
+/** The mounts strictly below `dir` (mount point, file system type, mount options), in table order. */
+export async function mountsBelow(
+  dir: string,
+): Promise<{ path: string; type: string; options: string }[]> {
+  const text = await Deno.readTextFile("/proc/self/mountinfo");
+  return text.split("\n").filter((l) => l.includes(" - ")).map((l) => {
+    const [head, tail] = l.split(" - ") as [string, string];
+    const [type, , options] = tail.split(" ");
+    return { path: head.split(" ")[4]!, type: type!, options: options! };
+  }).filter((m) => m.path.startsWith(dir + "/"));
+}
+
 /** Unmounts every mount at or below `dir`, deepest first (lazily where a plain unmount fails). */
 export async function unmountBelow(dir: string): Promise<void> {
   const mounts = await Deno.readTextFile("/proc/self/mounts").catch(() => "");

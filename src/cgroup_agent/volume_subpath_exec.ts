@@ -21,6 +21,7 @@ import {
   subPathTargetParts,
 } from "./volume_subpath.ts";
 import { parseMountInfo } from "./volume_tmpfs.ts";
+import { runMountCommand } from "./mount_command.ts";
 
 /** Binds and unbinds subPaths below one root dir. */
 export interface SubPathBindExecutor {
@@ -44,22 +45,6 @@ readlink -z /proc/self/fd/3 || exit 2
 read -r answer
 [ "$answer" = bind ] || exit 3
 exec mount --no-canonicalize --bind /proc/self/fd/3 "$2"`;
-
-async function run(command: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command(command, {
-    args,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(
-      `${command} ${args.join(" ")}: ${
-        new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`
-      }`,
-    );
-  }
-}
 
 async function mountPoints(): Promise<Set<string>> {
   return new Set(
@@ -232,7 +217,7 @@ export function subPathBindExecutor(rootDir: string): SubPathBindExecutor {
               const path = `${cdir}/${entry.name}`;
               if (entry.isSymlink) refuse(`"${path}" is a symbolic link`);
               while ((await mountPoints()).has(path)) {
-                await run("umount", ["--no-canonicalize", path]);
+                await runMountCommand("umount", ["--no-canonicalize", path]);
               }
               // never recursive: a pin still mounted would take the volume's files with it
               await Deno.remove(path);

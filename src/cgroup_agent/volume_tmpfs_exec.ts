@@ -19,6 +19,7 @@ import {
   type TmpfsTarget,
   tmpfsTargetParts,
 } from "./volume_tmpfs.ts";
+import { runMountCommand } from "./mount_command.ts";
 
 /** Mounts on pod volume directories below one root dir. */
 export interface VolumeTmpfsExecutor {
@@ -26,22 +27,6 @@ export interface VolumeTmpfsExecutor {
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts the tmpfs there; false when there is none (nothing done). */
   unmountVolumeTmpfs(target: TmpfsTarget): Promise<boolean>;
-}
-
-async function run(command: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command(command, {
-    args,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(
-      `${command} ${args.join(" ")}: ${
-        new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`
-      }`,
-    );
-  }
 }
 
 async function mountTable() {
@@ -125,7 +110,7 @@ export function volumeTmpfsExecutor(rootDir: string): VolumeTmpfsExecutor {
           tmpfsNoswapSupported(Deno.osRelease(), userns)
         );
         const options = tmpfsMountOptions(sizeBytes, await noswap);
-        await run("mount", [
+        await runMountCommand("mount", [
           "--no-canonicalize",
           "-t",
           "tmpfs",
@@ -142,7 +127,11 @@ export function volumeTmpfsExecutor(rootDir: string): VolumeTmpfsExecutor {
             e.fsType === "tmpfs" && e.source === "tmpfs" &&
             !known.has(e.mountPoint)
           ) {
-            await run("umount", ["--no-canonicalize", "-l", e.mountPoint])
+            await runMountCommand("umount", [
+              "--no-canonicalize",
+              "-l",
+              e.mountPoint,
+            ])
               .catch(() => {});
           }
         }
@@ -155,7 +144,7 @@ export function volumeTmpfsExecutor(rootDir: string): VolumeTmpfsExecutor {
         checked(target);
         const path = await walk(await realRoot(), target);
         if (!path || !isTmpfsMountPoint(await mountTable(), path)) return false;
-        await run("umount", ["--no-canonicalize", path]);
+        await runMountCommand("umount", ["--no-canonicalize", path]);
         return true;
       }),
   };

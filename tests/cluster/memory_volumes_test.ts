@@ -14,6 +14,7 @@ import {
   startApiKubelet,
 } from "./_api_kubelet.ts";
 import { getJson, kubectl, waitFor } from "./_cluster.ts";
+import { mountsBelow } from "../_mounts.ts";
 import { privateCri, privateCriMissing } from "../pod/_containerd_e2e.ts";
 
 const missing = apiKubeletMissing ??
@@ -24,17 +25,6 @@ if (missing) console.log(`skipping memory_volumes_test: ${missing}`);
 interface PodJson {
   metadata: { uid: string };
   status?: { phase?: string };
-}
-
-async function mountsBelow(
-  dir: string,
-): Promise<{ path: string; type: string; options: string }[]> {
-  const text = await Deno.readTextFile("/proc/self/mountinfo");
-  return text.split("\n").filter((l) => l.includes(" - ")).map((l) => {
-    const [head, tail] = l.split(" - ") as [string, string];
-    const [type, , options] = tail.split(" ");
-    return { path: head.split(" ")[4]!, type: type!, options: options! };
-  }).filter((m) => m.path.startsWith(dir + "/"));
 }
 
 Deno.test({

@@ -20,6 +20,7 @@ import {
   startApiKubelet,
 } from "./_api_kubelet.ts";
 import { getJson, kubectl, waitFor } from "./_cluster.ts";
+import { mountsBelow } from "../_mounts.ts";
 import { privateCri, privateCriMissing } from "../pod/_containerd_e2e.ts";
 
 const missing = apiKubeletMissing ??
@@ -35,17 +36,6 @@ interface ContainerStatus {
 interface PodJson {
   metadata: { uid: string };
   status?: { phase?: string; containerStatuses?: ContainerStatus[] };
-}
-
-async function mountsBelow(
-  dir: string,
-): Promise<{ path: string; type: string; options: string }[]> {
-  const text = await Deno.readTextFile("/proc/self/mountinfo");
-  return text.split("\n").filter((l) => l.includes(" - ")).map((l) => {
-    const [head, tail] = l.split(" - ") as [string, string];
-    const [type, , options] = tail.split(" ");
-    return { path: head.split(" ")[4]!, type: type!, options: options! };
-  }).filter((m) => m.path.startsWith(dir + "/"));
 }
 
 Deno.test({
