@@ -273,16 +273,20 @@ class DiskVolumeManager implements VolumeManager {
           plugin: PLUGIN_NAMES.emptyDir,
           name,
         });
+        const memory = source.medium === "Memory";
+        // a Memory volume may also be in the shared memory directory (an older pod's): only
+        // then is that directory looked at, which a disk-only grant does not cover
         const fresh = !(await pathExists(diskDir)) &&
-          !(await pathExists(
-            memoryVolumeDirectory(this.#memoryDir, uid, name),
-          ));
-        const dir = source.medium === "Memory"
+          !(memory &&
+            await pathExists(
+              memoryVolumeDirectory(this.#memoryDir, uid, name),
+            ));
+        const dir = memory
           ? await this.#memoryEmptyDir(pod, name, source.sizeLimit)
           : diskDir;
         // upstream mounts a new tmpfs for a Memory emptyDir, whose root is 1777 (sticky), and
         // its 0777 check leaves that bit; a disk emptyDir is a plain 0777 directory
-        const mode = source.medium === "Memory" ? 0o1777 : 0o777;
+        const mode = memory ? 0o1777 : 0o777;
         await Deno.mkdir(dir, { recursive: true, mode });
         const fsGroup = pod.spec.securityContext?.fsGroup;
         if (fresh && fsGroup !== undefined) {
