@@ -19,6 +19,7 @@
 #   OVER_REASON/OVER_MESSAGE  a pod asking for 2 with 1 left: its rejection
 #   GONE_CAPACITY/GONE_ALLOCATABLE  after the plugin stops
 #   CHECKPOINT_RESOURCES   resource names in the device checkpoint
+#   CHECKPOINT_ENTRIES     its entries, pod/container:resource:device count
 # In swap mode, after each swap (prefix TO_TS_, then TO_UPSTREAM_): ALLOCATABLE once the plugin
 # registered again, FITS_SAME (the fits container kept its id), and OVER_REASON/OVER_MESSAGE of a
 # new pod asking for 2 (the checkpoint told the new kubelet that fits holds one).
@@ -178,5 +179,7 @@ echo "GONE_CAPACITY=$(res capacity)"
 echo "GONE_ALLOCATABLE=$(res allocatable)"
 echo "CHECKPOINT_RESOURCES=$(jq -r '.Data.RegisteredDevices | keys | join(",")' \
   "$dp_dir/kubelet_internal_checkpoint")"
-echo "CHECKPOINT_ENTRIES=$(jq -r '[.Data.PodDeviceEntries[]? | .ContainerName + ":" + .ResourceName + ":" + ([.DeviceIDs[]] | flatten | length | tostring)] | join(",")' \
+# each entry named by its pod (a wrong count then shows whose it is)
+names=$(kubectl -n "$ns" get pods -o json | jq -c '[.items[] | {key: .metadata.uid, value: .metadata.name}] | from_entries')
+echo "CHECKPOINT_ENTRIES=$(jq -r --argjson names "$names" '[.Data.PodDeviceEntries[]? | ($names[.PodUID] // .PodUID) + "/" + .ContainerName + ":" + .ResourceName + ":" + ([.DeviceIDs[]] | flatten | length | tostring)] | join(",")' \
   "$dp_dir/kubelet_internal_checkpoint")"

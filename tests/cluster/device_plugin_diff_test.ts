@@ -37,7 +37,7 @@ Deno.test({
       GONE_CAPACITY: "2",
       GONE_ALLOCATABLE: "0",
       CHECKPOINT_RESOURCES: "example.com/resource",
-      CHECKPOINT_ENTRIES: "c:example.com/resource:1",
+      CHECKPOINT_ENTRIES: "fits/c:example.com/resource:1",
     });
     assert.deepEqual(ours, upstream);
   },

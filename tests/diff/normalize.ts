@@ -47,8 +47,15 @@ const LIFECYCLE = new Set([
   "RemoveContainer",
 ]);
 
+/**
+ * The entries of a trace file, one JSON object per line. A trace read while its proxy still
+ * writes may end in half a line: that last, unterminated line is left for the next read.
+ */
 export function parseTrace(text: string): TraceEntry[] {
-  return text.split("\n").filter((l) => l.trim() !== "").map((l) =>
+  const lines = text.split("\n");
+  // the text after the last newline is a line still being written
+  lines.pop();
+  return lines.filter((l) => l.trim() !== "").map((l) =>
     JSON.parse(l) as TraceEntry
   );
 }

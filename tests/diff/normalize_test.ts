@@ -113,6 +113,14 @@ Deno.test("parseTrace: one entry per non-empty line", () => {
   assert.equal(parseTrace(text).length, trace.length);
 });
 
+Deno.test("parseTrace: a half-written last line is left out, a broken one inside is an error", () => {
+  const lines = trace.map((e) => JSON.stringify(e));
+  const half = lines.join("\n") + "\n" + lines[0]!.slice(0, 10);
+  assert.equal(parseTrace(half).length, trace.length);
+  const broken = [lines[0]!.slice(0, 10), ...lines].join("\n") + "\n";
+  assert.throws(() => parseTrace(broken), SyntaxError);
+});
+
 Deno.test("mask: times and the termination-log file's random name are hidden", () => {
   assert.deepEqual(
     mask([
