@@ -113,6 +113,8 @@ export interface KubeletDeps {
     /** Records a Warning event on the Node (`ImageGCFailed` …). */
     warn?: (reason: string, message: string) => void;
   };
+  /** The runtime status the syncer keeps per pod; voided by the PLEG's events for the pod. */
+  runtimeCache?: { invalidate(uid: string): void };
   /** The status cache; housekeeping drops statuses of pods that are gone. */
   statuses?: Pick<PodStatusManager, "allStatuses" | "removePod">;
   /** Admission of new pods (sysctls); omitted → every pod is admitted. */
@@ -254,7 +256,11 @@ export function createKubelet(
   const pleg = new Pleg({ runtime: deps.runtime, clock, logger }, {
     callTimeoutMs: options.runtimeRequestTimeoutMs ?? 120_000,
     onEvents: (events) => {
-      for (const event of events) queue.push({ kind: "pleg", event });
+      for (const event of events) {
+        // before the pod's worker can sync on it
+        deps.runtimeCache?.invalidate(event.podUid);
+        queue.push({ kind: "pleg", event });
+      }
     },
   });
   const sources: PodSource[] = [];

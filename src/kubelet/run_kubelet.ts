@@ -31,6 +31,7 @@ import {
   type NodeLoginSource,
   type PodEnvironmentConfig,
   readPodEnvironmentOptions,
+  RuntimeStatusCache,
   sysctlAdmission,
   withAppArmorAdmission,
   withUnsupportedFieldRefusal,
@@ -404,9 +405,12 @@ export async function runKubelet(
     })
     : undefined;
   await allocations?.load();
+  // each pod's runtime status as the PLEG last left it (upstream's pod cache)
+  const runtimeCache = new RuntimeStatusCache();
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
+    runtimeCache,
     ...(allocations ? { allocations } : {}),
     clock,
     logger,
@@ -514,6 +518,7 @@ export async function runKubelet(
   const kubelet = createKubelet({
     runtime,
     syncer,
+    runtimeCache,
     clock,
     logger,
     probes: {

@@ -59,6 +59,7 @@ export type {
 export type { KubeletTermination } from "./status/kubelet_termination.ts";
 /** Reads one pod's sandboxes/containers from the runtime. */
 export { getPodRuntimeStatus } from "./status/runtime_pod_status.ts";
+export { RuntimeStatusCache } from "./status/runtime_status_cache.ts";
 export {
   CONTAINER_GC_PERIOD_MS,
   createContainerGc,

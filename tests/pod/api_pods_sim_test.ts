@@ -14,6 +14,7 @@ import {
   createPodSyncer,
   createProbeResults,
   createSysctlAllowlist,
+  RuntimeStatusCache,
   sysctlAdmission,
 } from "../../src/pod/mod.ts";
 import { createSimRuntime } from "../../src/runtime/sim/mod.ts";
@@ -49,9 +50,12 @@ async function setup() {
   const statuses = createPodStatusManager();
   const probes = createProbeResults();
   const dir = await Deno.makeTempDir({ prefix: "kts-api-sim-" });
+  // shared by the syncer and the PLEG's events, as run_kubelet wires them
+  const runtimeCache = new RuntimeStatusCache();
   const syncer = createPodSyncer({
     runtime,
     images: runtime,
+    runtimeCache,
     clock,
     logger,
     statusManager: statuses,
@@ -60,6 +64,7 @@ async function setup() {
   const kubelet = createKubelet({
     runtime,
     syncer,
+    runtimeCache,
     clock,
     logger,
     probes: { runtime, statuses, results: probes },
@@ -80,6 +85,7 @@ async function setup() {
   };
   return {
     api,
+    clock,
     runtime,
     kubelet,
     until,
@@ -139,4 +145,28 @@ Deno.test("a dropped watch loses no pod: the one created meanwhile runs", async 
     () => api.pods.get("default/b")?.status?.phase === "Running",
   );
   assert.equal(api.calls.filter((c) => c.method === "listPods").length, 1);
+});
+
+Deno.test("a container that exits on its own is seen (the PLEG voids the kept runtime state) and restarted", async () => {
+  await using t = await setup();
+  const { api, clock, runtime, until } = t;
+  api.put(apiPod("crash"));
+  await until(
+    "crash Running",
+    () => api.pods.get("default/crash")?.status?.phase === "Running",
+  );
+  const first = [...runtime.containers.values()][0]!;
+  first.exitAt = clock.now();
+  first.plannedExitCode = 2;
+  await until(
+    "the exit reported and the container restarted",
+    () =>
+      api.pods.get("default/crash")?.status?.containerStatuses?.[0]
+        ?.lastState?.terminated?.exitCode === 2,
+  );
+  assert.ok(
+    [...runtime.containers.values()].some((c) =>
+      c.metadata.attempt === 1 && c.state === "running"
+    ),
+  );
 });

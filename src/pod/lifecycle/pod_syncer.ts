@@ -65,6 +65,7 @@ import type { CgroupSettings } from "../cgroups/cgroup_settings.ts";
 import type { ProbeResult } from "../probes/probe_results.ts";
 import { type KillDeps, killPod } from "./pod_kill.ts";
 import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
+import type { RuntimeStatusCache } from "../status/runtime_status_cache.ts";
 import { terminatePodStatus } from "../status/terminate_pod_status.ts";
 import {
   type KubeletTermination,
@@ -165,6 +166,12 @@ export interface PodSyncerDeps {
    * Omitted → no resize is applied.
    */
   allocations?: AllocationManager;
+  /**
+   * The runtime status of each pod as last read, voided by the PLEG's events for the pod; a
+   * sync works from it when it is there (upstream's pod cache). Omitted → every sync reads the
+   * runtime.
+   */
+  runtimeCache?: RuntimeStatusCache;
 }
 
 /** Options of {@linkcode createPodSyncer}. */
@@ -554,17 +561,37 @@ class KubePodSyncer implements RuntimePodSyncer {
     return out;
   }
 
-  async #readRuntime(pod: Pod, signal: AbortSignal): Promise<PodRuntimeStatus> {
-    const status = await getPodRuntimeStatus(
-      this.#deps.runtime,
-      identity(pod),
-      {
-        signal,
-        ...(this.#deps.messageReader
-          ? { messageReader: this.#deps.messageReader }
-          : {}),
-      },
-    );
+  /**
+   * The pod's sandboxes and containers: the kept status when `cached` and nothing of the pod
+   * changed since it was read, else read from the runtime (and kept).
+   */
+  async #readRuntime(
+    pod: Pod,
+    signal: AbortSignal,
+    cached = false,
+  ): Promise<PodRuntimeStatus> {
+    const cache = this.#deps.runtimeCache;
+    const uid = uidOf(pod);
+    const kept = cached ? cache?.get(uid) : undefined;
+    if (kept) return kept;
+    const read = cache?.begin(uid);
+    let status: PodRuntimeStatus;
+    try {
+      status = await getPodRuntimeStatus(
+        this.#deps.runtime,
+        identity(pod),
+        {
+          signal,
+          ...(this.#deps.messageReader
+            ? { messageReader: this.#deps.messageReader }
+            : {}),
+        },
+      );
+    } catch (error) {
+      if (read) cache?.abandon(read);
+      throw error;
+    }
+    if (read) cache?.store(read, status);
     if (this.#runtimeName === undefined) {
       try {
         const version = await this.#deps.runtime.version({}, { signal });
@@ -607,6 +634,16 @@ class KubePodSyncer implements RuntimePodSyncer {
   }
 
   async syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome> {
+    try {
+      return await this.#syncPod(work, signal);
+    } catch (error) {
+      // a sync cut short may have changed the runtime after its last read
+      this.#deps.runtimeCache?.invalidate(uidOf(work.pod));
+      throw error;
+    }
+  }
+
+  async #syncPod(work: PodWork, signal: AbortSignal): Promise<PodSyncOutcome> {
     const pod = work.pod;
     const uid = uidOf(pod);
     const logger = this.#deps.logger.with({
@@ -614,7 +651,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       podUID: uid,
     });
     await this.#checkLocalStorage(pod, logger, signal);
-    const before = await this.#readRuntime(pod, signal);
+    const before = await this.#readRuntime(pod, signal, true);
     const status = this.#computeStatus(pod, before, false);
     this.#setSyncedStatus(pod, status);
     if (isTerminalPhase(status)) return { terminal: true };
@@ -811,6 +848,8 @@ class KubePodSyncer implements RuntimePodSyncer {
       signal,
       gracePeriodOverride: work.gracePeriodSeconds ?? 1,
     });
+    // nothing of an orphan is kept: it has no worker that syncs it again
+    this.#deps.runtimeCache?.invalidate(uidOf(pod));
     const failures = results.filter((r) => r.reason);
     if (failures.length > 0) {
       throw new Error(
@@ -858,6 +897,7 @@ class KubePodSyncer implements RuntimePodSyncer {
     this.#reasons.delete(uid);
     this.#lastResults.delete(uid);
     this.#evictions.delete(uid);
+    this.#deps.runtimeCache?.invalidate(uid);
     this.#terminations.delete(uid);
   }
 }
