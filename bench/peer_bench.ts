@@ -13,7 +13,8 @@
  *     the last pod started, one kubelet after the other; target ratio ≤ 0.5.
  * (c) steady state with 110 running pods each (`--pods=N` for another count, e.g. 250): CPU
  *     (cores) and RSS of the kubelet process, sampled from /proc over 30 s at the same time;
- *     targets: CPU ratio ≤ 0.3, RSS ≤ 0.7.
+ *     targets: CPU ratio ≤ 0.3, RSS ≤ 0.7; and each side's CRI calls per second by method in
+ *     that window (from its proxy's trace).
  * Every run prints the load average (`/proc/loadavg`) at its start and end.
  *
  * kubelet.ts runs as `deno run main.ts` (not the compiled binary: no denort here).
@@ -269,7 +270,28 @@ const after = {
   ours: await usage(pids.ours),
   upstream: await usage(pids.upstream),
 };
+const windowEnd = Date.now();
 const cores = (k: Kind) => (after[k].cpu - before[k].cpu) / (SAMPLE_MS / 1000);
+// CRI calls per second per method in the sampling window, as each side's proxy saw them
+for (const kind of ["ours", "upstream"] as const) {
+  const from = windowEnd - SAMPLE_MS;
+  const counts = new Map<string, number>();
+  for (const e of await sides[kind].trace()) {
+    const at = Date.parse(e.start);
+    if (at < from || at > windowEnd) continue;
+    const method = shortMethod(e.method);
+    counts.set(method, (counts.get(method) ?? 0) + 1);
+  }
+  const perSecond = (n: number) => (n / (SAMPLE_MS / 1000)).toFixed(1);
+  const all = [...counts.values()].reduce((a, b) => a + b, 0);
+  report(
+    `steady ${STEADY} pods: ${kind} CRI calls/s ${perSecond(all)} (${
+      [...counts].sort((a, b) => b[1] - a[1]).map(([m, n]) =>
+        `${m} ${perSecond(n)}`
+      ).join(", ")
+    })`,
+  );
+}
 const rss = (k: Kind) => after[k].rssMiB;
 report(
   `steady ${STEADY} pods: CPU ours ${

@@ -4,10 +4,13 @@
 # tests as scripts/conformance.ts runs them (local images, the repo list), takes it down.
 #
 #   bash scripts/cluster_nodes_e2e.sh <out dir> <ginkgo focus> [ginkgo skip]
+#   bash scripts/cluster_nodes_e2e.sh <out dir> --by-sig     # every [Conformance] test, per SIG
 #
 # e.g. KTS_NODES="ours ours ours" bash scripts/cluster_nodes_e2e.sh /tmp/mn-ours '\[sig-network\] Services'
 # Writes <out>/e2e.log, junit.xml, times (seconds for `up` and the suite), the nodes' kubelet and
-# kube-proxy logs. docs/multi-node.md has the figures.
+# kube-proxy logs. With --by-sig each SIG runs as its own ginkgo run on the same cluster, into
+# <out>/<sig>/ (a run cut short keeps the SIGs already done). KTS_MN_E2E_TIMEOUT: ginkgo's
+# --timeout per run (default 1h). docs/multi-node.md has the figures.
 set -euo pipefail
 out=${1:?usage: cluster_nodes_e2e.sh <out dir> <ginkgo focus> [ginkgo skip]}
 focus=${2:?usage: cluster_nodes_e2e.sh <out dir> <ginkgo focus> [ginkgo skip]}
@@ -25,15 +28,34 @@ bash "$here/scripts/cluster_nodes.sh" up >"$out/env" 2>"$out/up.log"
 echo "up $(($(date +%s) - t0))" >"$out/times"
 bin=$(sed -n 's/^KUBELET_TS_K8S_BIN=//p' "$out/env")
 kubeconfig=$(sed -n 's/^KUBELET_TS_KUBECONFIG=//p' "$out/env")
-t0=$(date +%s)
+# suite <dir> <focus> [skip]: one ginkgo run, its report in dir
+suite() {
+  local dir=$1 t0 rc=0
+  mkdir -p "$dir"
+  t0=$(date +%s)
+  (cd "$dir" && KUBE_TEST_REPO_LIST=$here/scripts/conformance/repo-list.yaml PATH=$bin:$PATH \
+    "$e2e/ginkgo" --procs=3 --timeout="${KTS_MN_E2E_TIMEOUT:-1h}" --label-filter=Conformance \
+    --focus="$2" ${3:+--skip="$3"} --silence-skips --no-color --output-dir="$dir" \
+    --junit-report=junit.xml "$e2e/e2e.test" -- --kubeconfig="$kubeconfig" --provider=skeleton \
+    --kubectl-path="$bin/kubectl" --allowed-not-ready-nodes=0 --dump-logs-on-failure=true \
+    >"$dir/e2e.log" 2>&1) || rc=$?
+  echo "suite $(($(date +%s) - t0))" >>"$dir/times"
+  return "$rc"
+}
 code=0
-(cd "$out" && KUBE_TEST_REPO_LIST=$here/scripts/conformance/repo-list.yaml PATH=$bin:$PATH \
-  "$e2e/ginkgo" --procs=3 --timeout=1h --label-filter=Conformance --focus="$focus" \
-  ${skip:+--skip="$skip"} --silence-skips --no-color --output-dir="$out" \
-  --junit-report=junit.xml "$e2e/e2e.test" -- --kubeconfig="$kubeconfig" --provider=skeleton \
-  --kubectl-path="$bin/kubectl" --allowed-not-ready-nodes=0 --dump-logs-on-failure=true \
-  >"$out/e2e.log" 2>&1) || code=$?
-echo "suite $(($(date +%s) - t0))" >>"$out/times"
+if [ "$focus" = --by-sig ]; then
+  # the DNS tests last: they need the dnsutils stand-in image
+  for sig in node storage apps network cli scheduling auth instrumentation architecture \
+    api-machinery; do
+    skip_sig=""
+    [ "$sig" = network ] && skip_sig='\[sig-network\] DNS'
+    suite "$out/sig-$sig" "\\[sig-$sig\\]" "$skip_sig" || code=1
+    grep -E '^(Ran|SUCCESS|FAIL)' "$out/sig-$sig/e2e.log" | sed "s/^/sig-$sig: /" >&2 || true
+  done
+  suite "$out/sig-network-dns" '\[sig-network\] DNS' || code=1
+else
+  suite "$out" "$focus" "$skip" || code=$?
+fi
 for dir in /tmp/kts-mn/node-*; do
   cp "$dir/logs/kubelet.log" "$out/nodes/${dir##*/}-kubelet.log" 2>/dev/null || true
   cp "$dir/logs/kube-proxy.log" "$out/nodes/${dir##*/}-kube-proxy.log" 2>/dev/null || true
