@@ -552,6 +552,33 @@ Deno.test("syncPod(): a (static) pod past activeDeadlineSeconds fails with Deadl
   assert.deepEqual([final.phase, final.reason], ["Failed", "DeadlineExceeded"]);
 });
 
+Deno.test("syncPod(): a pod stopped for its deadline stays Failed/DeadlineExceeded though its container exits 0 on SIGTERM", async () => {
+  const { clock, statusManager, syncer, signal } = setup({
+    containers: { app: { sigtermExitCode: 0 } },
+  });
+  const p = pod({
+    activeDeadlineSeconds: 5,
+    containers: [{ name: "app", image: "pause:3.10" }],
+  });
+  await syncer.syncPod(work(p), signal);
+  await clock.advance(5_000);
+  assert.equal((await syncer.syncPod(work(p), signal)).terminal, true);
+  await syncer.syncTerminatingPod(
+    { pod: p, updateType: "kill", gracePeriodSeconds: 0 },
+    signal,
+  );
+  await syncer.syncTerminatedPod({ pod: p, updateType: "kill" }, signal);
+  const final = statusManager.getPodStatus("u1")!;
+  assert.deepEqual(
+    [
+      final.phase,
+      final.reason,
+      final.containerStatuses?.[0]?.state.terminated?.exitCode,
+    ],
+    ["Failed", "DeadlineExceeded", 0],
+  );
+});
+
 Deno.test("syncPod(): a deadline shortened by an update fails a pod that started long ago", async () => {
   const { clock, statusManager, syncer, signal } = setup();
   const p = pod({ containers: [{ name: "app", image: "nginx:1.27" }] });

@@ -439,13 +439,13 @@ export function computePodStatus(
     regular: containerStatuses,
   }, phaseOptions);
   // upstream's three-way merge: a computed terminal phase stands, otherwise a terminal phase
-  // we gave before stays; and a terminal phase the API server holds never changes
+  // we gave before stays, else one the API server holds
   const previous = options.previous;
   const apiPhase = pod.status?.phase;
-  if (!isTerminalPhase(phase) && isTerminalPhase(previous?.phase)) {
-    phase = previous!.phase!;
+  if (!isTerminalPhase(phase)) {
+    if (isTerminalPhase(previous?.phase)) phase = previous!.phase!;
+    else if (isTerminalPhase(apiPhase)) phase = apiPhase!;
   }
-  if (isTerminalPhase(apiPhase)) phase = apiPhase!;
 
   const status: PodStatus = {
     phase,
@@ -489,11 +489,9 @@ export function computePodStatus(
     if (previous.message) status.message = previous.message;
   }
   // upstream's eviction override (activeDeadlineHandler), on the start time known before
-  // this sync: the status cache's, else the API server's
-  const terminalBefore = previous?.phase === "Succeeded" ||
-    previous?.phase === "Failed";
+  // this sync: the status cache's, else the API server's; it holds while the pod stops, so a
+  // container that exits 0 on its SIGTERM does not turn the pod Succeeded
   if (
-    !terminalBefore &&
     pastActiveDeadline(
       pod,
       previous?.startTime ?? pod.status?.startTime,
@@ -504,6 +502,8 @@ export function computePodStatus(
     status.reason = DEADLINE_EXCEEDED_REASON;
     status.message = DEADLINE_EXCEEDED_MESSAGE;
   }
+  // a terminal phase the API server holds never changes (upstream forces it back)
+  if (isTerminalPhase(apiPhase)) status.phase = apiPhase!;
   const conditions = buildConditions(pod, runtime, status);
   status.conditions = mergeConditions(
     conditions,
