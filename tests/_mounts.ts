@@ -2,9 +2,17 @@
  * Test clean-up for kubelet roots: a stopped kubelet leaves the tmpfs of its pods' secret,
  * projected and downwardAPI volumes mounted (as upstream's does), and a recursive remove then
  * fails on them with EBUSY, leaving the old root (certificates, kubeconfig) in place for the
- * next run of a harness that reuses a fixed path.
+ * next run of a harness that reuses a fixed path. A kubelet with every permission or the
+ * cgroup agent also binds its root dir on itself at start (upstream `MakeRShared`) when the
+ * host's mount there is private, so the root itself is a mount point too.
  * @module
  */
+
+import { parseMountInfo } from "../src/cgroup_agent/volume_tmpfs.ts";
+import {
+  isSharedMount,
+  mountHolding,
+} from "../src/cgroup_agent/root_shared.ts";
 
 /** The mounts strictly below `dir` (mount point, file system type, mount options), in table order. */
 export async function mountsBelow(
@@ -47,4 +55,19 @@ export async function removeTree(dir: string): Promise<void> {
   await Deno.remove(dir, { recursive: true }).catch((error) => {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   });
+}
+
+/**
+ * The mount `path` is on and whether it is shared (a kubelet's root dir after its start, as
+ * upstream `MakeRShared` leaves it); undefined when no mount holds it.
+ */
+export async function mountOf(
+  path: string,
+): Promise<{ mountPoint: string; shared: boolean } | undefined> {
+  const table = parseMountInfo(await Deno.readTextFile("/proc/self/mountinfo"));
+  const holder = mountHolding(table, await Deno.realPath(path));
+  return holder && {
+    mountPoint: holder.mountPoint,
+    shared: isSharedMount(holder),
+  };
 }

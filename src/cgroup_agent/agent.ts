@@ -25,6 +25,10 @@ import {
   subPathBindExecutor,
 } from "./volume_subpath_exec.ts";
 import {
+  type RootShareExecutor,
+  rootShareExecutor,
+} from "./root_shared_exec.ts";
+import {
   type AgentConfig,
   type AgentRequest,
   type AgentScope,
@@ -51,8 +55,9 @@ export interface CgroupAgentOptions extends AgentConfig {
   /** The unix socket to listen on (a stale socket there is replaced). */
   socket: string;
   /**
-   * The kubelet's root dir, below which pod volumes may get a tmpfs (default: the socket's
-   * directory, since the socket is `<root-dir>/cgroup-agent.sock`).
+   * The kubelet's root dir, below which pod volumes may get a tmpfs and which may be made a
+   * shared mount (default: the socket's directory, since the socket is
+   * `<root-dir>/cgroup-agent.sock`).
    */
   rootDir?: string;
   /** Tests only: a directory standing in for `/` (its `sys/fs/cgroup`, `proc`, ...). */
@@ -121,12 +126,13 @@ interface Executors {
   scope: AgentScope;
   tmpfs: VolumeTmpfsExecutor;
   subPaths: SubPathBindExecutor;
+  rootShare: RootShareExecutor;
   slices: Slices | undefined;
   logind: LogindRelay;
 }
 
 async function execute(
-  { fs, root, scope, tmpfs, subPaths, slices, logind }: Executors,
+  { fs, root, scope, tmpfs, subPaths, rootShare, slices, logind }: Executors,
   req: AgentRequest,
   session: AgentSession,
 ): Promise<unknown> {
@@ -163,6 +169,7 @@ async function execute(
     await subPaths.cleanSubPaths(req.uid);
     return null;
   }
+  if (req.op === "shareRootDir") return await rootShare.shareRootDir();
   if (req.op === "swapController") {
     return (await detectSwapController(root)) ?? null;
   }
@@ -347,6 +354,7 @@ export async function serveCgroupAgent(
     (options.socket.slice(0, options.socket.lastIndexOf("/")) || "/");
   const tmpfs = volumeTmpfsExecutor(kubeletRoot);
   const subPaths = subPathBindExecutor(kubeletRoot);
+  const rootShare = rootShareExecutor(kubeletRoot);
   let systemd: SystemdUnits | undefined;
   let slices = options.slices;
   if (!slices && scope.driver === "systemd") {
@@ -354,7 +362,16 @@ export async function serveCgroupAgent(
     slices = systemdSlices(systemd);
   }
   const logind = options.logind ?? logindRelay();
-  const executors = { fs, root, scope, tmpfs, subPaths, slices, logind };
+  const executors = {
+    fs,
+    root,
+    scope,
+    tmpfs,
+    subPaths,
+    rootShare,
+    slices,
+    logind,
+  };
   const handle = (line: string, session: AgentSession) =>
     answer(executors, line, onError, session);
   const open = new Map<Deno.Conn, Promise<void>>();

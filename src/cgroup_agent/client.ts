@@ -12,6 +12,7 @@ import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
 import type { SubPathBindSource, SubPathBindTarget } from "./volume_subpath.ts";
+import type { RootSharePlan } from "./root_shared.ts";
 import type { SliceResources, Slices } from "../systemd/mod.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
@@ -37,6 +38,8 @@ export interface CgroupAgentClient {
   ): Promise<string>;
   /** Unmounts and removes every subPath pin of a pod. */
   cleanSubPaths(uid: string): Promise<void>;
+  /** Makes the agent's root dir a shared mount (docs/volumes.md, "Mount propagation"). */
+  shareRootDir(): Promise<RootSharePlan>;
   close(): void;
 }
 
@@ -55,6 +58,21 @@ export function rebuildError(
   const e = new Error(message);
   e.name = name;
   return e;
+}
+
+/** The agent's answer to `shareRootDir`, checked. */
+function rootSharePlan(value: unknown): RootSharePlan {
+  const v = value as Record<string, unknown> | null;
+  if (v?.action === "share") return { action: "share" };
+  if (v?.action === "nothing" && typeof v.mountPoint === "string") {
+    return { action: "nothing", mountPoint: v.mountPoint };
+  }
+  if (v?.action === "refuse" && typeof v.reason === "string") {
+    return { action: "refuse", reason: v.reason };
+  }
+  throw new TypeError(
+    `cgroup agent: unexpected answer to shareRootDir: ${JSON.stringify(value)}`,
+  );
 }
 
 /** The numbers the agent takes for a slice: a caller's wider settings (hugepages) are left out. */
@@ -216,6 +234,8 @@ export function cgroupAgentClient(
     cleanSubPaths: async (uid) => {
       await request({ op: "cleanSubPaths", uid });
     },
+    shareRootDir: async () =>
+      rootSharePlan(await request({ op: "shareRootDir" })),
     close: () => {
       try {
         conn?.close();

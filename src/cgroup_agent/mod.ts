@@ -29,6 +29,7 @@ export {
 } from "./logind_relay.ts";
 export {
   checkTmpfsTarget,
+  parseMountInfo,
   TMPFS_VOLUME_PLUGINS,
   type TmpfsTarget,
 } from "./volume_tmpfs.ts";
@@ -40,3 +41,13 @@ export {
   type SubPathBindExecutor,
   subPathBindExecutor,
 } from "./volume_subpath_exec.ts";
+export {
+  planRootShare,
+  rootShareFix,
+  type RootSharePlan,
+} from "./root_shared.ts";
+export {
+  type RootShareAccess,
+  type RootShareExecutor,
+  rootShareExecutor,
+} from "./root_shared_exec.ts";

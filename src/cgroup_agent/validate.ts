@@ -69,6 +69,7 @@ export type AgentRequest =
     source: SubPathBindSource;
   }
   | { op: "cleanSubPaths"; uid: string }
+  | { op: "shareRootDir" }
   | { op: "logindInhibitDelay" }
   | { op: "logindReload" }
   | { op: "logindInhibit" }
@@ -280,7 +281,10 @@ export function checkRequest(
   scope: AgentScope,
   req: AgentRequest,
 ): string | undefined {
-  if (req.op === "swapController") return undefined;
+  // no argument: the agent shares its own root dir, as its plan allows (root_shared.ts)
+  if (req.op === "swapController" || req.op === "shareRootDir") {
+    return undefined;
+  }
   // graceful node shutdown: fixed calls on logind, the lock always the kubelet's delay lock
   if (
     req.op === "logindInhibitDelay" || req.op === "logindReload" ||
@@ -463,6 +467,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
         ? { op: v.op, pid: v.pid, cgroup: v.cgroup }
         : { error: `kill needs "pid" (a number) and "cgroup" (a string)` };
     case "swapController":
+    case "shareRootDir":
     case "logindInhibitDelay":
     case "logindReload":
     case "logindInhibit":
@@ -547,7 +552,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, bindSubPath, cleanSubPaths, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
+        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, bindSubPath, cleanSubPaths, shareRootDir, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
       };
   }
 }

@@ -358,3 +358,14 @@ Deno.test("parseRequest() reads the slice operations", () => {
     /stopSlice needs "cgroup"/,
   );
 });
+
+Deno.test("parseRequest() reads shareRootDir without a path, and checkRequest() allows it", () => {
+  // whatever a request adds, the agent shares only its own root dir
+  const req = parseRequest('{"op":"shareRootDir","path":"/etc"}');
+  assert.deepEqual(req, { op: "shareRootDir" });
+  assert.equal(checkRequest(v2, req as AgentRequest), undefined);
+  assert.match(
+    (parseRequest('{"op":"nope"}') as { error: string }).error,
+    /cleanSubPaths, shareRootDir, logind/,
+  );
+});

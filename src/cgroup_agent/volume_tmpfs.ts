@@ -87,11 +87,13 @@ export function tmpfsNoswapSupported(
   return major > 6 || (major === 6 && minor >= 4);
 }
 
-/** One line of /proc/self/mountinfo: where, what type, which source. */
+/** One line of /proc/self/mountinfo: where, what type, which source, its propagation tags. */
 export interface MountInfoEntry {
   mountPoint: string;
   fsType: string;
   source: string;
+  /** The optional fields before the separator (`shared:N`, `master:N`, ...). */
+  optionalFields: string[];
 }
 
 function unescapeMountInfo(field: string): string {
@@ -114,6 +116,7 @@ export function parseMountInfo(text: string): MountInfoEntry[] {
       mountPoint: unescapeMountInfo(fields[4]!),
       fsType,
       source: unescapeMountInfo(source),
+      optionalFields: fields.slice(6).filter((f) => f !== ""),
     });
   }
   return out;

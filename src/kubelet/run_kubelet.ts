@@ -7,6 +7,7 @@
  */
 
 import type { Node, Pod } from "../api/mod.ts";
+import { shareRootDir } from "./share_root_dir.ts";
 import { systemClock } from "../clock/mod.ts";
 import type { JoinClusterContext, JoinedCluster } from "./join_cluster.ts";
 import { type KubeletApiContext, runKubeletApi } from "./serve_kubelet_api.ts";
@@ -339,6 +340,33 @@ export async function runKubelet(
       return 1;
     }
   }
+  const environment = await readPodEnvironmentOptions(config, {
+    logger,
+    nodeName,
+    clock,
+    // a simulated runtime's pods have no cgroups: the host's are left alone
+    manageCgroups: !endpoint.trim().toLowerCase().startsWith("sim://"),
+    ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
+    ...(cluster ? { events: cluster.events } : {}),
+  });
+  // upstream makes the root dir a shared mount before any volume is set up (setupDataDirs)
+  if (
+    ctx.flags.rootDir &&
+    !(await shareRootDir(environment.rootShare, { logger }, {
+      rootDir: ctx.flags.rootDir,
+    }))
+  ) {
+    await cluster?.stop();
+    await devices?.stop();
+    await runtime.close();
+    return 1;
+  }
+  // upstream sets up kubepods and the QoS tiers when its container manager starts
+  await environment.podCgroups?.start().catch((cause) =>
+    logger.warn("Failed to create the QoS cgroups", {
+      err: errorMessage(cause),
+    })
+  );
   const syncFrequencyMs = durationMs(
     config.syncFrequency,
     "syncFrequency",
@@ -381,21 +409,6 @@ export async function runKubelet(
     createServiceCache({ api: cluster.services, clock, logger });
   const serviceSync = services?.run(ctx.signal);
   const containerLogs = createContainerLogs({ runtime, clock, logger }, config);
-  const environment = await readPodEnvironmentOptions(config, {
-    logger,
-    nodeName,
-    clock,
-    // a simulated runtime's pods have no cgroups: the host's are left alone
-    manageCgroups: !endpoint.trim().toLowerCase().startsWith("sim://"),
-    ...(ctx.flags.rootDir ? { rootDir: ctx.flags.rootDir } : {}),
-    ...(cluster ? { events: cluster.events } : {}),
-  });
-  // upstream sets up kubepods and the QoS tiers when its container manager starts
-  await environment.podCgroups?.start().catch((cause) =>
-    logger.warn("Failed to create the QoS cgroups", {
-      err: errorMessage(cause),
-    })
-  );
   // in-place resize's allocations, in upstream's checkpoint files under the root dir
   const allocations = ctx.flags.rootDir
     ? createAllocationManager({

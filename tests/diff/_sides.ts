@@ -7,6 +7,7 @@
  */
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 import { parseTrace, type TraceEntry } from "./normalize.ts";
+import { removeTree } from "../_mounts.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -361,7 +362,8 @@ export async function startSide(options: SideOptions): Promise<Side> {
         );
       }
       await stopChild(proxy, "SIGTERM");
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      // both kubelets bind their root dirs on themselves (MakeRShared) and leave pod mounts
+      await removeTree(root).catch(() => {});
     },
   };
 }

@@ -14,10 +14,18 @@ import {
 import { criEnv, endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
 import { removeCgroupTree } from "./_cgroups.ts";
 import { claimSubnet } from "../_subnets.ts";
+import { mountOf, removeTree } from "../_mounts.ts";
+import { parseMountInfo } from "../../src/cgroup_agent/volume_tmpfs.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const criRoot = Deno.env.get("KUBELET_TS_CRI_ROOT") ?? "";
 const isRoot = Deno.build.os === "linux" && Deno.uid() === 0;
+
+/** How many mounts the table has exactly at `path`. */
+async function mountsAt(path: string): Promise<number> {
+  const text = await Deno.readTextFile("/proc/self/mountinfo");
+  return parseMountInfo(text).filter((e) => e.mountPoint === path).length;
+}
 
 /** A kubelet subprocess whose stderr is collected. */
 class KubeletProcess {
@@ -181,6 +189,10 @@ Deno.test({
           : undefined;
       }, 120_000);
       await new Promise((r) => setTimeout(r, 3_000)); // the workers finish
+      // with every permission the kubelet made its root dir a shared mount (upstream
+      // MakeRShared): a bind of it on itself, unless it already was on a shared mount
+      const rootMount = await mountOf(`${dir}/root`);
+      assert.equal(rootMount?.shared, true, JSON.stringify(rootMount));
       const before = new Set((await containers()).map((c) => c.id));
 
       for (const signal of ["SIGTERM", "SIGKILL"] as const) {
@@ -195,6 +207,11 @@ Deno.test({
         await new Promise((r) => setTimeout(r, 5_000)); // several housekeeping passes
         const now = await containers();
         const fresh = now.filter((c) => !before.has(c.id));
+        // a restart finds it shared and binds nothing more on it
+        assert.ok(
+          (await mountsAt(`${dir}/root`)) <= 1,
+          `one mount at most on the root dir after ${signal}`,
+        );
         assert.deepEqual(fresh, [], `no container created after ${signal}`);
         for (const p of JOBS) {
           assert.ok(
@@ -208,7 +225,8 @@ Deno.test({
       await runtime?.close();
       await criEnv("down", env).catch(() => {});
       await removeCgroupTree(`/kts-proc-${id}`);
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      // the root dir is a mount of its own when the kubelet made it shared
+      await removeTree(dir).catch(() => {});
     }
   },
 });

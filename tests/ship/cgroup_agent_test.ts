@@ -27,6 +27,7 @@ import {
   waitFor,
 } from "../pod/_containerd_e2e.ts";
 import { readCgroupFile, removeCgroupTree } from "../pod/_cgroups.ts";
+import { mountOf, mountsBelow } from "../_mounts.ts";
 
 const MOUNT = "/sys/fs/cgroup";
 
@@ -36,14 +37,11 @@ async function memoryDir(cgroup: string): Promise<string> {
   return v2 === undefined ? `${MOUNT}/memory${cgroup}` : `${MOUNT}${cgroup}`;
 }
 
-/** `<mount point> <type> <options>` of the host's mounts below `dir`. */
+/** `<mount point> tmpfs <options>` of the host's tmpfs mounts below `dir`. */
 async function tmpfsMounts(dir: string): Promise<string[]> {
-  const text = await Deno.readTextFile("/proc/self/mountinfo");
-  return text.split("\n").filter((l) => l.includes(" - ")).map((l) => {
-    const [head, tail] = l.split(" - ") as [string, string];
-    const [type, , options] = tail.split(" ");
-    return `${head.split(" ")[4]} ${type} ${options}`;
-  }).filter((m) => m.startsWith(`${dir}/`));
+  return (await mountsBelow(dir)).filter((m) => m.type === "tmpfs").map((m) =>
+    `${m.path} ${m.type} ${m.options}`
+  );
 }
 
 async function podDirs(dir: string): Promise<string[]> {
@@ -163,6 +161,9 @@ Deno.test({
         30_000,
       );
       assert.match(stderr.text(), /Managing cgroups through the cgroup agent/);
+      // the agent made the root dir a shared mount at the kubelet's start (MakeRShared)
+      const rootMount = await mountOf(`${dir}/root`);
+      assert.equal(rootMount?.shared, true, JSON.stringify(rootMount));
       const [pod] = await waitFor(
         "the Burstable pod's cgroup",
         async () => {

@@ -30,6 +30,8 @@ import {
   denoCgroupTreeFs,
   detectSwapController,
   openCgroupAgentClient,
+  type RootShareAccess,
+  rootShareExecutor,
   subPathBindExecutor,
   volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
@@ -86,6 +88,8 @@ export interface PodEnvironmentOptions {
   volumeTmpfs?: TmpfsAccess;
   /** Who pins subPaths with bind mounts (as `volumeTmpfs`), or why nobody can. */
   subPathBinds?: SubPathAccess;
+  /** Who makes the root dir a shared mount at start (as `volumeTmpfs`), or why nobody can. */
+  rootShare?: RootShareAccess;
   /**
    * The kernel's AppArmor switch ({@linkcode APPARMOR_ENABLED_FILE}) as read once at start,
    * or why it could not be read; see {@linkcode readAppArmorEnabled}.
@@ -445,6 +449,13 @@ export async function readPodEnvironmentOptions(
     : agent
     ? { binds: agent }
     : { reason: noAgent ?? "no cgroup agent" };
+  const rootShare: RootShareAccess | undefined = !manage || !options.rootDir
+    ? undefined
+    : hostAccess
+    ? { sharer: rootShareExecutor(options.rootDir) }
+    : agent
+    ? { sharer: agent }
+    : { reason: noAgent ?? "no cgroup agent" };
   const podCgroups = await openPodCgroupManager({
     logger: options.logger,
     clock: options.clock ?? { now: () => Date.now() },
@@ -484,6 +495,7 @@ export async function readPodEnvironmentOptions(
     cgroups,
     ...(volumeTmpfs ? { volumeTmpfs } : {}),
     ...(subPathBinds ? { subPathBinds } : {}),
+    ...(rootShare ? { rootShare } : {}),
     // capacity stands in for allocatable: reservations are not subtracted here
     allocatable: {
       cpuMillis: navigator.hardwareConcurrency * 1000,
