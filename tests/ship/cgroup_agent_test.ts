@@ -37,11 +37,14 @@ async function memoryDir(cgroup: string): Promise<string> {
   return v2 === undefined ? `${MOUNT}/memory${cgroup}` : `${MOUNT}${cgroup}`;
 }
 
-/** `<mount point> tmpfs <options>` of the host's tmpfs mounts below `dir`. */
+/**
+ * `<mount point> tmpfs <options>` of the host's tmpfs mounts below `dir`, but for the root
+ * dir's bind on itself (which is a tmpfs where `dir` is on one).
+ */
 async function tmpfsMounts(dir: string): Promise<string[]> {
-  return (await mountsBelow(dir)).filter((m) => m.type === "tmpfs").map((m) =>
-    `${m.path} ${m.type} ${m.options}`
-  );
+  return (await mountsBelow(dir)).filter((m) =>
+    m.type === "tmpfs" && m.path !== `${dir}/root`
+  ).map((m) => `${m.path} ${m.type} ${m.options}`);
 }
 
 async function podDirs(dir: string): Promise<string[]> {

@@ -130,11 +130,19 @@ Deno.test("readPodEnvironmentOptions() takes the configuration's fields", async 
   assert.ok((options.node?.memoryCapacity ?? 0) > 0);
   // a manager only where the kubelet may and should touch the host's cgroups
   assert.equal(options.podCgroups !== undefined, hasEveryPermission());
+  // the root dir is shared at start by the kubelet itself with every permission, else the
+  // agent (none listens at /r), which the kubelet names as the reason
+  assert.equal(
+    options.rootShare && "sharer" in options.rootShare,
+    hasEveryPermission(),
+  );
   const simulated = await readPodEnvironmentOptions({ cgroupRoot: "/n" }, {
     logger: new CaptureLogger(),
     manageCgroups: false,
+    rootDir: "/r",
   });
   assert.equal(simulated.podCgroups, undefined);
+  assert.equal(simulated.rootShare, undefined);
 });
 
 Deno.test("createPodEnvironment() hands pod cgroups to the manager and warns once per kind of failure", async () => {
