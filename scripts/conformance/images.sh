@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds the images upstream's [NodeConformance] tests run and pushes them to the local
-# registry of scripts/cri_env.sh, under the names scripts/conformance/repo-list.yaml maps
-# the suite's registries to. docs/conformance.md says how faithful each one is.
+# Builds the images upstream's [NodeConformance] tests (and the DNS [Conformance] tests of
+# scripts/cluster_nodes_e2e.sh) run and pushes them to the local registry of
+# scripts/cri_env.sh, under the names scripts/conformance/repo-list.yaml maps the suite's
+# registries to. docs/conformance.md says how faithful each one is.
 #
 #   bash scripts/conformance/images.sh <e2e bin dir>   (from scripts/peers.sh build-e2e)
 #
 # Needs the shared containerd and registry up (scripts/cri_env.sh up), gcc, busybox-static and
-# Debian's package archive (nginx and apache2-bin are fetched with apt-get download, never
-# installed: their post-install would start the servers on the host).
+# Debian's package archive (nginx, apache2-bin and bind9-dnsutils with its libraries are
+# fetched with apt-get download, never installed: nginx's and Apache's post-install would
+# start the servers on the host).
 # An image already in the registry is left alone unless this recipe changed since the last
 # push (a hash of the scripts, kept beside the shared containerd); KTS_CONFORMANCE_REBUILD=1
 # pushes again anyway.
@@ -56,16 +58,55 @@ deb_unpack() {
   dpkg-deb -x "$deb" "$dir"
 }
 
-# copy_closure <rootfs> <elf...>: the shared libraries the programs load (as the host's loader
-# resolves them, the same Debian release as the packages), the loader itself, and libgcc_s,
-# which glibc opens at run time when a thread exits (Apache's workers abort without it).
+# copy_closure [--unpacked <dir>] <rootfs> <elf...>: the shared libraries the programs load (as
+# the host's loader resolves them, the same Debian release as the packages), the loader itself,
+# and libgcc_s, which glibc opens at run time when a thread exits (Apache's workers abort
+# without it). With --unpacked, the libraries of the packages unpacked (not installed) in dir
+# are found there first and land at their packaged paths. A library found nowhere stops the build.
 copy_closure() {
-  local rootfs=$1 lib
+  local unpacked= search= lib dest deps
+  if [ "$1" = --unpacked ]; then
+    unpacked=$2
+    search=$(find "$unpacked" -name '*.so*' -printf '%h\n' | sort -u | paste -sd:)
+    shift 2
+  fi
+  local rootfs=$1
   shift
-  for lib in $(ldconfig -p | awk '$1 == "libgcc_s.so.1" { print $NF; exit }') $(ldd "$@" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
-    mkdir -p "$rootfs$(dirname "$lib")"
-    cp -L "$lib" "$rootfs$lib"
+  deps=$(LD_LIBRARY_PATH=$search ldd "$@") || kts_die "ldd $* failed (only dynamic programs have a closure)"
+  if grep -q 'not found' <<<"$deps"; then
+    kts_die "libraries not found for $*: $(grep 'not found' <<<"$deps" | sort -u | tr -s ' \t\n' ' ')"
+  fi
+  for lib in $(ldconfig -p | awk '$1 == "libgcc_s.so.1" { print $NF; exit }') $(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' <<<"$deps" | sort -u); do
+    dest=${lib#"$unpacked"}
+    mkdir -p "$rootfs$(dirname "$dest")"
+    cp -L "$lib" "$rootfs$dest"
   done
+}
+
+# dns_tools <rootfs>: what the DNS tests' probe loops run besides the shell and busybox's
+# `seq`, `test` and `sleep`: Debian 12's `dig` (bind9-dnsutils 9.18; its libraries from
+# bind9-libs and the few dependencies the host lacks, all unpacked, never installed) and
+# glibc's `getent` (the host's), with an /etc/nsswitch.conf that reads /etc/hosts before DNS,
+# as Debian's does (glibc's default without one stops at DNS's "not found").
+dns_tools() {
+  local rootfs=$1 pkgs=$work/dns-pkgs p
+  rm -rf "$pkgs" && mkdir -p "$pkgs" "$rootfs/usr/bin"
+  for p in bind9-dnsutils bind9-libs libuv1 libfstrm0 libjemalloc2 liblmdb0 libmaxminddb0 \
+    libprotobuf-c1; do
+    deb_unpack "$p" "$pkgs"
+  done
+  cp "$pkgs/usr/bin/dig" "$rootfs/usr/bin/dig"
+  cp /usr/bin/getent "$rootfs/usr/bin/getent"
+  copy_closure --unpacked "$pkgs" "$rootfs" "$rootfs/usr/bin/dig" "$rootfs/usr/bin/getent"
+  printf 'hosts: files dns\n' >"$rootfs/etc/nsswitch.conf"
+}
+
+# The jessie-dnsutils image (upstream: Debian 8 with dnsutils, plus CoreDNS 1.5 at /coredns):
+# the DNS tests' second querier, a glibc one beside agnhost's. The busybox base with
+# dns_tools; no /coredns (the tests start their CoreDNS pods from the agnhost image).
+rootfs_jessie_dnsutils() {
+  kts_busybox_rootfs "$1"
+  dns_tools "$1"
 }
 
 # The nginx image (upstream: nginx 1.14/1.15 on Alpine): Debian's nginx 1.22 in the busybox
@@ -159,6 +200,9 @@ rootfs_agnhost() {
   cp /bin/dash "$1/bin/sh"
   cp "$pkgs/bin/nc.openbsd" "$1/usr/bin/nc"
   copy_closure "$1" "$1/bin/bash" "$1/bin/sh" "$1/usr/bin/nc"
+  # Upstream's image has Alpine's bind-tools and musl's getent: the DNS tests' first querier
+  # runs the same `dig`/`getent` loop in it as in jessie-dnsutils.
+  dns_tools "$1"
   # The user and group upstream's image defines (supplemental group tests read them).
   printf 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' >>"$1/etc/passwd"
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
@@ -183,6 +227,7 @@ images=(
   "e2e-test-images/nginx 1.15-4 nginx null [\"nginx\"]"
   "e2e-test-images/httpd 2.4.38-4 httpd null [\"/usr/local/apache2/bin/httpd-foreground\"]"
   "e2e-test-images/httpd 2.4.39-4 httpd null [\"/usr/local/apache2/bin/httpd-foreground\"]"
+  "e2e-test-images/jessie-dnsutils 1.7 jessie_dnsutils null [\"sh\"]"
   "e2e-test-images/nonroot 1.4 busybox null [\"/bin/sh\"] 1234"
   "e2e-test-images/nonewprivs 1.3 nonewprivs null [\"nnp\"]"
   "pause 3.10.1 pause [\"/pause\"] null 65535:65535"
