@@ -37,6 +37,11 @@
 #   bash scripts/peers.sh sample-device-plugin  build upstream's sample device plugin
 #                                    (test/images/sample-device-plugin, from the node e2e
 #                                    module peers/e2enode); prints the binary's path
+#   bash scripts/peers.sh containerd2  build containerd 2 (containerd, its runc shim, ctr;
+#                                    peers/containerd2) and runc (peers/runc, cgo with
+#                                    libseccomp), a runtime that supports user namespaces;
+#                                    prints their directory
+#   bash scripts/peers.sh containerd2-dir  print that directory (exit 1 when it is not complete)
 #
 # Binaries are cached outside the clone in $KUBELET_TS_PEERS_CACHE (default
 # /var/cache/kubelet-ts/peers), in a folder keyed by the pinned versions and a hash of the
@@ -88,6 +93,15 @@ csi_bin="$cache_root/csihostpath-$csi_sum/bin"
 prov_sum=$(cat "$peers/csiprovisioner/go.mod" "$peers/csiprovisioner/go.sum" | sha256sum | cut -c1-12)
 prov_bin="$cache_root/csi-provisioner-$prov_sum/bin"
 
+# containerd 2 and runc: a newer runtime than Debian's, for what containerd 1.6 lacks (user
+# namespaces). Modules of their own, so no other key changes with them.
+ctrd_sum=$(cat "$peers/containerd2/go.mod" "$peers/containerd2/go.sum" \
+  "$peers/runc/go.mod" "$peers/runc/go.sum" | sha256sum | cut -c1-12)
+ctrd_version=$(grep -o 'github.com/containerd/containerd/v2 v[^ ]*' "$peers/containerd2/go.mod" | cut -d' ' -f2)
+runc_version=$(grep -o 'github.com/opencontainers/runc v[^ ]*' "$peers/runc/go.mod" | cut -d' ' -f2)
+ctrd_bin="$cache_root/containerd-$ctrd_version-runc-$runc_version-$ctrd_sum/bin"
+ctrd_want=(containerd containerd-shim-runc-v2 ctr runc)
+
 log() { printf '[peers] %s\n' "$*" >&2; }
 complete() {
   local b
@@ -100,6 +114,10 @@ e2e_complete() {
 addons_complete() {
   local b
   for b in "${addons_want[@]}"; do [ -x "$addons_bin/$b" ] || return 1; done
+}
+ctrd_complete() {
+  local b
+  for b in "${ctrd_want[@]}"; do [ -x "$ctrd_bin/$b" ] || return 1; done
 }
 e2e_node_complete() {
   local b
@@ -134,6 +152,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = csihostpath ] && out=$csi_bin/$name
   [ "$dir" = csiprovisioner ] && out=$prov_bin/$name
   [ "$name" = sample-device-plugin ] && out=$dp_bin/$name
+  [ "$dir" = containerd2 ] || [ "$dir" = runc ] && out=$ctrd_bin/$name
   [ -x "$out" ] && return 0
   t0=$(date +%s)
   log "building $name ($pkg)"
@@ -237,6 +256,34 @@ build_sample_device_plugin() {
   echo "$dp_bin/sample-device-plugin"
 }
 
+# The stamps upstream's Makefiles set; runc reads its version from an embedded file. runc needs
+# cgo for libseccomp (Debian's libseccomp-dev) and the seccomp tag, as its Makefile builds it;
+# containerd and the shim are static (no btrfs, which needs cgo).
+build_containerd2() {
+  local t0 p=github.com/containerd/containerd/v2 ld
+  t0=$(date +%s)
+  mkdir -p "$ctrd_bin"
+  if ctrd_complete; then
+    log "cached: $ctrd_bin"
+  else
+    ld="-s -w -X $p/version.Version=$ctrd_version -X $p/version.Revision=$ctrd_version"
+    ld="$ld -X $p/version.Package=$p"
+    build_one containerd containerd2 "$p/cmd/containerd" "$ld" \
+      build -tags "urfave_cli_no_docs no_btrfs"
+    build_one containerd-shim-runc-v2 containerd2 "$p/cmd/containerd-shim-runc-v2" "$ld" \
+      build -tags "urfave_cli_no_docs no_grpc"
+    build_one ctr containerd2 "$p/cmd/ctr" "$ld" build -tags urfave_cli_no_docs
+    if ! [ -e /usr/include/seccomp.h ]; then
+      log "runc needs libseccomp's headers: apt-get install -y libseccomp-dev"
+      exit 1
+    fi
+    CGO_ENABLED=1 build_one runc runc github.com/opencontainers/runc \
+      "-s -w -X main.gitCommit=$runc_version" build -tags "seccomp urfave_cli_no_docs"
+    log "containerd 2 and runc built in $(($(date +%s) - t0)) s, $(du -sm "$ctrd_bin" | cut -f1) MiB in $ctrd_bin"
+  fi
+  echo "$ctrd_bin"
+}
+
 case "${1:-build}" in
 build) build ;;
 static-oracle) build_static_oracle ;;
@@ -277,6 +324,11 @@ csi-hostpath-path)
   echo "$csi_bin/csihostpath"
   ;;
 csi-provisioner) build_csi_provisioner ;;
+containerd2) build_containerd2 ;;
+containerd2-dir)
+  ctrd_complete || { log "containerd 2 not built: run bash scripts/peers.sh containerd2"; exit 1; }
+  echo "$ctrd_bin"
+  ;;
 csi-provisioner-path)
   [ -x "$prov_bin/csi-provisioner" ] || {
     log "external provisioner not built: run bash scripts/peers.sh csi-provisioner"
@@ -285,7 +337,7 @@ csi-provisioner-path)
   echo "$prov_bin/csi-provisioner"
   ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path|sample-device-plugin" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path|sample-device-plugin|containerd2|containerd2-dir" >&2
   exit 2
   ;;
 esac

@@ -380,19 +380,36 @@ export const privateCriMissing = !endpoint ||
   !Deno.env.get("KUBELET_TS_CRI_ROOT") ||
   !(Deno.build.os === "linux" && Deno.uid() === 0);
 
+/** Which runtime binaries a {@linkcode privateCri} runs; absent → Debian's from PATH. */
+export interface PrivateCriBinaries {
+  /** containerd; its ctr and runc shim are taken from the same folder. */
+  containerd: string;
+  /** The runc the shim runs. */
+  runc: string;
+}
+
 /**
  * Starts a private runtime-only containerd (`scripts/cri_env.sh` with its own root, bridge and
  * a claimed free /16, tests/_subnets.ts). A whole kubelet process needs one: it stops every pod
  * it does not know, so on the shared containerd it would kill other test files' containers.
  */
-export async function privateCri(tag: string): Promise<PrivateCri> {
+export async function privateCri(
+  tag: string,
+  binaries?: PrivateCriBinaries,
+): Promise<PrivateCri> {
   const id = crypto.randomUUID().slice(0, 6);
   const claim = await claimSubnet();
-  const env = {
+  const env: Record<string, string> = {
     KTS_CRI_ROOT: `${Deno.env.get("KUBELET_TS_CRI_ROOT")}-${tag}-${id}`,
     KTS_CRI_RUNTIME_ONLY: "1",
     KTS_CRI_BRIDGE: `kts${tag.slice(0, 4)}${id}`,
     KTS_CRI_SUBNET: claim.subnet,
+    ...(binaries
+      ? {
+        KTS_CRI_CONTAINERD_BIN: binaries.containerd,
+        KTS_CRI_RUNC: binaries.runc,
+      }
+      : {}),
   };
   const lines = await criEnv("up", env).catch(async (e) => {
     await claim[Symbol.asyncDispose]();
