@@ -105,6 +105,10 @@ export interface KubeletDeps {
       known: (uid: string) => boolean,
     ): Promise<void>;
   };
+  /** The pods' user namespace ranges; housekeeping frees those of unknown pods. */
+  userNamespaces?: {
+    cleanupOrphans(known: (uid: string) => boolean): Promise<void>;
+  };
   /** Container GC, run every `containerGcPeriodMs` with the pod workers as state provider. */
   containerGc?: ContainerGc;
   /** Image GC, run now and every `imageGcPeriodMs`; omitted → images are never removed. */
@@ -238,6 +242,7 @@ export function createKubelet(
     ...(deps.listRunningPods ? { listRunningPods: deps.listRunningPods } : {}),
     ...(deps.statuses ? { statuses: deps.statuses } : {}),
     ...(deps.podCgroups ? { podCgroups: deps.podCgroups } : {}),
+    ...(deps.userNamespaces ? { userNamespaces: deps.userNamespaces } : {}),
     ...(admission ? { admission } : {}),
     ...(allocations
       ? {

@@ -64,6 +64,12 @@ import {
 import type { NodeShutdownManager } from "../node_shutdown/mod.ts";
 import { createFeatureGates } from "../features/mod.ts";
 import {
+  createUserNamespaceManager,
+  podDirFiles,
+  statusHandlerSource,
+  type UserNamespaceManager,
+} from "../userns/mod.ts";
+import {
   type EvictionConfig,
   type LateEviction,
   startEviction,
@@ -99,6 +105,8 @@ export interface KubeletRunContext {
     containerLogMonitorInterval?: string | undefined;
     /** Sysctls pods may set beyond the safe set (names or `prefix*`). */
     allowedUnsafeSysctls?: string[] | undefined;
+    /** `userNamespaces.idsPerPod`: the IDs of a pod's user namespace (default 65536). */
+    userNamespaces?: { idsPerPod?: number | undefined } | undefined;
     configMapAndSecretChangeDetectionStrategy?: string | undefined;
     /** Image GC policy (defaults 85 %, 80 %, 2m, 0 = no maximum age). */
     imageGCHighThresholdPercent?: number | undefined;
@@ -418,6 +426,32 @@ export async function runKubelet(
     })
     : undefined;
   await allocations?.load();
+  // the pods' user namespaces: upstream's manager takes back the pod directories' ranges at
+  // start, and a range that does not fit stops the kubelet as upstream's does
+  let userNamespaces: UserNamespaceManager;
+  try {
+    userNamespaces = await createUserNamespaceManager({
+      files: podDirFiles(ctx.flags.rootDir || "/var/lib/kubelet"),
+      handlers: statusHandlerSource(
+        (signal) =>
+          runtime.status({ verbose: false }, signal ? { signal } : {}),
+        clock,
+      ),
+      logger: logger.with({ component: "userns" }),
+    }, {
+      gateEnabled: (ctx.featureGates ?? createFeatureGates()).enabled(
+        "UserNamespacesSupport",
+      ),
+      ...(config.userNamespaces?.idsPerPod !== undefined
+        ? { idsPerPod: config.userNamespaces.idsPerPod }
+        : {}),
+      maxPods: config.maxPods ?? 110,
+    });
+  } catch (cause) {
+    logger.error("Cannot start the kubelet", { err: errorMessage(cause) });
+    await runtime.close();
+    return 1;
+  }
   // each pod's runtime status as the PLEG last left it (upstream's pod cache)
   const runtimeCache = new RuntimeStatusCache();
   const syncer = createPodSyncer({
@@ -429,6 +463,7 @@ export async function runKubelet(
     logger,
     nodeLogins,
     statusManager,
+    userNamespaces,
     logLinks: containerLogs.links,
     probes: probeResults,
     ...(podObjects && podTokens
@@ -542,6 +577,7 @@ export async function runKubelet(
     },
     listRunningPods: () => listRunningPods(runtime),
     ...(environment.podCgroups ? { podCgroups: environment.podCgroups } : {}),
+    userNamespaces,
     containerGc,
     ...(imageGc
       ? { imageGc: { gc: imageGc, ...(warnNode ? { warn: warnNode } : {}) } }

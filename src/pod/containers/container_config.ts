@@ -50,6 +50,7 @@ import {
   podCgroupParent,
 } from "../cgroups/pod_cgroups.ts";
 import type { NodeResources } from "../cgroups/pod_resources.ts";
+import type { UserNamespaceInit } from "../../userns/mod.ts";
 
 /** Plain-object init shape of CRI `PodSandboxConfig`. */
 export type PodSandboxConfigInit = MessageInitShape<
@@ -112,6 +113,11 @@ export interface SandboxConfigOptions {
    * upstream); omitted → no cgroup parent is sent (the runtime's default).
    */
   cgroups?: PodCgroupOptions;
+  /**
+   * The pod's user namespace option (the user namespace manager's answer); absent → the
+   * node's, null → none is sent.
+   */
+  userNamespace?: UserNamespaceInit | null;
 }
 
 /**
@@ -181,7 +187,11 @@ export function generatePodSandboxConfig(
     portMappings: portMappings(pod),
     labels: { ...(pod.metadata.labels ?? {}), ...podIdentityLabels(pod) },
     annotations: { ...(pod.metadata.annotations ?? {}) },
-    linux: linuxSandboxConfig(pod, sandboxCgroupParent(pod, options.cgroups)),
+    linux: linuxSandboxConfig(
+      pod,
+      sandboxCgroupParent(pod, options.cgroups),
+      options.userNamespace,
+    ),
   };
   if (options.dns) config.dnsConfig = dnsConfigForPod(pod, options.dns);
   return config;
@@ -191,6 +201,11 @@ export function generatePodSandboxConfig(
 export interface ContainerConfigOptions extends EnvContext {
   /** Restart count of the new instance (also the CRI attempt and log file number). */
   restartCount: number;
+  /**
+   * The pod's user namespace option, the sandbox's; absent → the node's, null → none. In a
+   * pod's own user namespace the mounts carry its ID mappings too.
+   */
+  userNamespace?: UserNamespaceInit | null;
   /** Image reference to run (what `PullImage`/`ImageStatus` returned). */
   imageRef: string;
   /** Host path of the termination-message file to bind-mount, if one was created. */
@@ -297,6 +312,15 @@ export function generateContainerConfig(
       hostPath: options.terminationMessageHostPath,
     });
   }
+  // upstream applyPlatformSpecificContainerConfig: in a pod's own user namespace every mount
+  // is ID-mapped with the pod's mappings, so files owned by root on the host are root's inside
+  const userns = options.userNamespace;
+  if (userns?.uids?.length) {
+    for (const m of mounts) {
+      m.uidMappings = userns.uids;
+      m.gidMappings = userns.gids ?? [];
+    }
+  }
   return {
     metadata: { name: container.name, attempt: options.restartCount },
     image: {
@@ -335,6 +359,9 @@ export function generateContainerConfig(
         : {}),
       ...(options.targetContainerId
         ? { targetContainerId: options.targetContainerId }
+        : {}),
+      ...(options.userNamespace !== undefined
+        ? { userNamespace: options.userNamespace }
         : {}),
     }),
   };

@@ -390,3 +390,79 @@ Deno.test("generateContainerConfig() puts the device plugins' envs, mounts, devi
   assert.equal(c.annotations?.["example.com/device"], "d1");
   assert.equal(c.annotations?.["io.kubernetes.container.restartCount"], "0");
 });
+
+Deno.test("a pod's own user namespace: in the sandbox and container configs, and on every mount", () => {
+  const m = { hostId: 196608, containerId: 0, length: 65536 };
+  const userNamespace = { mode: 0, uids: [m], gids: [m] };
+  const sandbox = generatePodSandboxConfig(pod(), {
+    podLogsDir: "/l",
+    attempt: 0,
+    userNamespace,
+  });
+  assert.deepEqual(
+    sandbox.linux?.securityContext?.namespaceOptions?.usernsOptions,
+    userNamespace,
+  );
+  const c = generateContainerConfig(
+    pod(),
+    pod().spec.containers[0]!,
+    {
+      restartCount: 0,
+      imageRef: "sha256:abc",
+      nodeName: "n",
+      userNamespace,
+      volumeMounts: [{
+        containerPath: "/data",
+        hostPath: "/var/lib/kubelet/pods/u-1/volumes/x",
+      }],
+      hostsFileHostPath: "/var/lib/kubelet/pods/u-1/etc-hosts",
+      terminationMessageHostPath: "/var/lib/kubelet/pods/u-1/containers/app/t",
+    },
+  );
+  assert.deepEqual(
+    c.linux?.securityContext?.namespaceOptions?.usernsOptions,
+    userNamespace,
+  );
+  assert.equal(c.mounts?.length, 3);
+  for (const mount of c.mounts ?? []) {
+    assert.deepEqual(mount.uidMappings, [m], mount.containerPath);
+    assert.deepEqual(mount.gidMappings, [m], mount.containerPath);
+  }
+});
+
+Deno.test("the node's user namespace: mode NODE and plain mounts; none at all with the gate off", () => {
+  const c = generateContainerConfig(pod(), pod().spec.containers[0]!, {
+    restartCount: 0,
+    imageRef: "sha256:abc",
+    nodeName: "n",
+    volumeMounts: [{ containerPath: "/data", hostPath: "/x" }],
+  });
+  assert.deepEqual(c.linux?.securityContext?.namespaceOptions?.usernsOptions, {
+    mode: 2,
+  });
+  assert.equal(c.mounts?.[0]?.uidMappings, undefined);
+  const off = generatePodSandboxConfig(pod(), {
+    podLogsDir: "/l",
+    attempt: 0,
+    userNamespace: null,
+  });
+  assert.equal(
+    "usernsOptions" in (off.linux?.securityContext?.namespaceOptions ?? {}),
+    false,
+  );
+  const offContainer = generateContainerConfig(
+    pod(),
+    pod().spec.containers[0]!,
+    {
+      restartCount: 0,
+      imageRef: "sha256:abc",
+      nodeName: "n",
+      userNamespace: null,
+    },
+  );
+  assert.equal(
+    "usernsOptions" in
+      (offContainer.linux?.securityContext?.namespaceOptions ?? {}),
+    false,
+  );
+});

@@ -24,6 +24,7 @@ import {
   type SecurityOptions,
 } from "./security_context.ts";
 import type { Container, Pod } from "../types.ts";
+import type { UserNamespaceInit } from "../../userns/mod.ts";
 
 type LinuxSandboxInit = MessageInitShape<typeof LinuxPodSandboxConfigSchema>;
 type LinuxContainerInit = MessageInitShape<typeof LinuxContainerConfigSchema>;
@@ -43,15 +44,19 @@ function unlessBadQuantity(
   }
 }
 
-/** Linux part of the sandbox config; `cgroupParent` from `podCgroupParent`. */
+/**
+ * Linux part of the sandbox config; `cgroupParent` from `podCgroupParent`, the user
+ * namespace as {@linkcode namespaceOptions} takes it.
+ */
 export function linuxSandboxConfig(
   pod: Pod,
   cgroupParent: string,
+  userNamespace?: UserNamespaceInit | null,
 ): LinuxSandboxInit {
   const psc = pod.spec.securityContext ?? {};
   return {
     cgroupParent,
-    securityContext: sandboxSecurityContext(pod),
+    securityContext: sandboxSecurityContext(pod, userNamespace),
     sysctls: Object.fromEntries(
       (psc.sysctls ?? []).map((s) => [s.name, s.value]),
     ),

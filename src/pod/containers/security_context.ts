@@ -18,6 +18,10 @@ import type {
   NamespaceOptionSchema,
 } from "../../runtime/mod.ts";
 import { join } from "../../util/posix_path.ts";
+import {
+  NODE_USER_NAMESPACE,
+  type UserNamespaceInit,
+} from "../../userns/mod.ts";
 import { ContainerConfigError } from "../env/container_env.ts";
 import type {
   Container,
@@ -108,6 +112,11 @@ export interface SecurityOptions {
   /** The image's user; absent → no user is sent unless the pod names one. */
   imageUser?: ImageUser;
   /**
+   * The pod's user namespace option (the user namespace manager's answer); absent → the
+   * node's, null → none is sent.
+   */
+  userNamespace?: UserNamespaceInit | null;
+  /**
    * An ephemeral container's `targetContainerName`, resolved to the CRI id of that container:
    * its process namespace is joined (mode TARGET) unless the pod shares one already.
    */
@@ -115,13 +124,16 @@ export interface SecurityOptions {
 }
 
 /**
- * Namespace modes the pod asks for. Pods share the node's user namespace: upstream sends
- * mode NODE explicitly (kuberuntime namespacesForPod with the user namespace manager's
- * answer for a pod without `hostUsers: false`).
+ * Namespace modes the pod asks for (kuberuntime `NamespacesForPod`). The user namespace is
+ * the user namespace manager's answer: mode NODE for a pod without `hostUsers: false` (the
+ * default here), POD with the pod's ID mappings, or none (null) with the gate off.
  */
-export function namespaceOptions(pod: Pod): NamespaceOptionInit {
+export function namespaceOptions(
+  pod: Pod,
+  userNamespace: UserNamespaceInit | null = NODE_USER_NAMESPACE,
+): NamespaceOptionInit {
   return {
-    usernsOptions: { mode: NS_NODE },
+    ...(userNamespace ? { usernsOptions: userNamespace } : {}),
     network: pod.spec.hostNetwork ? NS_NODE : NS_POD,
     pid: pod.spec.hostPID
       ? NS_NODE
@@ -346,7 +358,7 @@ export function containerSecurityContext(
   if (options.imageUser) verifyRunAsNonRoot(pod, container, options.imageUser);
   const sc = effectiveSecurityContext(pod, container);
   const unmasked = sc.procMount === "Unmasked";
-  const namespaces = namespaceOptions(pod);
+  const namespaces = namespaceOptions(pod, options.userNamespace);
   if (options.targetContainerId && namespaces.pid === NS_CONTAINER) {
     namespaces.pid = NS_TARGET;
     namespaces.targetId = options.targetContainerId;
@@ -392,7 +404,10 @@ export function containerSecurityContext(
  * when any container is, the pod's user, group and groups, and always RuntimeDefault seccomp
  * so that least-privilege pod profiles stay usable.
  */
-export function sandboxSecurityContext(pod: Pod): SandboxSecurityInit {
+export function sandboxSecurityContext(
+  pod: Pod,
+  userNamespace?: UserNamespaceInit | null,
+): SandboxSecurityInit {
   const psc = pod.spec.securityContext ?? {};
   // upstream HasPrivilegedContainer visits every container, ephemeral ones included
   const all = [
@@ -401,7 +416,7 @@ export function sandboxSecurityContext(pod: Pod): SandboxSecurityInit {
     ...(pod.spec.ephemeralContainers ?? []),
   ];
   const out: SandboxSecurityInit = {
-    namespaceOptions: namespaceOptions(pod),
+    namespaceOptions: namespaceOptions(pod, userNamespace),
     privileged: all.some((c) => c.securityContext?.privileged === true),
     supplementalGroups: podGroups(pod),
     seccomp: { profileType: RUNTIME_DEFAULT },

@@ -37,8 +37,10 @@ import {
 import { killContainer, type KillDeps, killPod } from "./pod_kill.ts";
 import { runtimeErrorText } from "../containers/runtime_messages.ts";
 import {
+  NO_USER_NAMESPACES,
+  type PodUserNamespaces,
   type RuntimeHandlerResolver,
-  sandboxRuntimeHandler,
+  sandboxNamespaces,
 } from "./runtime_class.ts";
 import {
   startContainer,
@@ -63,6 +65,8 @@ export interface ExecuteDeps {
   podLogsDir: string;
   /** The handler of each pod's RuntimeClass. */
   runtimeHandlers: RuntimeHandlerResolver;
+  /** Each pod's user namespace; omitted → `hostUsers: false` is refused (no support). */
+  userNamespaces?: PodUserNamespaces;
   dns?: DnsOptions;
   environment?: PodEnvironment;
   /** SandboxChanged and FailedCreatePodSandBox events; omitted → none. */
@@ -136,6 +140,7 @@ export async function executePodActions(
     : [];
   let nodeOptions: { dns?: DnsOptions } = {};
   let runtimeHandler = "";
+  let userNamespace;
   const configFailed = (error: unknown): SyncResult[] => {
     results.push(sandboxConfigFailure(pod, error, actions.createSandbox));
     if (actions.createSandbox) {
@@ -155,9 +160,12 @@ export async function executePodActions(
   };
   try {
     nodeOptions = await deps.environment?.sandboxOptions(pod) ?? {};
-    runtimeHandler = await sandboxRuntimeHandler(deps.runtimeHandlers, pod, {
-      signal,
-    });
+    ({ runtimeHandler, userNamespace } = await sandboxNamespaces(
+      deps.runtimeHandlers,
+      deps.userNamespaces ?? NO_USER_NAMESPACES,
+      pod,
+      { signal },
+    ));
   } catch (error) {
     signal.throwIfAborted();
     return configFailed(error);
@@ -184,6 +192,7 @@ export async function executePodActions(
       attempt: actions.attempt,
       ...(deps.dns ? { dns: deps.dns } : {}),
       ...nodeOptions,
+      userNamespace: userNamespace ?? null,
     });
   } catch (error) {
     // a host name the kernel cannot hold (upstream GetNodenameForKernel)

@@ -11,6 +11,8 @@ import type { PodActions } from "./pod_plan.ts";
 import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
 import { STANDALONE_RUNTIME_HANDLERS } from "./runtime_class.ts";
 import type { Pod, PodRuntimeStatus } from "../types.ts";
+import { createUserNamespaceManager } from "../../userns/mod.ts";
+import { fixedHandlers, MemoryPodDirs } from "../../userns/testing.ts";
 
 function setup() {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
@@ -350,4 +352,60 @@ Deno.test("executePodActions() gives a host-network pod's containers the node's 
     "192.168.0.10,fd00::10",
     "192.168.0.10",
   ]);
+});
+
+Deno.test("executePodActions() runs a hostUsers false pod in its own user namespace: the sandbox, its containers and their mounts", async () => {
+  const s = setup();
+  const requests: Record<string, unknown[]> = {};
+  // the same runtime, recording what the sandbox and the containers were created with
+  const recording = new Proxy(s.runtime, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (name !== "runPodSandbox" && name !== "createContainer") return value;
+      return (request: unknown, options: unknown) => {
+        (requests[name] ??= []).push(request);
+        return value.call(target, request, options);
+      };
+    },
+  });
+  s.deps.runtime = recording;
+  s.deps.start = { ...s.deps.start, runtime: recording };
+  const files = new MemoryPodDirs();
+  s.deps.userNamespaces = await createUserNamespaceManager({
+    files,
+    handlers: fixedHandlers([{ name: "", userNamespaces: true }]),
+    logger: s.logger,
+    random: () => 4,
+  }, { gateEnabled: true, maxPods: 110 });
+  const own = { ...pod, spec: { ...pod.spec, hostUsers: false } } as Pod;
+  const results = await executePodActions(s.deps, {
+    pod: own,
+    status: empty,
+    actions: computePodActions(own, empty),
+    signal: s.signal,
+    logger: s.logger,
+  });
+  assert.deepEqual(results.map((r) => r.reason), [undefined, undefined]);
+  // slot 4 of the default range: IDs from (4 + 1) * 65536
+  const m = { hostId: 327680, containerId: 0, length: 65536 };
+  const userns = { mode: 0, uids: [m], gids: [m] };
+  type Sent = {
+    config: {
+      linux: {
+        securityContext: { namespaceOptions: { usernsOptions: unknown } };
+      };
+      mounts?: { uidMappings?: unknown }[];
+    };
+  };
+  const [sandbox] = requests.runPodSandbox as Sent[];
+  assert.deepEqual(
+    sandbox!.config.linux.securityContext.namespaceOptions.usernsOptions,
+    userns,
+  );
+  const [container] = requests.createContainer as Sent[];
+  assert.deepEqual(
+    container!.config.linux.securityContext.namespaceOptions.usernsOptions,
+    userns,
+  );
+  assert.ok(files.dirs.get("u1")?.includes('"hostId":327680'));
 });

@@ -96,6 +96,7 @@ import {
   type RuntimeHandlerResolver,
   STANDALONE_RUNTIME_HANDLERS,
 } from "./runtime_class.ts";
+import type { UserNamespaceManager } from "../../userns/mod.ts";
 import type {
   Container,
   Pod,
@@ -160,6 +161,11 @@ export interface PodSyncerDeps {
    * runs, a named one is refused.
    */
   runtimeHandlers?: RuntimeHandlerResolver;
+  /**
+   * The pods' user namespaces (ranges for `hostUsers: false`, freed when a pod terminates);
+   * omitted → `hostUsers: false` is refused as on a runtime without support.
+   */
+  userNamespaces?: UserNamespaceManager;
   /**
    * In-place resize: the pods handed to the syncer are the pods as allocated; running
    * containers are brought to their allocation and the resize conditions reported.
@@ -408,6 +414,7 @@ class KubePodSyncer implements RuntimePodSyncer {
       mkdir,
       podLogsDir: options.podLogsDir,
       runtimeHandlers: deps.runtimeHandlers ?? STANDALONE_RUNTIME_HANDLERS,
+      ...(deps.userNamespaces ? { userNamespaces: deps.userNamespaces } : {}),
       ...(deps.events ? { events: deps.events } : {}),
       ...(options.dns ? { dns: options.dns } : {}),
       ...(this.#environment ? { environment: this.#environment } : {}),
@@ -884,6 +891,8 @@ class KubePodSyncer implements RuntimePodSyncer {
     await this.#volumes?.tearDownPod(pod);
     // upstream SyncTerminatedPod destroys the pod cgroup before the final status
     await this.#environment?.removePodCgroup(pod);
+    // upstream SyncTerminatedPod then frees the pod's user namespace range
+    await this.#deps.userNamespaces?.release(uid);
     const final = terminatePodStatus(this.#computeStatus(pod, status, true), {
       isStatic: isStaticPod(pod),
       initContainers: pod.spec.initContainers?.length ?? 0,

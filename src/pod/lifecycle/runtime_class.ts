@@ -6,14 +6,20 @@
  * API server upstream has no lookup at all and runs every pod under the default handler;
  * this kubelet refuses a named class there instead of ignoring it.
  *
- * Also the sandbox's user namespace (upstream `GetOrCreateUserNamespaceMappings`): a pod
- * with `hostUsers: false` is refused, as upstream refuses it on a runtime that does not
- * report user namespace support; this kubelet allocates no ID mappings.
+ * Also the pod's user namespace under that handler (upstream `NamespacesForPod` asking
+ * `GetOrCreateUserNamespaceMappings`): the user namespace manager's answer, or without one
+ * upstream's refusal of `hostUsers: false` on a runtime without user namespace support.
  * @module
  */
 import { ApiNotFoundError, type RuntimeClassApi } from "../../api/mod.ts";
 import type { Pod } from "../types.ts";
 import { errorMessage } from "../../util/error_message.ts";
+import {
+  handlerRefusal,
+  NODE_USER_NAMESPACE,
+  type UserNamespaceInit,
+  type UserNamespaceManager,
+} from "../../userns/mod.ts";
 
 /** Resolves a pod's `runtimeClassName` to its CRI runtime handler. */
 export interface RuntimeHandlerResolver {
@@ -66,30 +72,44 @@ export const STANDALONE_RUNTIME_HANDLERS: RuntimeHandlerResolver = {
   },
 };
 
-/** Upstream's refusal of `hostUsers: false` when `handler` has no user namespace support. */
-export function userNamespaceRefusal(
-  pod: Pod,
-  handler: string,
-): string | undefined {
-  const hostUsers = (pod.spec as { hostUsers?: boolean }).hostUsers;
-  if (hostUsers !== false) return undefined;
-  return handler === ""
-    ? "can't set `spec.hostUsers: false`, runtime does not support user namespaces"
-    : `can't set \`spec.hostUsers: false\`, RuntimeClass handler "${handler}" does not support user namespaces`;
+/** A pod's user namespace under a handler (the user namespace manager's `forPod`). */
+export type PodUserNamespaces = Pick<UserNamespaceManager, "forPod">;
+
+/** No manager: every handler is one without user namespace support. */
+export const NO_USER_NAMESPACES: PodUserNamespaces = {
+  forPod(pod, handler) {
+    if (pod.hostUsers !== false) return Promise.resolve(NODE_USER_NAMESPACE);
+    return Promise.reject(new Error(handlerRefusal([], handler) ?? ""));
+  },
+};
+
+/** The sandbox's runtime handler and user namespace option (none: send no option). */
+export interface SandboxNamespaces {
+  runtimeHandler: string;
+  userNamespace: UserNamespaceInit | undefined;
 }
 
 /**
- * The sandbox's runtime handler, after the checks upstream makes while generating the
- * sandbox config (`NamespacesForPod`): rejects with the reason the sandbox cannot be made.
+ * The sandbox's runtime handler and user namespace, as upstream resolves them while
+ * generating the sandbox config (`NamespacesForPod`): rejects with the reason the sandbox
+ * cannot be made.
  */
-export async function sandboxRuntimeHandler(
+export async function sandboxNamespaces(
   resolver: RuntimeHandlerResolver,
+  userNamespaces: PodUserNamespaces,
   pod: Pod,
   options?: { signal?: AbortSignal },
-): Promise<string> {
+): Promise<SandboxNamespaces> {
   const name = (pod.spec as { runtimeClassName?: string }).runtimeClassName;
-  const handler = await resolver.lookupRuntimeHandler(name, options);
-  const refusal = userNamespaceRefusal(pod, handler);
-  if (refusal) throw new Error(refusal);
-  return handler;
+  const runtimeHandler = await resolver.lookupRuntimeHandler(name, options);
+  const hostUsers = (pod.spec as { hostUsers?: boolean }).hostUsers;
+  const userNamespace = await userNamespaces.forPod(
+    {
+      uid: pod.metadata.uid ?? "",
+      ...(hostUsers !== undefined ? { hostUsers } : {}),
+    },
+    runtimeHandler,
+    options?.signal,
+  );
+  return { runtimeHandler, userNamespace };
 }

@@ -7,9 +7,10 @@ import {
 } from "../../api/mod.ts";
 import {
   apiRuntimeHandlers,
-  sandboxRuntimeHandler,
+  NO_USER_NAMESPACES,
+  type PodUserNamespaces,
+  sandboxNamespaces,
   STANDALONE_RUNTIME_HANDLERS,
-  userNamespaceRefusal,
 } from "./runtime_class.ts";
 import type { Pod } from "../types.ts";
 
@@ -86,28 +87,52 @@ Deno.test("STANDALONE_RUNTIME_HANDLERS: only the default class resolves; a named
   );
 });
 
-Deno.test("userNamespaceRefusal(): hostUsers false is refused with upstream's text, per handler", () => {
-  assert.equal(userNamespaceRefusal(pod({}), ""), undefined);
-  assert.equal(userNamespaceRefusal(pod({ hostUsers: true }), ""), undefined);
-  assert.equal(
-    userNamespaceRefusal(pod({ hostUsers: false }), ""),
-    "can't set `spec.hostUsers: false`, runtime does not support user namespaces",
+Deno.test("NO_USER_NAMESPACES: the node's user namespace; hostUsers false refused with upstream's text, per handler", async () => {
+  assert.deepEqual(await NO_USER_NAMESPACES.forPod({ uid: "u" }, ""), {
+    mode: 2,
+  });
+  assert.deepEqual(
+    await NO_USER_NAMESPACES.forPod({ uid: "u", hostUsers: true }, ""),
+    { mode: 2 },
   );
-  assert.equal(
-    userNamespaceRefusal(pod({ hostUsers: false }), "runc"),
-    'can\'t set `spec.hostUsers: false`, RuntimeClass handler "runc" does not support user namespaces',
+  await assert.rejects(
+    NO_USER_NAMESPACES.forPod({ uid: "u", hostUsers: false }, ""),
+    {
+      message:
+        "can't set `spec.hostUsers: false`, runtime does not support user namespaces",
+    },
+  );
+  await assert.rejects(
+    NO_USER_NAMESPACES.forPod({ uid: "u", hostUsers: false }, "runc"),
+    {
+      message:
+        'can\'t set `spec.hostUsers: false`, RuntimeClass handler "runc" does not support user namespaces',
+    },
   );
 });
 
-Deno.test("sandboxRuntimeHandler(): the class's handler, or the refusal of hostUsers false under it", async () => {
+Deno.test("sandboxNamespaces(): the class's handler, and the user namespace asked under it", async () => {
   const handlers = apiRuntimeHandlers(fakeApi({ plain: "runc" }));
-  assert.equal(
-    await sandboxRuntimeHandler(handlers, pod({ runtimeClassName: "plain" })),
-    "runc",
-  );
-  await assert.rejects(
-    sandboxRuntimeHandler(
+  const asked: unknown[] = [];
+  const userNamespaces: PodUserNamespaces = {
+    forPod(pod, handler) {
+      asked.push([pod, handler]);
+      return Promise.resolve({ mode: 0, uids: [], gids: [] });
+    },
+  };
+  assert.deepEqual(
+    await sandboxNamespaces(
       handlers,
+      userNamespaces,
+      pod({ runtimeClassName: "plain", hostUsers: false }),
+    ),
+    { runtimeHandler: "runc", userNamespace: { mode: 0, uids: [], gids: [] } },
+  );
+  assert.deepEqual(asked, [[{ uid: "u", hostUsers: false }, "runc"]]);
+  await assert.rejects(
+    sandboxNamespaces(
+      handlers,
+      NO_USER_NAMESPACES,
       pod({ runtimeClassName: "plain", hostUsers: false }),
     ),
     /RuntimeClass handler "runc" does not support user namespaces/,

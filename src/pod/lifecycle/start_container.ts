@@ -331,6 +331,9 @@ export async function startContainer(
       ...(objects ? { objects } : {}),
       ...(services ? { services } : {}),
       restartCount,
+      // the containers live in the sandbox's user namespace
+      userNamespace: ctx.sandboxConfig.linux?.securityContext?.namespaceOptions
+        ?.usernsOptions ?? null,
       imageRef: image.imageRef,
       ...(messageFile ? { terminationMessageHostPath: messageFile } : {}),
       ...(targetContainerId ? { targetContainerId } : {}),

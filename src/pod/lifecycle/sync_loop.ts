@@ -205,6 +205,13 @@ export interface PodSyncHandlerDeps {
       known: (uid: string) => boolean,
     ): Promise<void>;
   };
+  /**
+   * The pods' user namespace ranges: housekeeping frees those of pods neither desired nor
+   * handled by a worker (upstream `CleanupOrphanedPodUsernsAllocations`); omitted → none.
+   */
+  userNamespaces?: {
+    cleanupOrphans(known: (uid: string) => boolean): Promise<void>;
+  };
   /** Told when a pod is removed, so liveness/startup probing stops during its termination. */
   prober?: { stopLivenessAndStartup(uid: string): Promise<void> };
   /**
@@ -449,6 +456,16 @@ export class PodSyncHandler implements SyncHandler {
       }
       await this.#killOrphans();
       await this.#podCgroupHousekeeping(desired);
+      await this.#deps.userNamespaces?.cleanupOrphans((uid) =>
+        desired.has(uid) || workers.has(uid)
+      ).catch((error) =>
+        logger.error(
+          "Failed cleaning up orphaned pod user namespace allocations",
+          {
+            err: errorMessage(error),
+          },
+        )
+      );
       // upstream `RemoveOrphanedPods`: allocations of pods no longer desired
       await this.#deps.resize?.allocations.removeOrphans(desired);
     } finally {
