@@ -1,0 +1,272 @@
+/**
+ * `hostUsers: false` with the real `main.ts` process on a private containerd 2 (the peers'
+ * containerd and runc, `bash scripts/peers.sh containerd2`, which report user namespace
+ * support; skipped when they are not built, without `KUBELET_TS_CRI_ENDPOINT`/
+ * `KUBELET_TS_CRI_ROOT` or without root). What upstream's e2e tests check (security_context.go
+ * "When creating a pod with HostUsers"): a pod of its own gets a 65536-wide range that is not
+ * another pod's, a pod without it sees the whole host range, files root owns on the host are
+ * root's inside; and the range is recorded in the pod directory in upstream's file, kept
+ * across a kubelet restart.
+ */
+import assert from "node:assert/strict";
+import {
+  ContainerState,
+  createCriRuntime,
+  type CriRuntime,
+} from "../../src/runtime/mod.ts";
+import { parseMappingsFile } from "../../src/userns/mod.ts";
+import {
+  IMAGE,
+  privateCri,
+  privateCriMissing,
+  waitFor,
+} from "./_containerd_e2e.ts";
+import { removeCgroupTree } from "./_cgroups.ts";
+import { peersOutput } from "../_peers.ts";
+import { removeTree } from "../_mounts.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const runtimeDir = privateCriMissing
+  ? undefined
+  : await peersOutput("containerd2-dir");
+
+/** A kubelet subprocess whose stderr is collected. */
+function spawnKubelet(args: string[]) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", ...args],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const log = { text: "" };
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      log.text += decoder.decode(chunk, { stream: true });
+    }
+  })();
+  return {
+    log,
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already exited
+      }
+      await child.status;
+      await done;
+    },
+  };
+}
+
+function pod(name: string, hostUsers: boolean | undefined) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      ...(hostUsers === undefined ? {} : { hostUsers }),
+      terminationGracePeriodSeconds: 1,
+      volumes: [{ name: "data", emptyDir: {} }],
+      containers: [{
+        name: "c",
+        image: IMAGE,
+        imagePullPolicy: "IfNotPresent",
+        command: ["sh", "-c", "echo hi > /data/by-root; exec sleep 3600"],
+        volumeMounts: [{ name: "data", mountPath: "/data" }],
+      }],
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "main.ts on containerd 2: hostUsers false runs in a user namespace of its own, recorded as upstream records it",
+  ignore: !runtimeDir,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using cri = await privateCri("usrns", {
+      containerd: `${runtimeDir}/containerd`,
+      runc: `${runtimeDir}/runc`,
+    });
+    const id = crypto.randomUUID().slice(0, 6);
+    const node = `userns-${id}`;
+    const dir = await Deno.makeTempDir({ prefix: "kts-userns-" });
+    const runtime: CriRuntime = createCriRuntime({
+      endpoint: cri.endpoint,
+      timeoutMs: 30_000,
+    });
+    let kubelet: ReturnType<typeof spawnKubelet> | undefined;
+    try {
+      await Deno.mkdir(`${dir}/manifests`);
+      await Deno.writeTextFile(
+        `${dir}/config.yaml`,
+        [
+          "apiVersion: kubelet.config.k8s.io/v1beta1",
+          "kind: KubeletConfiguration",
+          `staticPodPath: ${dir}/manifests`,
+          "fileCheckFrequency: 1s",
+          `containerRuntimeEndpoint: ${cri.endpoint}`,
+          `podLogsDir: ${dir}/logs`,
+          `cgroupRoot: /kts-userns-${id}`,
+          "healthzPort: 0",
+          "authentication:",
+          "  anonymous:",
+          "    enabled: true",
+          "  webhook:",
+          "    enabled: false",
+          "authorization:",
+          "  mode: AlwaysAllow",
+          "",
+        ].join("\n"),
+      );
+      for (
+        const [name, hostUsers] of [["own1", false], ["own2", false], [
+          "host",
+          undefined,
+        ]] as const
+      ) {
+        await Deno.writeTextFile(
+          `${dir}/manifests/${name}.json`,
+          JSON.stringify(pod(name, hostUsers)),
+        );
+      }
+      const args = [
+        "--config",
+        `${dir}/config.yaml`,
+        `--root-dir=${dir}/root`,
+        `--hostname-override=${node}`,
+      ];
+      kubelet = spawnKubelet(args);
+      const running = async () => {
+        const { containers } = await runtime.listContainers({});
+        return new Map(
+          containers.filter((c) => c.state === ContainerState.CONTAINER_RUNNING)
+            .map((c) => [
+              (c.labels["io.kubernetes.pod.name"] ?? "").replace(
+                `-${node}`,
+                "",
+              ),
+              { id: c.id, uid: c.labels["io.kubernetes.pod.uid"] ?? "" },
+            ]),
+        );
+      };
+      const k = kubelet;
+      const pods = await waitFor("the three pods running", async () => {
+        const r = await running();
+        return r.size === 3 ? r : undefined;
+      }, 120_000).catch((e) => {
+        throw new Error(`${e.message}\n${k.log.text.slice(-3000)}`);
+      });
+      const exec = async (container: string, cmd: string[]) => {
+        const out = await runtime.execSync({
+          containerId: container,
+          cmd,
+          timeout: 10n,
+        });
+        assert.equal(out.exitCode, 0, new TextDecoder().decode(out.stderr));
+        return new TextDecoder().decode(out.stdout).trim();
+      };
+      const uidMap = (name: string) =>
+        exec(pods.get(name)!.id, ["cat", "/proc/self/uid_map"]);
+      const fields = (s: string) => s.split(/\s+/).map(Number);
+
+      // the pod without hostUsers sees the host's IDs, as upstream's "set to true" test
+      assert.deepEqual(fields(await uidMap("host")), [0, 0, 4294967295]);
+      assert.equal(
+        await Deno.stat(`${dir}/root/pods/${pods.get("host")!.uid}/userns`)
+          .then(() => true, () => false),
+        false,
+        "a pod in the node's user namespace has no mappings file",
+      );
+
+      const seen: number[] = [];
+      for (const name of ["own1", "own2"]) {
+        const { id: container, uid } = pods.get(name)!;
+        const map = fields(await uidMap(name));
+        const gidMap = fields(
+          await exec(container, ["cat", "/proc/self/gid_map"]),
+        );
+        const file = await Deno.readTextFile(`${dir}/root/pods/${uid}/userns`);
+        const range = parseMappingsFile(file);
+        console.log(`${name}: uid_map "${map.join(" ")}", userns file ${file}`);
+        // root inside is the first ID of the recorded range, 65536 IDs wide
+        assert.deepEqual(map, [0, range.hostId, 65536]);
+        assert.deepEqual(gidMap, map);
+        assert.ok(range.hostId >= 65536 && range.hostId % 65536 === 0);
+        seen.push(range.hostId);
+        // the ID-mapped emptyDir: root inside owns what it writes, and root on the host
+        // owns it there (the mount maps the pod's range back)
+        assert.equal(
+          await exec(container, ["stat", "-c", "%u:%g", "/data/by-root"]),
+          "0:0",
+        );
+        const onHost = await Deno.stat(
+          `${dir}/root/pods/${uid}/volumes/kubernetes.io~empty-dir/data/by-root`,
+        );
+        console.log(
+          `${name}: /data/by-root on the host is ${onHost.uid}:${onHost.gid}`,
+        );
+        assert.equal(onHost.uid, 0);
+        // the managed /etc/hosts (root's on the host) is root's inside too
+        assert.equal(
+          await exec(container, ["stat", "-c", "%u", "/etc/hosts"]),
+          "0",
+        );
+      }
+      assert.notEqual(seen[0], seen[1], "two pods share a range");
+
+      // a restart reads the files back: the same ranges, the same containers
+      const before = await Promise.all(
+        ["own1", "own2"].map((n) =>
+          Deno.readTextFile(`${dir}/root/pods/${pods.get(n)!.uid}/userns`)
+        ),
+      );
+      await kubelet.stop();
+      kubelet = spawnKubelet(args);
+      const k2 = kubelet;
+      await waitFor(
+        "the restarted kubelet syncing the pods",
+        () =>
+          k2.log.text.includes(`pod="default/own2-${node}"`) ? true : undefined,
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 3_000));
+      const after = await running();
+      for (const [i, n] of ["own1", "own2"].entries()) {
+        assert.equal(
+          after.get(n)?.id,
+          pods.get(n)!.id,
+          `${n} kept its container`,
+        );
+        assert.equal(
+          await Deno.readTextFile(
+            `${dir}/root/pods/${pods.get(n)!.uid}/userns`,
+          ),
+          before[i],
+        );
+      }
+
+      // a removed pod frees its range: its file goes with it
+      const own1 = pods.get("own1")!.uid;
+      await Deno.remove(`${dir}/manifests/own1.json`);
+      await waitFor(
+        "own1's mappings file removed",
+        () =>
+          Deno.stat(`${dir}/root/pods/${own1}/userns`).then(
+            () => undefined,
+            () => true,
+          ),
+        60_000,
+      );
+    } finally {
+      await kubelet?.stop();
+      await runtime.close();
+      await cri[Symbol.asyncDispose]();
+      await removeCgroupTree(`/kts-userns-${id}`);
+      await removeTree(dir);
+    }
+  },
+});
