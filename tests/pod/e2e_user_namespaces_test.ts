@@ -191,7 +191,6 @@ Deno.test({
         );
         const file = await Deno.readTextFile(`${dir}/root/pods/${uid}/userns`);
         const range = parseMappingsFile(file);
-        console.log(`${name}: uid_map "${map.join(" ")}", userns file ${file}`);
         // root inside is the first ID of the recorded range, 65536 IDs wide
         assert.deepEqual(map, [0, range.hostId, 65536]);
         assert.deepEqual(gidMap, map);
@@ -205,9 +204,6 @@ Deno.test({
         );
         const onHost = await Deno.stat(
           `${dir}/root/pods/${uid}/volumes/kubernetes.io~empty-dir/data/by-root`,
-        );
-        console.log(
-          `${name}: /data/by-root on the host is ${onHost.uid}:${onHost.gid}`,
         );
         assert.equal(onHost.uid, 0);
         // the managed /etc/hosts (root's on the host) is root's inside too
