@@ -266,3 +266,219 @@ Deno.test({
     }
   },
 });
+
+const k8sBin = runtimeDir ? await peersOutput("dir") : undefined;
+
+/** The upstream kubelet (the peers' v1.34.4), standalone on the same layout. */
+function spawnUpstream(
+  dir: string,
+  node: string,
+  endpoint: string,
+  id: string,
+) {
+  const port = 20000 + Math.floor(Math.random() * 10000);
+  Deno.writeTextFileSync(
+    `${dir}/upstream.yaml`,
+    [
+      "apiVersion: kubelet.config.k8s.io/v1beta1",
+      "kind: KubeletConfiguration",
+      `containerRuntimeEndpoint: ${endpoint}`,
+      `staticPodPath: ${dir}/manifests`,
+      `podLogsDir: ${dir}/logs`,
+      "cgroupDriver: cgroupfs",
+      `cgroupRoot: /kts-userns-${id}`,
+      "failSwapOn: false",
+      "healthzPort: 0",
+      "address: 127.0.0.1",
+      `port: ${port}`,
+      "readOnlyPort: 0",
+      "resolvConf: /etc/resolv.conf",
+      "fileCheckFrequency: 1s",
+      "imageGCHighThresholdPercent: 100",
+      "imageGCLowThresholdPercent: 99",
+      "evictionHard:",
+      '  memory.available: "100Mi"',
+      '  nodefs.available: "1%"',
+      '  imagefs.available: "1%"',
+      "authentication:",
+      "  anonymous:",
+      "    enabled: false",
+      "  webhook:",
+      "    enabled: false",
+      "authorization:",
+      "  mode: AlwaysAllow",
+      "",
+    ].join("\n"),
+  );
+  // upstream's cgroupfs driver wants the cgroup root in every hierarchy
+  for (const h of Deno.readDirSync("/sys/fs/cgroup")) {
+    try {
+      Deno.mkdirSync(`/sys/fs/cgroup/${h.name}/kts-userns-${id}`);
+    } catch {
+      // exists, or not a hierarchy
+    }
+  }
+  const child = new Deno.Command(`${k8sBin}/kubelet`, {
+    args: [
+      "--config",
+      `${dir}/upstream.yaml`,
+      `--root-dir=${dir}/root`,
+      `--cert-dir=${dir}/pki`,
+      `--hostname-override=${node}`,
+      "--v=2",
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const log = { text: "" };
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      log.text += decoder.decode(chunk, { stream: true });
+    }
+  })();
+  return {
+    log,
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already exited
+      }
+      await child.status;
+      await done;
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "containerd 2: the upstream kubelet and main.ts take over each other's user namespace files and pods",
+  ignore: !runtimeDir || !k8sBin,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using cri = await privateCri("usrsw", {
+      containerd: `${runtimeDir}/containerd`,
+      runc: `${runtimeDir}/runc`,
+    });
+    const id = crypto.randomUUID().slice(0, 6);
+    const node = `userns-sw-${id}`;
+    const dir = await Deno.makeTempDir({ prefix: "kts-userns-swap-" });
+    const runtime: CriRuntime = createCriRuntime({
+      endpoint: cri.endpoint,
+      timeoutMs: 30_000,
+    });
+    let kubelet: { log: { text: string }; stop(): Promise<void> } | undefined;
+    try {
+      await Deno.mkdir(`${dir}/manifests`);
+      await Deno.writeTextFile(
+        `${dir}/config.yaml`,
+        [
+          "apiVersion: kubelet.config.k8s.io/v1beta1",
+          "kind: KubeletConfiguration",
+          `staticPodPath: ${dir}/manifests`,
+          "fileCheckFrequency: 1s",
+          `containerRuntimeEndpoint: ${cri.endpoint}`,
+          `podLogsDir: ${dir}/logs`,
+          `cgroupRoot: /kts-userns-${id}`,
+          "healthzPort: 0",
+          "authentication:",
+          "  anonymous:",
+          "    enabled: true",
+          "  webhook:",
+          "    enabled: false",
+          "authorization:",
+          "  mode: AlwaysAllow",
+          "",
+        ].join("\n"),
+      );
+      const ours = () =>
+        spawnKubelet([
+          "--config",
+          `${dir}/config.yaml`,
+          `--root-dir=${dir}/root`,
+          `--hostname-override=${node}`,
+        ]);
+      const upstream = () => spawnUpstream(dir, node, cri.endpoint, id);
+      const runningIn = async (name: string) => {
+        const { containers } = await runtime.listContainers({});
+        const c = containers.find((c) =>
+          c.state === ContainerState.CONTAINER_RUNNING &&
+          c.labels["io.kubernetes.pod.name"] === `${name}-${node}`
+        );
+        return c && { id: c.id, uid: c.labels["io.kubernetes.pod.uid"] ?? "" };
+      };
+      const uidMap = async (container: string) => {
+        const out = await runtime.execSync({
+          containerId: container,
+          cmd: ["cat", "/proc/self/uid_map"],
+          timeout: 10n,
+        });
+        return new TextDecoder().decode(out.stdout).trim().split(/\s+/).map(
+          Number,
+        );
+      };
+      const mappings = (uid: string) =>
+        Deno.readTextFile(`${dir}/root/pods/${uid}/userns`);
+      const start = async (
+        name: string,
+        k: { log: { text: string } },
+      ) =>
+        await waitFor(`${name} running`, () => runningIn(name), 120_000)
+          .catch((e) => {
+            throw new Error(`${e.message}\n${k.log.text.slice(-3000)}`);
+          });
+
+      // the upstream kubelet starts pod "a" and records its range
+      await Deno.writeTextFile(
+        `${dir}/manifests/a.json`,
+        JSON.stringify(pod("a", false)),
+      );
+      kubelet = upstream();
+      const a = await start("a", kubelet);
+      const aFile = await mappings(a.uid);
+      const aRange = parseMappingsFile(aFile);
+      assert.deepEqual(await uidMap(a.id), [0, aRange.hostId, 65536]);
+      await kubelet.stop();
+
+      // main.ts reads upstream's file: "a" keeps its container and range; "b" gets another
+      kubelet = ours();
+      await Deno.writeTextFile(
+        `${dir}/manifests/b.json`,
+        JSON.stringify(pod("b", false)),
+      );
+      const b = await start("b", kubelet);
+      await new Promise((r) => setTimeout(r, 3_000));
+      assert.equal((await runningIn("a"))?.id, a.id, "a kept its container");
+      assert.equal(await mappings(a.uid), aFile);
+      const bFile = await mappings(b.uid);
+      const bRange = parseMappingsFile(bFile);
+      assert.notEqual(bRange.hostId, aRange.hostId);
+      assert.deepEqual(await uidMap(b.id), [0, bRange.hostId, 65536]);
+      await kubelet.stop();
+
+      // and back: the upstream kubelet reads main.ts's file for "b" and keeps both pods
+      kubelet = upstream();
+      const k = kubelet;
+      await waitFor(
+        "the upstream kubelet syncing b",
+        () => k.log.text.includes(`b-${node}`) ? true : undefined,
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 5_000));
+      assert.equal((await runningIn("b"))?.id, b.id, "b kept its container");
+      assert.equal((await runningIn("a"))?.id, a.id, "a kept its container");
+      assert.equal(await mappings(b.uid), bFile);
+      assert.doesNotMatch(kubelet.log.text, /user namespace/i);
+    } finally {
+      await kubelet?.stop();
+      // the upstream kubelet leaves its pods: take them down with the runtime
+      await runtime.close();
+      await cri[Symbol.asyncDispose]();
+      await removeCgroupTree(`/kts-userns-${id}`);
+      await removeTree(dir);
+    }
+  },
+});
