@@ -98,6 +98,20 @@ export const startedPods = kubeletRegistry.counter({
 });
 startedPods.labels();
 
+export const startedUserNamespacedPods = kubeletRegistry.counter({
+  name: "kubelet_started_user_namespaced_pods_total",
+  help:
+    "[ALPHA] Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.",
+});
+startedUserNamespacedPods.labels();
+
+export const startedUserNamespacedPodsErrors = kubeletRegistry.counter({
+  name: "kubelet_started_user_namespaced_pods_errors_total",
+  help:
+    "[ALPHA] Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.",
+});
+startedUserNamespacedPodsErrors.labels();
+
 export const startedContainers = kubeletRegistry.counter({
   name: "kubelet_started_containers_total",
   help: "[ALPHA] Cumulative number of containers started",

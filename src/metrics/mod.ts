@@ -30,4 +30,6 @@ export {
   runtimeOperationsErrors,
   startedContainers,
   startedPods,
+  startedUserNamespacedPods,
+  startedUserNamespacedPodsErrors,
 } from "./kubelet_metrics.ts";

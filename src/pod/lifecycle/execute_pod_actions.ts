@@ -27,7 +27,11 @@ import {
   missingClusterDns,
 } from "../containers/dns_config.ts";
 import { nodeReference } from "../../events/mod.ts";
-import { startedPods } from "../../metrics/mod.ts";
+import {
+  startedPods,
+  startedUserNamespacedPods,
+  startedUserNamespacedPodsErrors,
+} from "../../metrics/mod.ts";
 import type { InitContainerCleaner } from "./init_container_cleanup.ts";
 import type { PodActions } from "./pod_plan.ts";
 import {
@@ -52,6 +56,8 @@ import { isSidecar } from "../types.ts";
 import { errorMessage } from "../../util/error_message.ts";
 
 const startedPodsTotal = startedPods.labels();
+const startedUsernsTotal = startedUserNamespacedPods.labels();
+const startedUsernsErrors = startedUserNamespacedPodsErrors.labels();
 
 /** What {@linkcode executePodActions} acts with. */
 export interface ExecuteDeps {
@@ -84,6 +90,25 @@ export interface ExecuteInput {
 }
 
 export async function executePodActions(
+  deps: ExecuteDeps,
+  input: ExecuteInput,
+): Promise<SyncResult[]> {
+  const results = await execute(deps, input);
+  // upstream SyncPod counts the sandboxes it creates for hostUsers false pods, and those
+  // whose sync then had any failure
+  const { pod, actions } = input;
+  if (
+    actions.createSandbox &&
+    (pod.spec as { hostUsers?: boolean }).hostUsers === false &&
+    results.some((r) => r.action === "CreatePodSandbox")
+  ) {
+    startedUsernsTotal.inc();
+    if (results.some((r) => r.reason !== undefined)) startedUsernsErrors.inc();
+  }
+  return results;
+}
+
+async function execute(
   deps: ExecuteDeps,
   input: ExecuteInput,
 ): Promise<SyncResult[]> {

@@ -12,6 +12,16 @@ import { getPodRuntimeStatus } from "../status/runtime_pod_status.ts";
 import { STANDALONE_RUNTIME_HANDLERS } from "./runtime_class.ts";
 import type { Pod, PodRuntimeStatus } from "../types.ts";
 import { createUserNamespaceManager } from "../../userns/mod.ts";
+import {
+  startedUserNamespacedPods,
+  startedUserNamespacedPodsErrors,
+} from "../../metrics/mod.ts";
+
+/** The user namespaced pods counters now: [started, errors]. */
+const usernsCounts = () => [
+  startedUserNamespacedPods.labels().value,
+  startedUserNamespacedPodsErrors.labels().value,
+];
 import { fixedHandlers, MemoryPodDirs } from "../../userns/testing.ts";
 
 function setup() {
@@ -252,6 +262,7 @@ Deno.test("executePodActions() fails sandbox creation, before any CRI call, for 
           : Promise.resolve(""),
     };
     const bad = { ...pod, spec: { ...pod.spec, ...spec } } as Pod;
+    const [started, errors] = usernsCounts();
     const results = await executePodActions(s.deps, {
       pod: bad,
       status: empty,
@@ -267,6 +278,9 @@ Deno.test("executePodActions() fails sandbox creation, before any CRI call, for 
         `Failed to generate sandbox config for pod "web_default(u1)": ${detail}`,
     }]);
     assert.ok(!s.runtime.calls.includes("runPodSandbox"));
+    // a refused hostUsers false pod counts as started and failed, as upstream's
+    const userns = "hostUsers" in spec ? 1 : 0;
+    assert.deepEqual(usernsCounts(), [started! + userns, errors! + userns]);
     assert.deepEqual(events, [
       `Warning FailedCreatePodSandBox Failed to create pod sandbox: ${detail}`,
     ]);
@@ -378,6 +392,7 @@ Deno.test("executePodActions() runs a hostUsers false pod in its own user namesp
     random: () => 4,
   }, { gateEnabled: true, maxPods: 110 });
   const own = { ...pod, spec: { ...pod.spec, hostUsers: false } } as Pod;
+  const [started, errors] = usernsCounts();
   const results = await executePodActions(s.deps, {
     pod: own,
     status: empty,
@@ -386,6 +401,7 @@ Deno.test("executePodActions() runs a hostUsers false pod in its own user namesp
     logger: s.logger,
   });
   assert.deepEqual(results.map((r) => r.reason), [undefined, undefined]);
+  assert.deepEqual(usernsCounts(), [started! + 1, errors]);
   // slot 4 of the default range: IDs from (4 + 1) * 65536
   const m = { hostId: 327680, containerId: 0, length: 65536 };
   const userns = { mode: 0, uids: [m], gids: [m] };
