@@ -71,6 +71,11 @@ export interface NodeStatus {
   daemonEndpoints?: { kubeletEndpoint?: { Port: number } };
   nodeInfo?: NodeSystemInfo;
   images?: { names?: string[]; sizeBytes?: number }[];
+  runtimeHandlers?: {
+    name: string;
+    features?: { recursiveReadOnlyMounts?: boolean; userNamespaces?: boolean };
+  }[];
+  features?: { supplementalGroupsPolicy?: boolean };
 }
 
 /** `v1.Node`. */

@@ -179,12 +179,27 @@ export async function joinCluster(
       },
       status: async (signal) => {
         const s = await runtime.status({ verbose: false }, { signal });
-        return (s.status?.conditions ?? []).map((c) => ({
-          type: c.type,
-          status: c.status,
-          reason: c.reason,
-          message: c.message,
-        }));
+        return {
+          conditions: (s.status?.conditions ?? []).map((c) => ({
+            type: c.type,
+            status: c.status,
+            reason: c.reason,
+            message: c.message,
+          })),
+          handlers: s.runtimeHandlers.map((h) => ({
+            name: h.name,
+            recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts ===
+              true,
+            userNamespaces: h.features?.userNamespaces === true,
+          })),
+          ...(s.features
+            ? {
+              features: {
+                supplementalGroupsPolicy: s.features.supplementalGroupsPolicy,
+              },
+            }
+            : {}),
+        };
       },
     },
     clock,

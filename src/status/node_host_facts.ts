@@ -19,6 +19,8 @@ import type {
   ImageFact,
   NodeFacts,
   RuntimeConditionFact,
+  RuntimeHandlerFact,
+  RuntimeStatusFact,
 } from "./node_status_setters.ts";
 import { goArch } from "./node_registration.ts";
 import { errorMessage } from "../util/error_message.ts";
@@ -30,7 +32,7 @@ export interface NodeRuntime {
   version(
     signal: AbortSignal,
   ): Promise<{ runtimeName: string; runtimeVersion: string }>;
-  status(signal: AbortSignal): Promise<RuntimeConditionFact[]>;
+  status(signal: AbortSignal): Promise<RuntimeStatusFact>;
 }
 
 /** Host effects, injectable for tests. */
@@ -261,6 +263,8 @@ class RuntimeReadiness {
   #downAfterMs: number;
   version = "";
   conditions: RuntimeConditionFact[] | undefined;
+  handlers: RuntimeHandlerFact[] | undefined;
+  features: { supplementalGroupsPolicy: boolean } | undefined;
   images: ImageFact[] | undefined;
   #lastOk = -Infinity;
 
@@ -292,8 +296,16 @@ class RuntimeReadiness {
       }
     }
     try {
-      this.conditions = await runtime.status(signal);
+      const status = await runtime.status(signal);
+      this.conditions = status.conditions;
       this.#lastOk = clock.now();
+      // upstream keeps the handlers and features of a ready runtime's answer only
+      if (
+        status.conditions.some((c) => c.type === "RuntimeReady" && c.status)
+      ) {
+        this.handlers = status.handlers;
+        this.features = status.features;
+      }
     } catch (e) {
       logger.error("Container runtime status check failed", {
         err: errorMessage(e),
@@ -395,6 +407,8 @@ export function createNodeFacts(
       ...(storage !== undefined ? { ephemeralStorageBytes: storage } : {}),
       ...(pools.length ? { hugepages: pools } : {}),
       ...(runtime.conditions ? { runtimeConditions: runtime.conditions } : {}),
+      ...(runtime.handlers ? { runtimeHandlers: runtime.handlers } : {}),
+      ...(runtime.features ? { runtimeFeatures: runtime.features } : {}),
       ...(runtime.images ? { images: runtime.images } : {}),
       ...(options.maxImages !== undefined
         ? { maxImages: options.maxImages }

@@ -96,9 +96,12 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
         statusCalls++;
         return fail
           ? Promise.reject(new Error("unavailable"))
-          : Promise.resolve([
-            { type: "RuntimeReady", status: true, reason: "", message: "" },
-          ]);
+          : Promise.resolve({
+            conditions: [
+              { type: "RuntimeReady", status: true, reason: "", message: "" },
+            ],
+            handlers: [],
+          });
       },
     },
     clock,
@@ -125,6 +128,9 @@ Deno.test("createNodeFacts() gathers host facts once and runtime readiness every
   // 10 % as a float32 is a little over 10 %.
   assert.equal(f.reserved?.ephemeralStorageBytes, 1073741840);
   assert.equal(f.runtimeDown, false);
+  // the handlers of a ready runtime's answer (none here), no features
+  assert.deepEqual(f.runtimeHandlers, []);
+  assert.equal(f.runtimeFeatures, undefined);
   fail = true;
   await clock.advance(31_000);
   const later = await facts(signal);
@@ -151,4 +157,75 @@ Deno.test("readHugepagesFrom() reads the pools through the cgroup agent", async 
       client.close();
     }
   });
+});
+
+Deno.test("createNodeFacts() keeps the runtime handlers and features of a ready runtime's answer only", async () => {
+  const ready = (status: boolean) => ({
+    type: "RuntimeReady",
+    status,
+    reason: "",
+    message: "",
+  });
+  const answers = [
+    {
+      conditions: [ready(true)],
+      handlers: [{
+        name: "runc",
+        recursiveReadOnlyMounts: true,
+        userNamespaces: true,
+      }],
+      features: { supplementalGroupsPolicy: true },
+    },
+    { conditions: [ready(false)], handlers: [] },
+  ];
+  const facts = createNodeFacts({
+    runtime: {
+      version: () =>
+        Promise.resolve({ runtimeName: "containerd", runtimeVersion: "2.4.2" }),
+      status: () => Promise.resolve(answers.shift()!),
+    },
+    clock: new FakeClock(0),
+    logger: new CaptureLogger(),
+    host: {
+      readTextFile: (path) =>
+        Promise.reject(new Deno.errors.PermissionDenied(path)),
+      networkInterfaces: () => IFACES,
+      memoryBytes: () => 2 ** 30,
+      cpuCores: () => 2,
+      kernelVersion: () => "6.1.0",
+      filesystemBytes: () => Promise.resolve(10 * 2 ** 30),
+    },
+  }, {
+    hostname: "node-a",
+    rootDir: "/var/lib/kubelet",
+    maxPods: 110,
+    kubeletPort: 10250,
+    kubeletVersion: "v1.34.0",
+  });
+  const signal = new AbortController().signal;
+  const want = {
+    runtimeHandlers: [{
+      name: "runc",
+      recursiveReadOnlyMounts: true,
+      userNamespaces: true,
+    }],
+    runtimeFeatures: { supplementalGroupsPolicy: true },
+  };
+  const first = await facts(signal);
+  assert.deepEqual(
+    {
+      runtimeHandlers: first.runtimeHandlers,
+      runtimeFeatures: first.runtimeFeatures,
+    },
+    want,
+  );
+  // a not-ready answer leaves them as they were
+  const second = await facts(signal);
+  assert.deepEqual(
+    {
+      runtimeHandlers: second.runtimeHandlers,
+      runtimeFeatures: second.runtimeFeatures,
+    },
+    want,
+  );
 });

@@ -21,6 +21,22 @@ export interface RuntimeConditionFact {
   message: string;
 }
 
+/** A runtime handler and its features, as CRI `Status` reports it. */
+export interface RuntimeHandlerFact {
+  name: string;
+  recursiveReadOnlyMounts: boolean;
+  userNamespaces: boolean;
+}
+
+/** One CRI `Status` answer as node status reads it. */
+export interface RuntimeStatusFact {
+  conditions: RuntimeConditionFact[];
+  /** The runtime handlers (none from a runtime older than the field). */
+  handlers: RuntimeHandlerFact[];
+  /** The runtime's features; absent when it reports none. */
+  features?: { supplementalGroupsPolicy: boolean };
+}
+
 /** Everything the status setters read, gathered by the caller. */
 export interface NodeFacts {
   /** `kubernetes.io/hostname` and the Hostname address. */
@@ -52,6 +68,12 @@ export interface NodeFacts {
    * (`container runtime status check may not have completed yet`).
    */
   runtimeConditions?: RuntimeConditionFact[];
+  /**
+   * The handlers and features of the last `Status` answer with the runtime ready (upstream
+   * `runtimeState`); absent before one.
+   */
+  runtimeHandlers?: RuntimeHandlerFact[];
+  runtimeFeatures?: { supplementalGroupsPolicy: boolean };
   /** Set when the runtime has not answered `Status` for too long. */
   runtimeDown?: boolean;
   /** Set while the node shuts down gracefully (upstream's shutdown manager status). */
@@ -368,6 +390,27 @@ export function computeNodeStatus(
       ? { images: nodeImages(facts.images, facts.maxImages ?? 50) }
       : previous?.images
       ? { images: previous.images }
+      : {}),
+    // upstream's RuntimeHandlers and NodeFeatures setters (their gates are on by default); an
+    // empty handler list is left out, as the API's omitempty leaves it out
+    ...(facts.runtimeHandlers?.length
+      ? {
+        runtimeHandlers: facts.runtimeHandlers.map((h) => ({
+          name: h.name,
+          features: {
+            recursiveReadOnlyMounts: h.recursiveReadOnlyMounts,
+            userNamespaces: h.userNamespaces,
+          },
+        })),
+      }
+      : {}),
+    ...(facts.runtimeFeatures
+      ? {
+        features: {
+          supplementalGroupsPolicy:
+            facts.runtimeFeatures.supplementalGroupsPolicy,
+        },
+      }
       : {}),
   };
 }

@@ -261,3 +261,37 @@ Deno.test("nodeResources() reports device plugin resources: all devices in capac
   assert.equal(capacity["example.com/gone"], "0");
   assert.equal(allocatable["example.com/gone"], "0");
 });
+
+Deno.test("computeNodeStatus() reports the runtime handlers and features as upstream's setters do", () => {
+  const now = Date.UTC(2026, 0, 1);
+  // containerd 1.x: no handlers, no features; nothing is reported
+  const old = computeNodeStatus(
+    undefined,
+    facts({ runtimeHandlers: [] }),
+    now,
+  );
+  assert.equal("runtimeHandlers" in old, false);
+  assert.equal("features" in old, false);
+  const s = computeNodeStatus(
+    undefined,
+    facts({
+      runtimeHandlers: [
+        { name: "", recursiveReadOnlyMounts: true, userNamespaces: true },
+        { name: "kata", recursiveReadOnlyMounts: true, userNamespaces: false },
+      ],
+      runtimeFeatures: { supplementalGroupsPolicy: true },
+    }),
+    now,
+  );
+  assert.deepEqual(s.runtimeHandlers, [
+    {
+      name: "",
+      features: { recursiveReadOnlyMounts: true, userNamespaces: true },
+    },
+    {
+      name: "kata",
+      features: { recursiveReadOnlyMounts: true, userNamespaces: false },
+    },
+  ]);
+  assert.deepEqual(s.features, { supplementalGroupsPolicy: true });
+});
