@@ -60,21 +60,34 @@ function spawnKubelet(args: string[]) {
   };
 }
 
-function pod(name: string, hostUsers: boolean | undefined) {
+/** A pod with an emptyDir and a downwardAPI volume; `fsGroup` as the pod's. */
+function pod(name: string, hostUsers: boolean | undefined, fsGroup?: number) {
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name },
     spec: {
       ...(hostUsers === undefined ? {} : { hostUsers }),
+      ...(fsGroup === undefined ? {} : { securityContext: { fsGroup } }),
       terminationGracePeriodSeconds: 1,
-      volumes: [{ name: "data", emptyDir: {} }],
+      volumes: [
+        { name: "data", emptyDir: {} },
+        {
+          name: "meta",
+          downwardAPI: {
+            items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" } }],
+          },
+        },
+      ],
       containers: [{
         name: "c",
         image: IMAGE,
         imagePullPolicy: "IfNotPresent",
         command: ["sh", "-c", "echo hi > /data/by-root; exec sleep 3600"],
-        volumeMounts: [{ name: "data", mountPath: "/data" }],
+        volumeMounts: [
+          { name: "data", mountPath: "/data" },
+          { name: "meta", mountPath: "/meta" },
+        ],
       }],
     },
   };
@@ -130,7 +143,9 @@ Deno.test({
       ) {
         await Deno.writeTextFile(
           `${dir}/manifests/${name}.json`,
-          JSON.stringify(pod(name, hostUsers)),
+          JSON.stringify(
+            pod(name, hostUsers, name === "own2" ? 200 : undefined),
+          ),
         );
       }
       const args = [
@@ -197,19 +212,31 @@ Deno.test({
         assert.ok(range.hostId >= 65536 && range.hostId % 65536 === 0);
         seen.push(range.hostId);
         // the ID-mapped emptyDir: root inside owns what it writes, and root on the host
-        // owns it there (the mount maps the pod's range back)
+        // owns it there (the mount maps the pod's range back); under fsGroup the group is
+        // the fsGroup's (the directory is setgid), inside and on the host alike
+        const group = name === "own2" ? 200 : 0;
         assert.equal(
           await exec(container, ["stat", "-c", "%u:%g", "/data/by-root"]),
-          "0:0",
+          `0:${group}`,
         );
         const onHost = await Deno.stat(
           `${dir}/root/pods/${uid}/volumes/kubernetes.io~empty-dir/data/by-root`,
         );
-        assert.equal(onHost.uid, 0);
+        assert.deepEqual([onHost.uid, onHost.gid], [0, group]);
         // the managed /etc/hosts (root's on the host) is root's inside too
         assert.equal(
           await exec(container, ["stat", "-c", "%u", "/etc/hosts"]),
           "0",
+        );
+        // upstream's volume checks: a downwardAPI file's group is root's inside, or the
+        // fsGroup's (own2 has fsGroup 200)
+        assert.equal(
+          await exec(container, [
+            "sh",
+            "-c",
+            "stat -c %g $(find /meta/ -type f)",
+          ]),
+          name === "own2" ? "200" : "0",
         );
       }
       assert.notEqual(seen[0], seen[1], "two pods share a range");
