@@ -310,3 +310,24 @@ Deno.test("markKubeletTermination() ends with the pod: the same UID started agai
   assert.equal(status.reason, undefined);
   assert.notEqual(status.phase, "Failed");
 });
+
+Deno.test("syncTerminatedPod() frees the pod's user namespace range", async () => {
+  const released: string[] = [];
+  const userNamespaces = {
+    forPod: () => Promise.resolve({ mode: 2 }),
+    release: (uid: string) => {
+      released.push(uid);
+      return Promise.resolve();
+    },
+    cleanupOrphans: () => Promise.resolve(),
+  };
+  await using t = await setup({
+    containers: { app: { exitAfterMs: 1_000, exitCode: 0 } },
+  }, { deps: { userNamespaces } });
+  const p = pod([{ name: "app", image: "busybox:1.36" }]);
+  await t.syncer.syncPod(work(p), t.signal);
+  await t.syncer.syncTerminatingPod(work(p), t.signal);
+  assert.deepEqual(released, []);
+  await t.syncer.syncTerminatedPod(work(p), t.signal);
+  assert.deepEqual(released, ["u1"]);
+});

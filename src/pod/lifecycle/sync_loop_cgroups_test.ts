@@ -53,3 +53,42 @@ Deno.test("PodSyncHandler.handleHousekeeping() hands the active pods and the kno
     known: { a: true, b: false, gone: false },
   }]);
 });
+
+Deno.test("PodSyncHandler.handleHousekeeping() frees the user namespace ranges of pods it does not know", async () => {
+  const syncer: PodSyncer = {
+    syncPod: () => Promise.resolve({ terminal: false }),
+    syncTerminatingPod: () => Promise.resolve(),
+    syncTerminatedPod: () => Promise.resolve(),
+    syncTerminatingRuntimePod: () => Promise.resolve(),
+  };
+  const clock = new FakeClock();
+  const workers = new PodWorkers(
+    { syncer, clock, logger: new CaptureLogger() },
+    { random: () => 0 },
+  );
+  await using _ = workers;
+  const asked: Record<string, boolean>[] = [];
+  let ready = false;
+  const handler = new PodSyncHandler({
+    workers,
+    clock,
+    logger: new CaptureLogger(),
+    allSourcesReady: () => ready,
+    userNamespaces: {
+      cleanupOrphans(known) {
+        asked.push(
+          Object.fromEntries(["a", "gone"].map((uid) => [uid, known(uid)])),
+        );
+        return Promise.resolve();
+      },
+    },
+  });
+  handler.handlePodAdditions([pod("a")]);
+  await workers.whenIdle();
+  // not before every source has reported: a pod not listed yet is not an orphan
+  await handler.handleHousekeeping();
+  assert.deepEqual(asked, []);
+  ready = true;
+  await handler.handleHousekeeping();
+  assert.deepEqual(asked, [{ a: true, gone: false }]);
+});
