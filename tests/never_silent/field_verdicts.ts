@@ -340,11 +340,7 @@ export const CONFIG_VERDICTS: readonly FieldVerdict[] = [
   ["containerRuntimeEndpoint", "honoured", "src/kubelet/run_kubelet.ts"],
   ["imageServiceEndpoint", "honoured", "src/kubelet/run_kubelet.ts"],
   ["failCgroupV1", "honoured", "src/config/validation_components.ts"],
-  [
-    "userNamespaces",
-    "no-op upstream too",
-    "idsPerPod sizes the ID mappings of pods with hostUsers: false, which are refused at sandbox creation",
-  ],
+  ["userNamespaces", "honoured", "src/userns/userns_manager.ts"],
 ];
 
 /** Pod fields, `<Go type>.<json name>`. */
@@ -449,11 +445,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
     "src/pod/containers/pod_hostname.ts",
   ],
   ["PodSpec.os", "honoured", "src/pod/admission/predicate_admission.ts"],
-  [
-    "PodSpec.hostUsers",
-    "refused",
-    "src/pod/lifecycle/execute_pod_actions_test.ts: executePodActions() fails sandbox creation, before any CRI call, for a missing RuntimeClass or hostUsers false",
-  ],
+  ["PodSpec.hostUsers", "honoured", "src/userns/userns_manager.ts"],
   [
     "PodSpec.schedulingGates",
     "no-op upstream too",
