@@ -273,8 +273,13 @@ build_containerd2() {
     build_one containerd-shim-runc-v2 containerd2 "$p/cmd/containerd-shim-runc-v2" "$ld" \
       build -tags "urfave_cli_no_docs no_grpc"
     build_one ctr containerd2 "$p/cmd/ctr" "$ld" build -tags urfave_cli_no_docs
+    if ! [ -e /usr/include/seccomp.h ] && [ "$(id -u)" -eq 0 ]; then
+      log "installing libseccomp-dev (runc's seccomp support)"
+      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends libseccomp-dev >&2 || true
+    fi
     if ! [ -e /usr/include/seccomp.h ]; then
-      log "runc needs libseccomp's headers: apt-get install -y libseccomp-dev"
+      log "runc needs libseccomp's headers: apt-get install -y libseccomp-dev (as root)"
       exit 1
     fi
     CGO_ENABLED=1 build_one runc runc github.com/opencontainers/runc \
