@@ -18,6 +18,7 @@ set -euo pipefail
 e2e_bin=${1:?usage: images.sh <e2e bin dir>}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 registry=127.0.0.1:5000
+k8s_version=$(sed -n 's/^KUBERNETES_VERSION=//p' "$here/../../peers/versions.env")
 sock=${KTS_CRI_ROOT:-/tmp/kts-cri}/containerd.sock
 # A namespace of its own in the shared containerd: no kubelet sees these copies.
 ns=kts-conformance
@@ -208,6 +209,18 @@ rootfs_agnhost() {
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
     >>"$1/etc/group"
 }
+# The Update Demo images (kubectl's replication controller tests): upstream's are agnhost
+# with a picture and a data.json at /, served by `test-webserver`; the files come from the
+# pinned Kubernetes module's test/images/<name>/html.
+rootfs_update_demo() { # <rootfs> <nautilus|kitten>
+  rootfs_agnhost "$1"
+  local src
+  src=$(go env GOMODCACHE)/k8s.io/kubernetes@$k8s_version/test/images/$2/html
+  [ -f "$src/data.json" ] || kts_die "no $src/data.json: run bash scripts/peers.sh build-e2e"
+  cp "$src/$2.jpg" "$src/data.json" "$1/"
+}
+rootfs_nautilus() { rootfs_update_demo "$1" nautilus; }
+rootfs_kitten() { rootfs_update_demo "$1" kitten; }
 rootfs_pause() {
   mkdir -p "$1"
   gcc -static -Os -Wall -Werror -o "$1/pause" "$here/pause.c"
@@ -228,6 +241,8 @@ images=(
   "e2e-test-images/httpd 2.4.38-4 httpd null [\"/usr/local/apache2/bin/httpd-foreground\"]"
   "e2e-test-images/httpd 2.4.39-4 httpd null [\"/usr/local/apache2/bin/httpd-foreground\"]"
   "e2e-test-images/jessie-dnsutils 1.7 jessie_dnsutils null [\"sh\"]"
+  "e2e-test-images/nautilus 1.7 nautilus [\"/agnhost\"] [\"test-webserver\"]"
+  "e2e-test-images/kitten 1.7 kitten [\"/agnhost\"] [\"test-webserver\"]"
   "e2e-test-images/nonroot 1.4 busybox null [\"/bin/sh\"] 1234"
   "e2e-test-images/nonewprivs 1.3 nonewprivs null [\"nnp\"]"
   "pause 3.10.1 pause [\"/pause\"] null 65535:65535"
