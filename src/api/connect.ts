@@ -16,6 +16,7 @@ import {
 } from "./runtime_class_api.ts";
 import { RestPodApi } from "./pod_api.ts";
 import { type ServiceApi, ServiceClient } from "./service_api.ts";
+import { type NodeWatchApi, NodeWatchClient } from "./node_watch_api.ts";
 import { type StorageApi, StorageClient } from "./storage_api.ts";
 import { createRestClient, type RestClientOptions } from "./rest_client.ts";
 
@@ -30,6 +31,8 @@ export interface ApiConnection extends Disposable {
   objects: ObjectApi;
   /** Services (list/watch) for service env vars over the same client. */
   services: ServiceApi;
+  /** The kubelet's own Node (list/watch) over the same client. */
+  nodeWatch: NodeWatchApi;
   /** RuntimeClasses (get) for the pods' runtime handlers over the same client. */
   runtimeClasses: RuntimeClassApi;
   /** The pods' claims and volumes, CSI objects and the node's CSINode over the same client. */
@@ -73,6 +76,7 @@ export function openApiClient(
     events: new RestEventApi({ rest: eventRest }),
     objects: new ObjectClient({ rest }),
     services: new ServiceClient({ rest }),
+    nodeWatch: new NodeWatchClient({ rest }),
     runtimeClasses: new RuntimeClassClient({ rest }),
     storage: new StorageClient({ rest }),
     connection,

@@ -123,6 +123,9 @@ export type {
   ServicePort,
   WatchEvent,
 } from "./service_api.ts";
+/** The kubelet's own Node by list and watch (`NodeWatchApi`). */
+export { NodeWatchClient } from "./node_watch_api.ts";
+export type { NodeWatchApi } from "./node_watch_api.ts";
 /** The list-then-watch loop (client-go's reflector). */
 export { runReflector } from "./reflector.ts";
 export type {

@@ -248,6 +248,7 @@ export async function joinCluster(
   events.event(nodeRef, "Normal", "Starting", "Starting kubelet.");
   const agent = createNodeAgent({
     api: conn.api,
+    nodeWatch: conn.nodeWatch,
     clock,
     logger,
     facts,

@@ -4,7 +4,8 @@
  * starts `syncNodeStatus` and the node lease controller as separate loops).
  * @module
  */
-import type { LeaseApi, NodeApi } from "../api/mod.ts";
+import { runReflector } from "../api/mod.ts";
+import type { LeaseApi, NodeApi, NodeWatchApi } from "../api/mod.ts";
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { NodeLeaseController } from "./lease_controller.ts";
@@ -20,6 +21,11 @@ export interface NodeAgentDeps {
   facts(signal: AbortSignal): Promise<NodeFacts>;
   /** Node events of status changes; omitted → none. */
   recordEvent?: NodeStatusDeps["recordEvent"];
+  /**
+   * Keeps the reporter's Node current between status updates (upstream's node informer);
+   * omitted → the Node as last read or written by the status loop.
+   */
+  nodeWatch?: NodeWatchApi;
 }
 
 /** Options of {@linkcode createNodeAgent} (durations in ms). */
@@ -85,6 +91,29 @@ export function createNodeAgent(
     start() {
       if (tasks || stopper.signal.aborted) return;
       tasks = [reporter.run(stopper.signal), lease.run(stopper.signal)];
+      const watch = deps.nodeWatch;
+      const name = options.registration.nodeName;
+      if (watch) {
+        tasks.push(runReflector({
+          api: {
+            list: (signal) => watch.listOwnNode(name, signal ? { signal } : {}),
+            watch: (version, opts) => watch.watchOwnNode(name, version, opts),
+          },
+          clock,
+          logger: logger.with({ component: "node-watch" }),
+        }, {
+          what: "nodes",
+          onList: (items) => {
+            for (const node of items) reporter.observe(node);
+          },
+          onEvent: (event) => {
+            if (event.type === "ADDED" || event.type === "MODIFIED") {
+              reporter.observe(event.object);
+            }
+          },
+          signal: stopper.signal,
+        }));
+      }
     },
     stop() {
       stopped ??= (async () => {

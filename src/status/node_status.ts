@@ -62,6 +62,21 @@ function message(e: unknown): string {
   return errorMessage(e);
 }
 
+/**
+ * Whether `node` is an older version than `held`. Resource versions are opaque to clients,
+ * but the API server's are etcd revisions, decimal and increasing; anything else counts as
+ * newer.
+ */
+export function isOlder(node: Node, held: Node | undefined): boolean {
+  const version = (n: Node | undefined) => {
+    const rv = n?.metadata.resourceVersion ?? "";
+    return /^\d{1,15}$/.test(rv) ? Number(rv) : undefined;
+  };
+  const mine = version(node);
+  const theirs = version(held);
+  return mine !== undefined && theirs !== undefined && mine < theirs;
+}
+
 /** Registration and the node status loop. */
 export class NodeStatusReporter {
   #deps: NodeStatusDeps;
@@ -88,6 +103,16 @@ export class NodeStatusReporter {
    */
   get node(): Node | undefined {
     return this.#node ?? this.#local;
+  }
+
+  /**
+   * A copy of the Node seen by the watch: kept unless the one held is newer (a status write's
+   * answer may overtake the watch's event of an older version).
+   */
+  observe(node: Node): void {
+    if (node.metadata.name !== this.#name) return;
+    if (isOlder(node, this.#node)) return;
+    this.#node = node;
   }
 
   /** The Node's UID once it is known (the lease's owner reference needs it). */
