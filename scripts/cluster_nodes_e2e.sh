@@ -8,7 +8,8 @@
 #
 # e.g. KTS_NODES="ours ours ours" bash scripts/cluster_nodes_e2e.sh /tmp/mn-ours '\[sig-network\] Services'
 # Writes <out>/e2e.log, junit.xml, times (seconds for `up` and the suite), the nodes' kubelet and
-# kube-proxy logs. With --by-sig each SIG runs as its own ginkgo run on the same cluster, into
+# kube-proxy logs, and usage.json: each kubelet's CPU and RSS and the pods it started while the
+# suites ran (bench/cluster_usage.ts). With --by-sig each SIG runs as its own ginkgo run on the same cluster, into
 # <out>/<sig>/ (a run cut short keeps the SIGs already done). KTS_MN_E2E_TIMEOUT: ginkgo's
 # --timeout per run (default 1h). docs/multi-node.md has the figures.
 set -euo pipefail
@@ -42,6 +43,18 @@ suite() {
   echo "suite $(($(date +%s) - t0))" >>"$dir/times"
   return "$rc"
 }
+# Each kubelet's CPU and RSS and the pods it started, over the suites (bench/cluster_usage.ts)
+usage_args=()
+i=0
+for kind in ${KTS_NODES:-ours upstream ours}; do
+  i=$((i + 1))
+  usage_args+=(--node "ktsmn$i:$kind:/tmp/kts-mn/node-$i/run/kubelet.pid")
+done
+deno=${KTS_DENO:-$(npx -y deno@2.9.6 eval 'console.log(Deno.execPath())')}
+"$deno" run -A "$here/bench/cluster_usage.ts" --out "$out/usage.json" \
+  --kubeconfig "$kubeconfig" --kubectl "$bin/kubectl" "${usage_args[@]}" \
+  >"$out/usage.log" 2>&1 &
+usage_pid=$!
 code=0
 if [ "$focus" = --by-sig ]; then
   # the DNS tests last: they need the dnsutils stand-in image
@@ -56,6 +69,8 @@ if [ "$focus" = --by-sig ]; then
 else
   suite "$out" "$focus" "$skip" || code=$?
 fi
+kill -TERM "$usage_pid" 2>/dev/null || true
+wait "$usage_pid" || echo "cluster_nodes_e2e: the usage sampler failed: $out/usage.log" >&2
 for dir in /tmp/kts-mn/node-*; do
   cp "$dir/logs/kubelet.log" "$out/nodes/${dir##*/}-kubelet.log" 2>/dev/null || true
   cp "$dir/logs/kube-proxy.log" "$out/nodes/${dir##*/}-kube-proxy.log" 2>/dev/null || true

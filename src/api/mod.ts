@@ -116,13 +116,9 @@ export type {
 } from "./storage_api.ts";
 /** Services of every namespace, for service environment variables (`ServiceApi`). */
 export { ServiceClient } from "./service_api.ts";
-export type {
-  ListResult,
-  Service,
-  ServiceApi,
-  ServicePort,
-  WatchEvent,
-} from "./service_api.ts";
+export type { Service, ServiceApi, ServicePort } from "./service_api.ts";
+/** One LIST's items and version, one WATCH event. */
+export type { ListResult, WatchEvent } from "./list_watch.ts";
 /** The kubelet's own Node by list and watch (`NodeWatchApi`). */
 export { NodeWatchClient } from "./node_watch_api.ts";
 export type { NodeWatchApi } from "./node_watch_api.ts";

@@ -4,9 +4,14 @@
  * current between status updates: labels and taints others change reach admission at once.
  * @module
  */
-import { throwIfWatchError } from "./errors.ts";
+import {
+  type CollectionQuery,
+  listCollection,
+  type ListResult,
+  watchCollection,
+  type WatchEvent,
+} from "./list_watch.ts";
 import type { RestClient } from "./rest_client.ts";
-import type { ListResult, WatchEvent } from "./service_api.ts";
 import type { ApiCallOptions, Node } from "./types.ts";
 
 /** List and watch of one Node by name. */
@@ -24,8 +29,8 @@ export interface NodeWatchApi {
   ): AsyncIterable<WatchEvent<Node>>;
 }
 
-function byName(name: string): string {
-  return `metadata.name=${name}`;
+function byName(name: string): CollectionQuery {
+  return { path: "/api/v1/nodes", fieldSelector: `metadata.name=${name}` };
 }
 
 /** {@linkcode NodeWatchApi} over the REST client. */
@@ -36,44 +41,23 @@ export class NodeWatchClient implements NodeWatchApi {
     this.#rest = deps.rest;
   }
 
-  async listOwnNode(
+  listOwnNode(
     name: string,
     options?: ApiCallOptions,
   ): Promise<ListResult<Node>> {
-    const q = new URLSearchParams({ fieldSelector: byName(name) });
-    const list = await this.#rest.request<
-      { metadata?: { resourceVersion?: string }; items?: Node[] }
-    >({
-      method: "GET",
-      path: `/api/v1/nodes?${q}`,
-      ...(options?.signal ? { signal: options.signal } : {}),
-    });
-    return {
-      items: list.items ?? [],
-      resourceVersion: list.metadata?.resourceVersion ?? "",
-    };
+    return listCollection(this.#rest, byName(name), options);
   }
 
-  async *watchOwnNode(
+  watchOwnNode(
     name: string,
     resourceVersion: string,
     options: ApiCallOptions & { timeoutSeconds: number },
   ): AsyncIterable<WatchEvent<Node>> {
-    const q = new URLSearchParams({
-      fieldSelector: byName(name),
-      watch: "true",
-      allowWatchBookmarks: "true",
+    return watchCollection(
+      this.#rest,
+      { ...byName(name), what: "nodes" },
       resourceVersion,
-      timeoutSeconds: String(options.timeoutSeconds),
-    });
-    for await (
-      const raw of this.#rest.stream({
-        path: `/api/v1/nodes?${q}`,
-        ...(options.signal ? { signal: options.signal } : {}),
-      })
-    ) {
-      throwIfWatchError(raw, "nodes");
-      yield raw as WatchEvent<Node>;
-    }
+      options,
+    );
   }
 }

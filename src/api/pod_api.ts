@@ -6,8 +6,9 @@
  * @module
  */
 import type { Pod } from "./core_v1.ts";
-import { ApiNotFoundError, throwIfWatchError } from "./errors.ts";
+import { ApiNotFoundError } from "./errors.ts";
 import { STRATEGIC_MERGE_PATCH } from "./kube_api_client.ts";
+import { watchCollection, type WatchEvent } from "./list_watch.ts";
 import type { RestClient } from "./rest_client.ts";
 import type { ApiCallOptions } from "./types.ts";
 
@@ -17,11 +18,8 @@ export interface PodList {
   items: Pod[];
 }
 
-/** One event of a watch; ERROR events are turned into thrown `ApiStatusError`s. */
-export interface PodWatchEvent {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
-  object: Pod;
-}
+/** One event of a watch of pods. */
+export type PodWatchEvent = WatchEvent<Pod>;
 
 /** Options of a list. */
 export interface PodListOptions {
@@ -104,27 +102,20 @@ export class RestPodApi implements PodApi {
     });
   }
 
-  async *watchPods(
+  watchPods(
     query: PodWatchOptions,
     options?: ApiCallOptions,
   ): AsyncIterable<PodWatchEvent> {
-    const q = new URLSearchParams({
-      watch: "true",
-      fieldSelector: query.fieldSelector,
-      resourceVersion: query.resourceVersion,
-      allowWatchBookmarks: "true",
-      timeoutSeconds: String(query.timeoutSeconds),
-    });
-    for await (
-      const raw of this.#rest.stream({
-        path: `/api/v1/pods?${q}`,
-        ...signalOf(options),
-      })
-    ) {
-      // The server reports e.g. "too old resource version" as a Status inside the stream.
-      throwIfWatchError(raw, "pods");
-      yield raw as PodWatchEvent;
-    }
+    return watchCollection(
+      this.#rest,
+      {
+        path: "/api/v1/pods",
+        fieldSelector: query.fieldSelector,
+        what: "pods",
+      },
+      query.resourceVersion,
+      { ...options, timeoutSeconds: query.timeoutSeconds },
+    );
   }
 
   async getPod(

@@ -9,7 +9,7 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { ApiStatusError } from "./errors.ts";
-import type { ListResult, WatchEvent } from "./service_api.ts";
+import type { ListResult, WatchEvent } from "./list_watch.ts";
 import { errorMessage } from "../util/error_message.ts";
 
 /** The two calls of one resource. */

@@ -7,7 +7,12 @@
  * @module
  */
 import type { ObjectMeta } from "./core_v1.ts";
-import { throwIfWatchError } from "./errors.ts";
+import {
+  listCollection,
+  type ListResult,
+  watchCollection,
+  type WatchEvent,
+} from "./list_watch.ts";
 import type { RestClient } from "./rest_client.ts";
 import type { ApiCallOptions } from "./types.ts";
 
@@ -26,18 +31,6 @@ export interface Service {
   spec?: { clusterIP?: string; ports?: ServicePort[] };
 }
 
-/** One event of a list/watch; ERROR events are thrown as `ApiStatusError`s instead. */
-export interface WatchEvent<T> {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
-  object: T;
-}
-
-/** A LIST's items and the version to watch from. */
-export interface ListResult<T> {
-  items: T[];
-  resourceVersion: string;
-}
-
 /** What the service cache needs from the API server. */
 export interface ServiceApi {
   listServices(options?: ApiCallOptions): Promise<ListResult<Service>>;
@@ -48,7 +41,10 @@ export interface ServiceApi {
   ): AsyncIterable<WatchEvent<Service>>;
 }
 
-const NOT_HEADLESS = "spec.clusterIP!=None";
+const NOT_HEADLESS = {
+  path: "/api/v1/services",
+  fieldSelector: "spec.clusterIP!=None",
+};
 
 /** {@linkcode ServiceApi} over one REST client. */
 export class ServiceClient implements ServiceApi {
@@ -58,40 +54,19 @@ export class ServiceClient implements ServiceApi {
     this.#rest = deps.rest;
   }
 
-  async listServices(options?: ApiCallOptions): Promise<ListResult<Service>> {
-    const q = new URLSearchParams({ fieldSelector: NOT_HEADLESS });
-    const list = await this.#rest.request<
-      { metadata?: { resourceVersion?: string }; items?: Service[] }
-    >({
-      method: "GET",
-      path: `/api/v1/services?${q}`,
-      ...(options?.signal ? { signal: options.signal } : {}),
-    });
-    return {
-      items: list.items ?? [],
-      resourceVersion: list.metadata?.resourceVersion ?? "",
-    };
+  listServices(options?: ApiCallOptions): Promise<ListResult<Service>> {
+    return listCollection(this.#rest, NOT_HEADLESS, options);
   }
 
-  async *watchServices(
+  watchServices(
     resourceVersion: string,
     options: ApiCallOptions & { timeoutSeconds: number },
   ): AsyncIterable<WatchEvent<Service>> {
-    const q = new URLSearchParams({
-      fieldSelector: NOT_HEADLESS,
-      watch: "true",
-      allowWatchBookmarks: "true",
+    return watchCollection(
+      this.#rest,
+      { ...NOT_HEADLESS, what: "services" },
       resourceVersion,
-      timeoutSeconds: String(options.timeoutSeconds),
-    });
-    for await (
-      const raw of this.#rest.stream({
-        path: `/api/v1/services?${q}`,
-        ...(options.signal ? { signal: options.signal } : {}),
-      })
-    ) {
-      throwIfWatchError(raw, "services");
-      yield raw as WatchEvent<Service>;
-    }
+      options,
+    );
   }
 }
