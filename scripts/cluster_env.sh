@@ -153,6 +153,7 @@ kc_start_apiserver() {
     --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
     --client-ca-file "$p/ca.crt" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-jwks-uri "https://$(kc_service_ip)/openid/v1/jwks" \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-cluster-ip-range "$KC_SERVICE_CIDR" \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
