@@ -37,8 +37,8 @@ import {
   type StatusSource,
 } from "../status/mod.ts";
 import { createStreamingHost } from "./streaming_host.ts";
-import { statsSummary } from "./stats_summary.ts";
-import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
+import { type StatsDeps, statsSummary } from "./stats_summary.ts";
+import { readNodeUsage } from "./node_usage.ts";
 import { cadvisorStats } from "./cadvisor_stats.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import type { CsrApi, NodeAddress } from "../api/mod.ts";
@@ -113,7 +113,7 @@ export interface KubeletApiDeps {
     >
     & Pick<ImageService, "imageFsInfo">;
   /** The host's files: the root cgroup's usage (node CPU and memory); omitted → not reported. */
-  hostFiles?: NodeUsageSource["fs"];
+  hostFiles?: StatsDeps["hostFiles"];
   /** API server mode: what the serving certificate requests need. */
   cluster?: {
     csr: CsrApi;

@@ -57,22 +57,15 @@ export interface StatsDeps {
   startTimeMs: number;
   /** `podLogsDir`: the containers' log directories are below it. */
   podLogsDir?: string;
-  /** The host's files: the root cgroup (node CPU and memory); omitted → not reported. */
-  hostFiles?: NodeUsageSource["fs"];
+  /**
+   * The host's files: the root cgroup (node CPU and memory), the system containers' cgroups,
+   * `/proc`; omitted → not reported.
+   */
+  hostFiles?: NodeUsageSource["fs"] & Pick<CgroupUsageFs, "modifiedMs">;
   /** The previous CPU readings, kept between requests for `usageNanoCores`. */
   cpuRates: CpuRates;
-  /**
-   * The system containers' cgroups (absolute, cgroupfs form) by summary name; read only
-   * when `hostFiles` can tell a directory's modification time.
-   */
+  /** The system containers' cgroups (absolute, cgroupfs form) by summary name. */
   systemCgroups?: ReadonlyArray<{ name: string; cgroup: string }>;
-}
-
-/** Whether the host files can stat a cgroup directory too. */
-function canStat(
-  fs: NodeUsageSource["fs"] & Partial<Pick<CgroupUsageFs, "modifiedMs">>,
-): fs is CgroupUsageFs {
-  return typeof fs.modifiedMs === "function";
 }
 
 /** The system containers' figures, each with its CPU rate from the previous request. */
@@ -80,7 +73,7 @@ async function systemContainers(
   deps: StatsDeps,
 ): Promise<{ name: string; usage: SystemContainerUsage }[]> {
   const fs = deps.hostFiles;
-  if (!fs || !canStat(fs)) return [];
+  if (!fs) return [];
   const read = await Promise.all(
     (deps.systemCgroups ?? []).map(async ({ name, cgroup }) => ({
       name,

@@ -47,6 +47,8 @@ function hostFiles(usedS: () => bigint) {
       path === "/sys/fs/cgroup/cpuacct/cpuacct.usage"
         ? Promise.resolve(`${usedS() * S}\n`)
         : Promise.reject(new Deno.errors.NotFound(path)),
+    modifiedMs: (path: string) =>
+      Promise.reject(new Deno.errors.NotFound(path)),
   };
 }
 
@@ -104,14 +106,11 @@ function hostWithKubepods(usedS: () => bigint, stat: boolean) {
       files[path]
         ? Promise.resolve(files[path]())
         : Promise.reject(new Deno.errors.NotFound(path)),
-    ...(stat
-      ? {
-        modifiedMs: (path: string) =>
-          path === "/sys/fs/cgroup/memory/kubepods"
-            ? Promise.resolve(1_000)
-            : Promise.reject(new Deno.errors.NotFound(path)),
-      }
-      : {}),
+    // a cgroup agent refuses the time of a cgroup it does not serve
+    modifiedMs: (path: string) =>
+      stat && path === "/sys/fs/cgroup/memory/kubepods"
+        ? Promise.resolve(1_000)
+        : Promise.reject(new Deno.errors.PermissionDenied(path)),
   };
 }
 
@@ -159,7 +158,7 @@ Deno.test("statsSummary() reads the system containers, node network and rlimit f
   assert.equal(second.systemContainers![0]!.cpu?.usageNanoCores, 100_000_000);
 });
 
-Deno.test("statsSummary() leaves system containers out when the host files cannot stat", async () => {
+Deno.test("statsSummary() leaves a system container out when its cgroup cannot be stat'ed", async () => {
   const clock = new FakeClock();
   const summary = await statsSummary({
     clock,
