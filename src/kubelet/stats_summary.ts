@@ -61,7 +61,10 @@ export interface StatsDeps {
    * The host's files: the root cgroup (node CPU and memory), the system containers' cgroups,
    * `/proc`; omitted → not reported.
    */
-  hostFiles?: NodeUsageSource["fs"] & Pick<CgroupUsageFs, "modifiedMs">;
+  hostFiles?:
+    & NodeUsageSource["fs"]
+    & Pick<CgroupUsageFs, "modifiedMs">
+    & { statfs?(path: string): Promise<FsFigures> };
   /** The previous CPU readings, kept between requests for `usageNanoCores`. */
   cpuRates: CpuRates;
   /** The system containers' cgroups (absolute, cgroupfs form) by summary name. */
@@ -136,6 +139,16 @@ async function containerLogUsage(
   return out;
 }
 const CONTAINER_RUNNING = 1;
+
+/** The size and free figures of a `statfs` answer that carries more. */
+function figuresOnly(f: FsFigures): FsFigures {
+  return {
+    capacityBytes: f.capacityBytes,
+    availableBytes: f.availableBytes,
+    inodes: f.inodes,
+    inodesFree: f.inodesFree,
+  };
+}
 
 /** `statfs` of the filesystem holding `path`; undefined when it cannot be read. */
 export async function fsFigures(path: string): Promise<FsFigures | undefined> {
@@ -231,8 +244,12 @@ export async function statsSummary(
       usageCoreNanoSeconds: BigInt(nodeUsage.cpuCoreNanoSeconds),
     });
   const image = imageFsInfo?.imageFilesystems[0];
-  const imageFs = image?.fsId?.mountpoint
-    ? await fsFigures(image.fsId.mountpoint)
+  // the runtime's root is outside the kubelet's read grants: the cgroup agent's statfs then
+  const mountpoint = image?.fsId?.mountpoint;
+  const imageFs = mountpoint
+    ? await fsFigures(mountpoint) ??
+      await deps.hostFiles?.statfs?.(mountpoint).then(figuresOnly, () =>
+        undefined)
     : undefined;
   let nodeMemory;
   try {

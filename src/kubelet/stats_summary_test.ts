@@ -173,3 +173,44 @@ Deno.test("statsSummary() leaves a system container out when its cgroup cannot b
   assert.equal("systemContainers" in summary.node, false);
   assert.ok(summary.node.rlimit);
 });
+
+Deno.test("statsSummary() takes the image filesystem's figures from the host files when it cannot statfs it", async () => {
+  const clock = new FakeClock();
+  const base = runtime(() => ({ atMs: clock.now(), usedS: 1n }));
+  const summary = await statsSummary({
+    clock,
+    runtime: {
+      ...base,
+      imageFsInfo: () =>
+        Promise.resolve({
+          imageFilesystems: [{
+            fsId: { mountpoint: "/nonexistent-runtime-root" },
+            usedBytes: { value: 700n },
+            inodesUsed: { value: 7n },
+          }],
+        }),
+    } as unknown as StatsDeps["runtime"],
+    nodeName: "node-a",
+    rootDir: "/nonexistent-root-dir",
+    startTimeMs: clock.now(),
+    hostFiles: {
+      ...hostWithKubepods(() => 1n, false),
+      statfs: (path: string) =>
+        path === "/nonexistent-runtime-root"
+          ? Promise.resolve({
+            capacityBytes: 5000,
+            availableBytes: 2000,
+            inodes: 90,
+            inodesFree: 40,
+            device: 3,
+          })
+          : Promise.reject(new Deno.errors.NotFound(path)),
+    },
+    cpuRates: new CpuRates(),
+  }) as { node: { runtime?: Record<string, Record<string, unknown>> } };
+  const imageFs = summary.node.runtime?.imageFs;
+  assert.equal(imageFs?.capacityBytes, 5000);
+  assert.equal(imageFs?.availableBytes, 2000);
+  assert.equal(imageFs?.usedBytes, 700);
+  assert.equal("device" in (imageFs ?? {}), false);
+});
