@@ -3,6 +3,9 @@
  * mounted volume's metrics provider, and the plugins that have one on a node without CSI
  * (emptyDir, configMap, secret, projected, downwardAPI) measure the volume's directory (`du`,
  * inode count) and `statfs` it. Volumes are found under `<root-dir>/pods/<uid>/volumes`.
+ * Those upstream counts in the pod's ephemeral storage (`IsLocalEphemeralVolume`: an emptyDir
+ * on the node's disk, a configMap) are told by their plugin and by their directory being on
+ * the root dir's device (a memory-backed emptyDir is a tmpfs of its own).
  *
  * @module
  */
@@ -19,6 +22,12 @@ const MEASURED_PLUGINS = new Set([
   "kubernetes.io~downward-api",
 ]);
 
+/** The plugin directories of volumes on the node's disk that count as ephemeral storage. */
+const LOCAL_EPHEMERAL_PLUGINS = new Set([
+  "kubernetes.io~empty-dir",
+  "kubernetes.io~configmap",
+]);
+
 /** Whether a volume under this plugin directory has usage figures. */
 export function measuredPlugin(dir: string): boolean {
   return MEASURED_PLUGINS.has(dir);
@@ -29,6 +38,8 @@ export interface PodVolumesFs {
   readDirNames(path: string): Promise<string[]>;
   usage(path: string): Promise<{ bytes: number; inodes: number }>;
   statfs(path: string): Promise<FsFigures | undefined>;
+  /** The device number of the filesystem holding `path`. */
+  device(path: string): Promise<number>;
 }
 
 async function dirNames(path: string): Promise<string[]> {
@@ -47,7 +58,12 @@ async function dirNames(path: string): Promise<string[]> {
 export function podVolumesFs(
   statfs: (path: string) => Promise<FsFigures | undefined>,
 ): PodVolumesFs {
-  return { readDirNames: dirNames, usage: directoryUsage, statfs };
+  return {
+    readDirNames: dirNames,
+    usage: directoryUsage,
+    statfs,
+    device: async (path) => (await Deno.stat(path)).dev,
+  };
 }
 
 /**
@@ -61,6 +77,7 @@ export async function readPodVolumes(
   now: () => number,
 ): Promise<Map<string, VolumeUsage[]>> {
   const out = new Map<string, VolumeUsage[]>();
+  const rootDevice = await fs.device(rootDir).catch(() => undefined);
   await Promise.all(uids.map(async (uid) => {
     const base = `${rootDir.replace(/\/+$/, "")}/pods/${uid}/volumes`;
     const volumes: VolumeUsage[] = [];
@@ -69,9 +86,10 @@ export async function readPodVolumes(
       for (const name of await fs.readDirNames(`${base}/${plugin}`)) {
         const path = `${base}/${plugin}/${name}`;
         try {
-          const [used, figures] = await Promise.all([
+          const [used, figures, device] = await Promise.all([
             fs.usage(path),
             fs.statfs(path),
+            fs.device(path).catch(() => undefined),
           ]);
           volumes.push({
             name,
@@ -79,6 +97,10 @@ export async function readPodVolumes(
             usedBytes: used.bytes,
             inodesUsed: used.inodes,
             ...(figures ? { fs: figures } : {}),
+            ...(LOCAL_EPHEMERAL_PLUGINS.has(plugin) && device !== undefined &&
+                device === rootDevice
+              ? { localEphemeral: true }
+              : {}),
           });
         } catch {
           // unreadable: left out

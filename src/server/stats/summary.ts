@@ -137,6 +137,8 @@ export interface VolumeUsage {
   usedBytes: number;
   inodesUsed: number;
   fs?: FsFigures;
+  /** On the node's disk with the pod's lifetime: counted in its ephemeral storage. */
+  localEphemeral?: boolean;
 }
 
 /** Everything the summary is made of. */
@@ -377,6 +379,15 @@ function podStats(
   const rootfsInodes = sum(
     running.map((c) => num(c.writableLayer?.inodesUsed)),
   );
+  // upstream `calcEphemeralStorage`: the writable layers, the logs and the local ephemeral
+  // volumes together
+  const extra = [
+    { usedBytes: 0, inodesUsed: 0 },
+    ...running.flatMap((c) =>
+      input.containerLogs?.get(c.attributes?.id ?? "") ?? []
+    ),
+    ...(input.podVolumes?.get(meta.uid) ?? []).filter((v) => v.localEphemeral),
+  ];
   return compact({
     podRef: { name: meta.name, namespace: meta.namespace, uid: meta.uid },
     startTime: apiTime(start),
@@ -387,8 +398,8 @@ function podStats(
     volume: volumeStats(input.podVolumes?.get(meta.uid)),
     "ephemeral-storage": rootfsUsed !== undefined
       ? fsStats(input.nowMs, input.nodeFs, {
-        usedBytes: rootfsUsed,
-        inodesUsed: rootfsInodes,
+        usedBytes: rootfsUsed + sum(extra.map((e) => e.usedBytes))!,
+        inodesUsed: (rootfsInodes ?? 0) + sum(extra.map((e) => e.inodesUsed))!,
       })
       : undefined,
     process_stats: process

@@ -170,14 +170,15 @@ Deno.test("the summary has upstream's shape: node figures, ready pods, running c
     txBytes: 22,
     interfaces: [{ name: "eth0", rxBytes: 11, txBytes: 22 }],
   });
+  // the two writable layers and c2's logs (upstream `calcEphemeralStorage`)
   assert.deepEqual(pod["ephemeral-storage"], {
     time,
     availableBytes: 4_000,
     capacityBytes: 10_000,
-    usedBytes: 8192,
+    usedBytes: 8192 + 300,
     inodesFree: 40,
     inodes: 100,
-    inodesUsed: 6,
+    inodesUsed: 6 + 2,
   });
   assert.deepEqual(pod.process_stats, { process_count: 4 });
   assert.equal(pod.volume, undefined);
@@ -479,13 +480,14 @@ Deno.test("a pod's measured volumes carry their filesystem's figures and name", 
       timeMs: NOW - 2000,
       usedBytes: 4096,
       inodesUsed: 3,
+      localEphemeral: true,
       fs: {
         capacityBytes: 500,
         availableBytes: 200,
         inodes: 50,
         inodesFree: 20,
       },
-    }, { name: "bare", timeMs: NOW, usedBytes: 0, inodesUsed: 0 }]]]),
+    }, { name: "bare", timeMs: NOW, usedBytes: 5, inodesUsed: 1 }]]]),
   })).pods as Array<Record<string, unknown>>;
   assert.deepEqual(pods[0]!.volume, [{
     time: apiTime(NOW - 2000),
@@ -496,7 +498,12 @@ Deno.test("a pod's measured volumes carry their filesystem's figures and name", 
     inodes: 50,
     inodesUsed: 3,
     name: "cache",
-  }, { time: apiTime(NOW), usedBytes: 0, inodesUsed: 0, name: "bare" }]);
+  }, { time: apiTime(NOW), usedBytes: 5, inodesUsed: 1, name: "bare" }]);
+  // the disk-backed one counts in the pod's ephemeral storage, with layers and logs
+  assert.deepEqual(
+    (pods[0]!["ephemeral-storage"] as Record<string, unknown>).usedBytes,
+    8192 + 300 + 4096,
+  );
   const none = buildSummary(input()).pods as Array<Record<string, unknown>>;
   assert.equal("volume" in none[0]!, false);
 });
