@@ -47,19 +47,6 @@ export const ENVIRONMENT: EnvironmentRule[] = [
     text: `e2e-test-images/${image}:`,
     why: `needs the ${image} image, not built here`,
   })),
-  {
-    in: "name",
-    text: "should be consumable via the environment",
-    why:
-      "busybox 1.35's sh drops env names with '-' (data-1) before `env` runs; the test's busybox is 1.37",
-  },
-  // --suite=node (docs/conformance.md, "Beyond the label").
-  {
-    in: "name",
-    text: "as environment variable names",
-    why:
-      "busybox 1.35's sh drops env names that are no shell identifiers (data-1, !\"#$%&'()) before `env` runs; the test's busybox is 1.37",
-  },
   ...[
     "[sig-node] [FeatureGate:KubeletFineGrainedAuthz] [Beta] when calling kubelet API",
     "[sig-node] PreStop graceful pod terminated should wait until preStop hook completes the process",

@@ -9,7 +9,10 @@
 # Needs the shared containerd and registry up (scripts/cri_env.sh up), gcc, busybox-static and
 # Debian's package archive (nginx, apache2-bin and bind9-dnsutils with its libraries are
 # fetched with apt-get download, never installed: nginx's and Apache's post-install would
-# start the servers on the host).
+# start the servers on the host; busybox's source for busybox.sh).
+# The busybox-based images get the busybox of busybox.sh (Debian's, rebuilt so that `sh`
+# keeps environment names like `data-1` as upstream's does), built once and cached outside
+# the clone.
 # An image already in the registry is left alone unless this recipe changed since the last
 # push (a hash of the scripts, kept beside the shared containerd); KTS_CONFORMANCE_REBUILD=1
 # pushes again anyway.
@@ -249,7 +252,8 @@ images=(
 )
 
 # The registry outlives clones: a changed recipe must not leave the old images in place.
-recipe=$(cat "${BASH_SOURCE[0]}" "$here"/*.c "$here/../cri_env/build_image.sh" | sha256sum | cut -c1-16)
+recipe=$(cat "${BASH_SOURCE[0]}" "$here"/*.c "$here/busybox.sh" "$here/../cri_env/build_image.sh" |
+  sha256sum | cut -c1-16)
 stamp=${KTS_CRI_ROOT:-/tmp/kts-cri}/conformance-images.recipe
 rebuild=${KTS_CONFORMANCE_REBUILD:-0}
 [ "$(cat "$stamp" 2>/dev/null)" = "$recipe" ] || rebuild=1
@@ -261,6 +265,9 @@ for line in "${images[@]}"; do
     continue
   fi
   ref=$registry/$repo:$tag
+  if [ -z "${KTS_BUSYBOX:-}" ]; then
+    KTS_BUSYBOX=$(bash "$here/busybox.sh") || kts_die "building the images' busybox failed (above)"
+  fi
   rm -rf "$work/img" && mkdir -p "$work/img"
   "rootfs_$rootfs" "$work/img/rootfs"
   kts_pack_image "$work/img" "$ref" "$work/img.tar" "$entrypoint" "$cmd" "${user:-}"

@@ -18,9 +18,10 @@ kts_build_image() {
 }
 
 # kts_busybox_rootfs <dir>: /bin/busybox with its applet links, /etc/passwd and /etc/group,
-# /tmp and /var/www/index.html.
+# /tmp and /var/www/index.html. The busybox is the host's, or $KTS_BUSYBOX when set
+# (scripts/conformance/images.sh sets the one of scripts/conformance/busybox.sh).
 kts_busybox_rootfs() {
-  local rootfs=$1 busybox=/bin/busybox
+  local rootfs=$1 busybox=${KTS_BUSYBOX:-/bin/busybox}
   [ -x "$busybox" ] || kts_die "$busybox is missing; install the busybox-static package"
   mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/var/www"
   cp "$busybox" "$rootfs/bin/busybox"
