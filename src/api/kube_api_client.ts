@@ -6,14 +6,15 @@
  */
 import { ApiNotFoundError } from "./errors.ts";
 import type { RestClient } from "./rest_client.ts";
-import type {
-  ApiCallOptions,
-  CertificateSigningRequest,
-  CsrApi,
-  Lease,
-  LeaseApi,
-  Node,
-  NodeApi,
+import {
+  type ApiCallOptions,
+  type CertificateSigningRequest,
+  type CsrApi,
+  type Lease,
+  type LeaseApi,
+  type Node,
+  type NodeApi,
+  signalOf,
 } from "./types.ts";
 
 /** The content type of a strategic merge patch. */
@@ -39,10 +40,6 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
     if (e instanceof ApiNotFoundError) return undefined;
     throw e;
   }
-}
-
-function signalOf(options?: ApiCallOptions): { signal?: AbortSignal } {
-  return options?.signal ? { signal: options.signal } : {};
 }
 
 /** The kubelet's API client: every consumer interface over one REST client. */

@@ -6,7 +6,7 @@
  */
 import { throwIfWatchError } from "./errors.ts";
 import type { RestClient } from "./rest_client.ts";
-import type { ApiCallOptions } from "./types.ts";
+import { type ApiCallOptions, signalOf } from "./types.ts";
 
 /** One event of a list/watch; ERROR events are thrown as `ApiStatusError`s instead. */
 export interface WatchEvent<T> {
@@ -24,10 +24,6 @@ export interface ListResult<T> {
 export interface CollectionQuery {
   path: string;
   fieldSelector: string;
-}
-
-function signalOf(options?: ApiCallOptions): { signal?: AbortSignal } {
-  return options?.signal ? { signal: options.signal } : {};
 }
 
 /** The LIST of `query`. */

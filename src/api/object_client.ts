@@ -7,7 +7,7 @@
  */
 import type { ObjectMeta } from "./core_v1.ts";
 import type { RestClient } from "./rest_client.ts";
-import type { ApiCallOptions } from "./types.ts";
+import { type ApiCallOptions, signalOf } from "./types.ts";
 
 /** core/v1 ConfigMap. */
 export interface ConfigMap {
@@ -99,10 +99,6 @@ function seg(s: string): string {
 
 function collection(kind: ObjectKind, namespace: string): string {
   return `/api/v1/namespaces/${seg(namespace)}/${kind}`;
-}
-
-function signalOf(options?: ApiCallOptions): { signal?: AbortSignal } {
-  return options?.signal ? { signal: options.signal } : {};
 }
 
 /** {@linkcode ObjectApi} over one REST client. */

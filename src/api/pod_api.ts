@@ -10,7 +10,7 @@ import { ApiNotFoundError } from "./errors.ts";
 import { STRATEGIC_MERGE_PATCH } from "./kube_api_client.ts";
 import { watchCollection, type WatchEvent } from "./list_watch.ts";
 import type { RestClient } from "./rest_client.ts";
-import type { ApiCallOptions } from "./types.ts";
+import { type ApiCallOptions, signalOf } from "./types.ts";
 
 /** `v1.PodList`, the parts the kubelet reads. */
 export interface PodList {
@@ -79,10 +79,6 @@ function podPath(namespace: string, name: string): string {
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${
     encodeURIComponent(name)
   }`;
-}
-
-function signalOf(options?: ApiCallOptions): { signal?: AbortSignal } {
-  return options?.signal ? { signal: options.signal } : {};
 }
 
 /** {@linkcode PodApi} over a REST client. */

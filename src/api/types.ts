@@ -137,6 +137,11 @@ export interface ApiCallOptions {
   signal?: AbortSignal;
 }
 
+/** The `signal` of `options`, as a property to spread into a request, or nothing. */
+export function signalOf(options?: ApiCallOptions): { signal?: AbortSignal } {
+  return options?.signal ? { signal: options.signal } : {};
+}
+
 /** What node status reporting needs (upstream `kubelet_node_status.go`). */
 export interface NodeApi {
   /** The Node, or undefined when it does not exist. */
