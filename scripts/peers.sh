@@ -37,6 +37,10 @@
 #   bash scripts/peers.sh sample-device-plugin  build upstream's sample device plugin
 #                                    (test/images/sample-device-plugin, from the node e2e
 #                                    module peers/e2enode); prints the binary's path
+#   bash scripts/peers.sh sample-apiserver  build upstream's sample API server
+#                                    (peers/sampleapiserver: k8s.io/sample-apiserver at the
+#                                    pinned Kubernetes' staging version, the Aggregator test's
+#                                    image); prints the binary's path
 #   bash scripts/peers.sh containerd2  build containerd 2 (containerd, its runc shim, ctr;
 #                                    peers/containerd2) and runc (peers/runc, cgo with
 #                                    libseccomp), a runtime that supports user namespaces;
@@ -93,6 +97,10 @@ csi_bin="$cache_root/csihostpath-$csi_sum/bin"
 prov_sum=$(cat "$peers/csiprovisioner/go.mod" "$peers/csiprovisioner/go.sum" | sha256sum | cut -c1-12)
 prov_bin="$cache_root/csi-provisioner-$prov_sum/bin"
 
+# The Aggregator test's sample API server: its own module and key.
+sas_sum=$(cat "$peers/sampleapiserver/go.mod" "$peers/sampleapiserver/go.sum" | sha256sum | cut -c1-12)
+sas_bin="$cache_root/sample-apiserver-$KUBERNETES_VERSION-$sas_sum/bin"
+
 # containerd 2 and runc: a newer runtime than Debian's, for what containerd 1.6 lacks (user
 # namespaces). Modules of their own, so no other key changes with them.
 ctrd_sum=$(cat "$peers/containerd2/go.mod" "$peers/containerd2/go.sum" \
@@ -124,7 +132,8 @@ e2e_node_complete() {
   for b in "${e2e_node_want[@]}"; do [ -x "$e2e_node_bin/$b" ] || return 1; done
 }
 
-export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
+# A caller's GOFLAGS (e.g. -p=1 on a shared machine) are kept.
+export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod ${GOFLAGS:-}" CGO_ENABLED=0
 
 # Upstream stamps both version packages (hack/lib/version.sh); without them the binaries
 # report v0.0.0 and kubectl/the Node's kubeletVersion read wrong.
@@ -151,6 +160,7 @@ build_one() { # name module-dir package [ldflags] [go subcommand...]
   [ "$dir" = kubeproxy ] || [ "$dir" = coredns ] && out=$addons_bin/$name
   [ "$dir" = csihostpath ] && out=$csi_bin/$name
   [ "$dir" = csiprovisioner ] && out=$prov_bin/$name
+  [ "$dir" = sampleapiserver ] && out=$sas_bin/$name
   [ "$name" = sample-device-plugin ] && out=$dp_bin/$name
   [ "$dir" = containerd2 ] || [ "$dir" = runc ] && out=$ctrd_bin/$name
   [ -x "$out" ] && return 0
@@ -256,6 +266,12 @@ build_sample_device_plugin() {
   echo "$dp_bin/sample-device-plugin"
 }
 
+build_sample_apiserver() {
+  mkdir -p "$sas_bin"
+  build_one sample-apiserver sampleapiserver k8s.io/sample-apiserver "$(k8s_ldflags)"
+  echo "$sas_bin/sample-apiserver"
+}
+
 # The stamps upstream's Makefiles set; runc reads its version from an embedded file. runc needs
 # cgo for libseccomp (Debian's libseccomp-dev) and the seccomp tag, as its Makefile builds it;
 # containerd and the shim are static (no btrfs, which needs cgo).
@@ -329,6 +345,7 @@ csi-hostpath-path)
   echo "$csi_bin/csihostpath"
   ;;
 csi-provisioner) build_csi_provisioner ;;
+sample-apiserver) build_sample_apiserver ;;
 containerd2) build_containerd2 ;;
 containerd2-dir)
   ctrd_complete || { log "containerd 2 not built: run bash scripts/peers.sh containerd2"; exit 1; }
@@ -342,7 +359,7 @@ csi-provisioner-path)
   echo "$prov_bin/csi-provisioner"
   ;;
 *)
-  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path|sample-device-plugin|containerd2|containerd2-dir" >&2
+  echo "usage: $0 build|dir|build-e2e|e2e-dir|static-oracle|build-e2e-node|e2e-node-dir|metrics-server|metrics-server-path|node-addons|node-addons-dir|csi-hostpath|csi-hostpath-path|csi-provisioner|csi-provisioner-path|sample-device-plugin|sample-apiserver|containerd2|containerd2-dir" >&2
   exit 2
   ;;
 esac

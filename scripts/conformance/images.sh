@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the images upstream's [NodeConformance] tests (and the DNS [Conformance] tests of
-# scripts/cluster_nodes_e2e.sh) run and pushes them to the local registry of
+# Builds the images upstream's [NodeConformance] tests (and the DNS and Aggregator
+# [Conformance] tests of scripts/cluster_nodes_e2e.sh) run and pushes them to the local registry of
 # scripts/cri_env.sh, under the names scripts/conformance/repo-list.yaml maps the suite's
 # registries to. docs/conformance.md says how faithful each one is.
 #
@@ -234,6 +234,22 @@ rootfs_nonewprivs() {
   gcc -static -Os -Wall -Werror -o "$1/usr/local/bin/nnp" "$here/nnp.c"
   chmod 4755 "$1/usr/local/bin/nnp"
 }
+# The Aggregator test's pod (test/e2e/apimachinery/aggregator.go) runs two containers: the
+# sample API server by its image's entrypoint, and etcd by the command /usr/local/bin/etcd.
+# Both are static Go binaries from scripts/peers.sh (sample-apiserver is built there when
+# the cache lacks it); etcd is the peers' pinned one, whatever tag the suite asks for.
+rootfs_sample_apiserver() {
+  local b
+  b=$(bash "$here/../peers.sh" sample-apiserver) || kts_die "building sample-apiserver failed (above)"
+  mkdir -p "$1/tmp" && chmod 1777 "$1/tmp"
+  cp "$b" "$1/sample-apiserver"
+}
+rootfs_etcd() {
+  local d
+  d=$(bash "$here/../peers.sh" dir) || kts_die "no peers: run bash scripts/peers.sh build"
+  mkdir -p "$1/usr/local/bin" "$1/tmp" && chmod 1777 "$1/tmp"
+  cp "$d/etcd" "$1/usr/local/bin/etcd"
+}
 
 # repo tag rootfs entrypoint cmd [user]
 images=(
@@ -248,6 +264,8 @@ images=(
   "e2e-test-images/kitten 1.7 kitten [\"/agnhost\"] [\"test-webserver\"]"
   "e2e-test-images/nonroot 1.4 busybox null [\"/bin/sh\"] 1234"
   "e2e-test-images/nonewprivs 1.3 nonewprivs null [\"nnp\"]"
+  "e2e-test-images/sample-apiserver 1.29.2 sample_apiserver [\"/sample-apiserver\"] null"
+  "etcd 3.6.4-0 etcd [\"/usr/local/bin/etcd\"] null"
   "pause 3.10.1 pause [\"/pause\"] null 65535:65535"
 )
 
