@@ -198,6 +198,8 @@ async function execute(
       return await fs.exists(path);
     case "readDirNames":
       return await fs.readDirNames(path);
+    case "modifiedMs":
+      return (await Deno.stat(path)).mtime?.getTime() ?? null;
     case "mkdirs":
       return await fs.mkdirs(path);
     case "readTextFile":

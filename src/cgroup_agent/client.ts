@@ -27,6 +27,8 @@ export interface CgroupAgentClient {
   slices: Slices;
   /** statfs of the filesystem holding `path` (image GC and eviction signals). */
   statfs(path: string): Promise<FilesystemFigures>;
+  /** A cgroup directory's modification time (ms), kubepods or below. */
+  modifiedMs(path: string): Promise<number>;
   /** A tmpfs on a pod volume's directory (docs/volumes.md, "Memory-backed volumes"). */
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
@@ -224,6 +226,13 @@ export function cgroupAgentClient(
     },
     statfs: async (path) =>
       (await request({ op: "statfs", path })) as FilesystemFigures,
+    modifiedMs: async (path) => {
+      const ms = await request({ op: "modifiedMs", path });
+      if (typeof ms !== "number") {
+        throw new Deno.errors.NotFound(`no modification time for "${path}"`);
+      }
+      return ms;
+    },
     mountVolumeTmpfs: async (target, sizeBytes) => {
       await request({ op: "mountVolumeTmpfs", target, sizeBytes });
     },

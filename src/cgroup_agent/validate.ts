@@ -33,6 +33,8 @@ const FACT_FILES = [
   "/sys/module/apparmor/parameters/enabled",
   // eviction signals: the node's thread count and the root cgroup's memory
   "/proc/loadavg",
+  // `/stats/summary`'s node network: the host namespace's interface counters
+  "/proc/net/dev",
   `${CGROUP_MOUNT}/memory/memory.usage_in_bytes`,
   `${CGROUP_MOUNT}/memory/memory.stat`,
   `${CGROUP_MOUNT}/memory.stat`,
@@ -51,7 +53,13 @@ export function cgroupAgentSocket(rootDir: string): string {
 /** One request line of the protocol. */
 export type AgentRequest =
   | {
-    op: "exists" | "readDirNames" | "mkdirs" | "readTextFile" | "rmdir";
+    op:
+      | "exists"
+      | "readDirNames"
+      | "mkdirs"
+      | "readTextFile"
+      | "rmdir"
+      | "modifiedMs";
     path: string;
   }
   | { op: "writeTextFile"; path: string; text: string }
@@ -388,6 +396,11 @@ export function checkRequest(
       return asDir === "kubepods" || asDir === "below"
         ? undefined
         : refuse(req, where);
+    // a cgroup's creation time: the summary's `pods` and reserved system containers
+    case "modifiedMs":
+      return asDir === "kubepods" || asDir === "below" || asDir === "reserved"
+        ? undefined
+        : refuse(req, where);
     case "mkdirs":
       return dir.length > 0 && ["ancestor", "kubepods", "below"].includes(asDir)
         ? undefined
@@ -455,6 +468,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
     case "mkdirs":
     case "readTextFile":
     case "rmdir":
+    case "modifiedMs":
       return typeof v.path === "string"
         ? { op: v.op, path: v.path }
         : { error: `${v.op} needs "path" (a string)` };
@@ -552,7 +566,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, bindSubPath, cleanSubPaths, shareRootDir, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
+        }; one of exists, modifiedMs, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, bindSubPath, cleanSubPaths, shareRootDir, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
       };
   }
 }

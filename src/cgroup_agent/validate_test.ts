@@ -33,6 +33,14 @@ const allowed: [string, typeof v2, AgentRequest][] = [
     op: "readTextFile",
     path: `${M}/memory/memory.usage_in_bytes`,
   }],
+  // /stats/summary: the host's interface counters and the pods' cgroup's creation time
+  ["host network counters", v2, { op: "readTextFile", path: "/proc/net/dev" }],
+  ["v2 kubepods time", v2, { op: "modifiedMs", path: `${M}/h9/kubepods` }],
+  ["reserved cgroup time", v2, { op: "modifiedMs", path: `${M}/kube` }],
+  ["v1 kubepods time", v1, {
+    op: "modifiedMs",
+    path: `${M}/memory/h9/kubepods`,
+  }],
   ["create the cgroup root", v2, { op: "mkdirs", path: `${M}/h9` }],
   ["create kubepods", v2, { op: "mkdirs", path: `${M}/h9/kubepods` }],
   ["v1 pod cgroup", v1, {
@@ -154,6 +162,15 @@ const refused: [string, typeof v2, AgentRequest][] = [
     text: "1",
   }],
   ["listing above kubepods", v2, { op: "readDirNames", path: `${M}/h9` }],
+  ["time of a sibling cgroup", v2, {
+    op: "modifiedMs",
+    path: `${M}/system.slice`,
+  }],
+  ["time above kubepods", v1, { op: "modifiedMs", path: `${M}/memory/h9` }],
+  ["other network files", v2, {
+    op: "readTextFile",
+    path: "/proc/net/tcp",
+  }],
   ["probing siblings", v2, { op: "exists", path: `${M}/user.slice` }],
   ["removing kubepods", v2, { op: "rmdir", path: `${M}/h9/kubepods` }],
   ["removing the reserved cgroup", v2, { op: "rmdir", path: `${M}/kube` }],

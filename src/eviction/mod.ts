@@ -51,9 +51,9 @@ export {
   pressureRefusal,
   withPressureAdmission,
 } from "./admission.ts";
-export { observationsFrom } from "./observe.ts";
+export { memoryLimit, observationsFrom } from "./observe.ts";
 export type { FsFigures, NodeStats } from "./observe.ts";
-export { readNodeStats, readPodUsage } from "./node_stats.ts";
+export { readNodeStats, readPidFigures, readPodUsage } from "./node_stats.ts";
 export type { NodeStatsDeps, NodeStatsOptions } from "./node_stats.ts";
 export {
   createEvictionManager,

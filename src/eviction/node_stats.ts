@@ -92,8 +92,12 @@ async function kubepodsMemory(
   };
 }
 
-async function pidFigures(
-  host: HostFiles,
+/**
+ * The node's task limit (`min(kernel.pid_max, kernel.threads-max)`) and the threads running
+ * (`/proc/loadavg`), as upstream `pidlimit.Stats`; also `/stats/summary`'s `rlimit`.
+ */
+export async function readPidFigures(
+  host: Pick<HostFiles, "readTextFile">,
 ): Promise<NonNullable<NodeStats["pids"]> | undefined> {
   const pidMax = Number(await host.readTextFile("/proc/sys/kernel/pid_max"));
   const threadsMax = await maybe(async () =>
@@ -139,7 +143,7 @@ export async function readNodeStats(
       );
       if (pods) stats.allocatable = pods;
     }
-    const pids = await maybe(() => pidFigures(host));
+    const pids = await maybe(() => readPidFigures(host));
     if (pids) stats.pids = pids;
     const node = await maybe(() => host.statfs(options.rootDir));
     if (node) stats.nodeFs = fsOf(node);

@@ -20,6 +20,7 @@ function host(files: Record<string, string>): HostFiles {
         inodesFree: 600,
         device: path.startsWith("/var/lib/containerd") ? 2 : 1,
       }),
+    modifiedMs: (path) => Promise.reject(new Deno.errors.NotFound(path)),
   };
 }
 

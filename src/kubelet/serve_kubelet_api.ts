@@ -37,13 +37,14 @@ import {
   type StatusSource,
 } from "../status/mod.ts";
 import { createStreamingHost } from "./streaming_host.ts";
-import { statsSummary } from "./stats_summary.ts";
-import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
+import { type StatsDeps, statsSummary } from "./stats_summary.ts";
+import { readNodeUsage } from "./node_usage.ts";
 import { cadvisorStats } from "./cadvisor_stats.ts";
 import { parseGoDuration } from "../util/go_duration.ts";
 import type { CsrApi, NodeAddress } from "../api/mod.ts";
 import { startServingCertificates } from "./serving_certificates.ts";
 import { errorMessage } from "../util/error_message.ts";
+import { systemCgroups } from "./system_cgroups.ts";
 
 /** The configuration and flags the kubelet API reads. */
 export interface KubeletApiContext {
@@ -61,6 +62,11 @@ export interface KubeletApiContext {
     enableDebuggingHandlers?: boolean | undefined;
     enableSystemLogHandler?: boolean | undefined;
     enableSystemLogQuery?: boolean | undefined;
+    kubeletCgroups?: string | undefined;
+    systemCgroups?: string | undefined;
+    cgroupRoot?: string | undefined;
+    cgroupsPerQOS?: boolean | undefined;
+    cgroupDriver?: string | undefined;
     authentication?: {
       x509?: { clientCAFile?: string | undefined } | undefined;
       webhook?: {
@@ -81,6 +87,8 @@ export interface KubeletApiContext {
     kubeconfig?: string | undefined;
     certDir?: string | undefined;
     rootDir?: string | undefined;
+    /** `--runtime-cgroups`: the `runtime` system container. */
+    runtimeCgroups?: string | undefined;
   };
 }
 
@@ -105,7 +113,7 @@ export interface KubeletApiDeps {
     >
     & Pick<ImageService, "imageFsInfo">;
   /** The host's files: the root cgroup's usage (node CPU and memory); omitted → not reported. */
-  hostFiles?: NodeUsageSource["fs"];
+  hostFiles?: StatsDeps["hostFiles"];
   /** API server mode: what the serving certificate requests need. */
   cluster?: {
     csr: CsrApi;
@@ -371,6 +379,10 @@ export async function runKubeletApi(
         podLogsDir: ctx.config.podLogsDir || "/var/log/pods",
         ...(deps.hostFiles ? { hostFiles: deps.hostFiles } : {}),
         cpuRates,
+        systemCgroups: systemCgroups({
+          ...ctx.config,
+          runtimeCgroups: ctx.flags.runtimeCgroups,
+        }),
       }),
     nodeLogs: { logDir: () => NODE_LOG_DIR },
     logs: {

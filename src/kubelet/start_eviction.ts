@@ -35,7 +35,7 @@ export interface LateEviction {
 }
 
 /** Upstream `GetPodCgroupRoot` for the cgroupfs driver (systemd: `kubepods.slice`). */
-function podCgroupRoot(config: {
+export function podCgroupRoot(config: {
   cgroupRoot?: string | undefined;
   cgroupsPerQOS?: boolean | undefined;
   cgroupDriver?: string | undefined;

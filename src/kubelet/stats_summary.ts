@@ -2,8 +2,9 @@
  * Gathers what `/stats/summary` is made of: CRI `ListPodSandboxStats` (or, when the runtime
  * cannot answer it, `ListContainerStats` grouped by pod), the ready sandboxes and running
  * containers with their start times, CRI `ImageFsInfo`, `statfs` of the root dir and of the
- * image filesystem, and `Deno.systemMemoryInfo`. Figures that need a missing grant are left
- * out rather than failing the request.
+ * image filesystem, `Deno.systemMemoryInfo`, the system containers' cgroups, `/proc/net/dev`,
+ * the task limit and the pods' volume directories. Figures that need a missing grant are
+ * left out rather than failing the request.
  *
  * @module
  */
@@ -29,8 +30,13 @@ import {
   type CriPodSandboxStats,
   fillUsageNanoCores,
   type FsFigures,
+  type SystemContainerUsage,
 } from "../server/mod.ts";
+import { readPidFigures } from "../eviction/mod.ts";
 import { type NodeUsageSource, readNodeUsage } from "./node_usage.ts";
+import { type CgroupUsageFs, readCgroupUsage } from "./cgroup_usage.ts";
+import { readHostNetwork } from "./host_network.ts";
+import { podVolumesFs, readPodVolumes } from "./pod_volumes.ts";
 
 /** What the summary reads. */
 export interface StatsDeps {
@@ -51,10 +57,52 @@ export interface StatsDeps {
   startTimeMs: number;
   /** `podLogsDir`: the containers' log directories are below it. */
   podLogsDir?: string;
-  /** The host's files: the root cgroup (node CPU and memory); omitted → not reported. */
-  hostFiles?: NodeUsageSource["fs"];
+  /**
+   * The host's files: the root cgroup (node CPU and memory), the system containers' cgroups,
+   * `/proc`; omitted → not reported.
+   */
+  hostFiles?:
+    & NodeUsageSource["fs"]
+    & Pick<CgroupUsageFs, "modifiedMs">
+    & { statfs?(path: string): Promise<FsFigures> };
   /** The previous CPU readings, kept between requests for `usageNanoCores`. */
   cpuRates: CpuRates;
+  /** The system containers' cgroups (absolute, cgroupfs form) by summary name. */
+  systemCgroups?: ReadonlyArray<{ name: string; cgroup: string }>;
+}
+
+/** The system containers' figures, each with its CPU rate from the previous request. */
+async function systemContainers(
+  deps: StatsDeps,
+): Promise<{ name: string; usage: SystemContainerUsage }[]> {
+  const fs = deps.hostFiles;
+  if (!fs) return [];
+  const read = await Promise.all(
+    (deps.systemCgroups ?? []).map(async ({ name, cgroup }) => ({
+      name,
+      cgroup,
+      usage: await readCgroupUsage(fs, cgroup, () => deps.clock.now())
+        .catch(() => undefined),
+    })),
+  );
+  return read.flatMap(({ name, cgroup, usage }) => {
+    if (!usage) return [];
+    const rate = usage.cpuCoreNanoSeconds === undefined
+      ? undefined
+      : deps.cpuRates.observe(systemKey(cgroup), {
+        timestampNs: BigInt(usage.timeMs) * 1_000_000n,
+        usageCoreNanoSeconds: BigInt(usage.cpuCoreNanoSeconds),
+      });
+    return [{
+      name,
+      usage: rate === undefined ? usage : { ...usage, cpuNanoCores: rate },
+    }];
+  });
+}
+
+/** The key of a system container's readings in {@linkcode StatsDeps.cpuRates}. */
+function systemKey(cgroup: string): string {
+  return `system:${cgroup}`;
 }
 
 /** The key of the root cgroup's readings in {@linkcode StatsDeps.cpuRates}. */
@@ -91,6 +139,16 @@ async function containerLogUsage(
   return out;
 }
 const CONTAINER_RUNNING = 1;
+
+/** The size and free figures of a `statfs` answer that carries more. */
+function figuresOnly(f: FsFigures): FsFigures {
+  return {
+    capacityBytes: f.capacityBytes,
+    availableBytes: f.availableBytes,
+    inodes: f.inodes,
+    inodesFree: f.inodesFree,
+  };
+}
 
 /** `statfs` of the filesystem holding `path`; undefined when it cannot be read. */
 export async function fsFigures(path: string): Promise<FsFigures | undefined> {
@@ -154,8 +212,24 @@ export async function statsSummary(
   const pods = fillUsageNanoCores(
     await sandboxStats(runtime, ready),
     deps.cpuRates,
-    [ROOT_CGROUP],
+    [
+      ROOT_CGROUP,
+      ...(deps.systemCgroups ?? []).map((c) => systemKey(c.cgroup)),
+    ],
   );
+  const now = () => deps.clock.now();
+  const host = deps.hostFiles;
+  const [system, nodeNetwork, pids, podVolumes] = await Promise.all([
+    systemContainers(deps),
+    host ? readHostNetwork(host, now) : undefined,
+    host ? readPidFigures(host).catch(() => undefined) : undefined,
+    readPodVolumes(
+      podVolumesFs(fsFigures),
+      deps.rootDir,
+      ready.flatMap((s) => s.metadata?.uid ?? []),
+      now,
+    ),
+  ]);
   const nodeUsage = deps.hostFiles
     ? await readNodeUsage({
       fs: deps.hostFiles,
@@ -170,8 +244,12 @@ export async function statsSummary(
       usageCoreNanoSeconds: BigInt(nodeUsage.cpuCoreNanoSeconds),
     });
   const image = imageFsInfo?.imageFilesystems[0];
-  const imageFs = image?.fsId?.mountpoint
-    ? await fsFigures(image.fsId.mountpoint)
+  // the runtime's root is outside the kubelet's read grants: the cgroup agent's statfs then
+  const mountpoint = image?.fsId?.mountpoint;
+  const imageFs = mountpoint
+    ? await fsFigures(mountpoint) ??
+      await deps.hostFiles?.statfs?.(mountpoint).then(figuresOnly, () =>
+        undefined)
     : undefined;
   let nodeMemory;
   try {
@@ -222,5 +300,11 @@ export async function statsSummary(
     sandboxStartMs: new Map(ready.map((s) => [s.id, ms(s.createdAt)])),
     containerStartMs: new Map(running.map((c) => [c.id, ms(c.createdAt)])),
     ...(containerLogs ? { containerLogs } : {}),
+    ...(system.length ? { systemContainers: system } : {}),
+    ...(nodeNetwork ? { nodeNetwork } : {}),
+    ...(pids
+      ? { rlimit: { timeMs: now(), maxpid: pids.max, curproc: pids.running } }
+      : {}),
+    podVolumes,
   });
 }

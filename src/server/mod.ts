@@ -76,8 +76,11 @@ export type {
   CriContainerStats,
   CriPodSandboxStats,
   FsFigures,
+  InterfaceCounters,
   RootUsage,
   SummaryInput,
+  SystemContainerUsage,
+  VolumeUsage,
 } from "./stats/summary.ts";
 /** `usageNanoCores` from the previous CPU reading of each cgroup or container. */
 export {

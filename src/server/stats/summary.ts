@@ -4,9 +4,9 @@
  * The input types are the fields of CRI's `PodSandboxStats`/`ContainerStats` messages that
  * are read, so generated messages fit them as they are.
  *
- * Node CPU and memory come from the root cgroup when it could be read; what is not measured
- * (system containers, rlimit, node network) is left out, as the JSON's `omitempty` fields
- * allow.
+ * Node CPU and memory come from the root cgroup, system containers from their cgroups, node
+ * network and rlimit from `/proc`, when they could be read; what is not measured is left out,
+ * as the JSON's `omitempty` fields allow.
  *
  * @module
  */
@@ -112,6 +112,35 @@ export interface RootUsage {
   memoryMajorPageFaults?: number;
 }
 
+/** A system container's cgroup figures (cAdvisor's view of a cgroup). */
+export interface SystemContainerUsage extends Omit<RootUsage, "cpuNanoCores"> {
+  /** The cgroup directory's modification time (ms), cAdvisor's creation time. */
+  startMs: number;
+  cpuNanoCores?: number;
+  /** The cgroup's memory limit, when it has one. */
+  memoryLimitBytes?: number;
+}
+
+/** One network interface's kernel counters. */
+export interface InterfaceCounters {
+  name: string;
+  rxBytes: number;
+  rxErrors: number;
+  txBytes: number;
+  txErrors: number;
+}
+
+/** What one pod volume uses, and its filesystem's figures when they could be read. */
+export interface VolumeUsage {
+  name: string;
+  timeMs: number;
+  usedBytes: number;
+  inodesUsed: number;
+  fs?: FsFigures;
+  /** On the node's disk with the pod's lifetime: counted in its ephemeral storage. */
+  localEphemeral?: boolean;
+}
+
 /** Everything the summary is made of. */
 export interface SummaryInput {
   nodeName: string;
@@ -141,7 +170,20 @@ export interface SummaryInput {
     string,
     { usedBytes: number; inodesUsed: number }
   >;
+  /** System containers by summary name (`kubelet`, `runtime`, `misc`, `pods`). */
+  systemContainers?: ReadonlyArray<
+    { name: string; usage: SystemContainerUsage }
+  >;
+  /** The host network namespace's interfaces. */
+  nodeNetwork?: { timeMs: number; interfaces: readonly InterfaceCounters[] };
+  /** The node's task limit and the tasks running. */
+  rlimit?: { timeMs: number; maxpid: number; curproc: number };
+  /** Measured volumes by pod UID. */
+  podVolumes?: ReadonlyMap<string, readonly VolumeUsage[]>;
 }
+
+/** The interface upstream's summary names as the default one (`network.DefaultInterfaceName`). */
+const DEFAULT_INTERFACE = "eth0";
 
 /** `metav1.Time`: RFC 3339 in UTC, whole seconds. */
 export function apiTime(ms: number): string {
@@ -337,6 +379,15 @@ function podStats(
   const rootfsInodes = sum(
     running.map((c) => num(c.writableLayer?.inodesUsed)),
   );
+  // upstream `calcEphemeralStorage`: the writable layers, the logs and the local ephemeral
+  // volumes together
+  const extra = [
+    { usedBytes: 0, inodesUsed: 0 },
+    ...running.flatMap((c) =>
+      input.containerLogs?.get(c.attributes?.id ?? "") ?? []
+    ),
+    ...(input.podVolumes?.get(meta.uid) ?? []).filter((v) => v.localEphemeral),
+  ];
   return compact({
     podRef: { name: meta.name, namespace: meta.namespace, uid: meta.uid },
     startTime: apiTime(start),
@@ -344,16 +395,68 @@ function podStats(
     cpu: cpuStats(pod.linux?.cpu) ?? fromContainers.cpu,
     memory: memoryStats(pod.linux?.memory) ?? fromContainers.memory,
     network: networkStats(pod.linux?.network, input.nowMs),
+    volume: volumeStats(input.podVolumes?.get(meta.uid)),
     "ephemeral-storage": rootfsUsed !== undefined
       ? fsStats(input.nowMs, input.nodeFs, {
-        usedBytes: rootfsUsed,
-        inodesUsed: rootfsInodes,
+        usedBytes: rootfsUsed + sum(extra.map((e) => e.usedBytes))!,
+        inodesUsed: (rootfsInodes ?? 0) + sum(extra.map((e) => e.inodesUsed))!,
       })
       : undefined,
     process_stats: process
       ? { process_count: Number(process.value) }
       : undefined,
   });
+}
+
+/** A pod's measured volumes (upstream `VolumeStats`: the filesystem figures and a name). */
+function volumeStats(
+  volumes: readonly VolumeUsage[] | undefined,
+): Json[] | undefined {
+  if (!volumes?.length) return undefined;
+  return volumes.map((v) => ({
+    ...fsStats(v.timeMs, v.fs, v),
+    name: v.name,
+  }));
+}
+
+/**
+ * A system container (upstream `cadvisorInfoToContainerStats` of a cgroup): its CPU and
+ * memory, `availableBytes` only when the cgroup has a memory limit.
+ */
+function systemContainer(name: string, u: SystemContainerUsage): Json {
+  const memory = u.memoryUsageBytes === undefined ? undefined : compact({
+    time: apiTime(u.timeMs),
+    availableBytes: u.memoryLimitBytes !== undefined &&
+        u.memoryWorkingSetBytes !== undefined
+      ? Math.max(0, u.memoryLimitBytes - u.memoryWorkingSetBytes)
+      : undefined,
+    usageBytes: u.memoryUsageBytes,
+    workingSetBytes: u.memoryWorkingSetBytes,
+    rssBytes: u.memoryRssBytes,
+    pageFaults: u.memoryPageFaults,
+    majorPageFaults: u.memoryMajorPageFaults,
+  });
+  const cpu = u.cpuCoreNanoSeconds === undefined ? undefined : compact({
+    time: apiTime(u.timeMs),
+    usageNanoCores: u.cpuNanoCores,
+    usageCoreNanoSeconds: u.cpuCoreNanoSeconds,
+  });
+  return compact({ name, startTime: apiTime(u.startMs), cpu, memory });
+}
+
+/**
+ * The node's network (upstream `cadvisorInfoToNetworkStats`): every interface in the list,
+ * and `eth0`'s counters as the default when the node has one (else none).
+ */
+function nodeNetwork(input: SummaryInput): Json | undefined {
+  const n = input.nodeNetwork;
+  if (!n) return undefined;
+  const main = n.interfaces.find((i) => i.name === DEFAULT_INTERFACE);
+  return {
+    time: apiTime(n.timeMs),
+    ...(main ? { ...main } : {}),
+    interfaces: n.interfaces.map((i) => ({ ...i })),
+  };
 }
 
 function nodeCpu(input: SummaryInput): Json | undefined {
@@ -410,7 +513,18 @@ export function buildSummary(input: SummaryInput): Json {
         inodesUsed: input.nodeFs.inodes - input.nodeFs.inodesFree,
       })
       : undefined,
+    network: nodeNetwork(input),
     runtime: input.imageFs ? runtimeFs(nowMs, input.imageFs) : undefined,
+    rlimit: input.rlimit
+      ? {
+        time: apiTime(input.rlimit.timeMs),
+        maxpid: input.rlimit.maxpid,
+        curproc: input.rlimit.curproc,
+      }
+      : undefined,
+    systemContainers: input.systemContainers?.length
+      ? input.systemContainers.map((c) => systemContainer(c.name, c.usage))
+      : undefined,
   });
   const pods = input.pods.flatMap((p) => podStats(p, input) ?? []);
   return { node, pods };
@@ -442,7 +556,16 @@ export function cpuAndMemoryOnly(summary: Json): Json {
   const node = summary.node as Json;
   const pods = summary.pods as Json[];
   return {
-    node: pick(node, ["nodeName", "startTime", "cpu", "memory"]),
+    node: {
+      ...pick(node, ["nodeName", "startTime", "cpu", "memory"]),
+      ...(node.systemContainers
+        ? {
+          systemContainers: (node.systemContainers as Json[]).map((c) =>
+            pick(c, ["name", "startTime", "cpu", "memory"])
+          ),
+        }
+        : {}),
+    },
     pods: pods.map((p) => ({
       ...pick(p, ["podRef", "startTime", "cpu", "memory"]),
       containers: (p.containers as Json[]).map((c) =>

@@ -170,14 +170,15 @@ Deno.test("the summary has upstream's shape: node figures, ready pods, running c
     txBytes: 22,
     interfaces: [{ name: "eth0", rxBytes: 11, txBytes: 22 }],
   });
+  // the two writable layers and c2's logs (upstream `calcEphemeralStorage`)
   assert.deepEqual(pod["ephemeral-storage"], {
     time,
     availableBytes: 4_000,
     capacityBytes: 10_000,
-    usedBytes: 8192,
+    usedBytes: 8192 + 300,
     inodesFree: 40,
     inodes: 100,
-    inodesUsed: 6,
+    inodesUsed: 6 + 2,
   });
   assert.deepEqual(pod.process_stats, { process_count: 4 });
   assert.equal(pod.volume, undefined);
@@ -373,4 +374,136 @@ Deno.test("a network reading without time (containerd 1.6) is timed at the summa
     rxBytes: 1,
     interfaces: [{ name: "eth0", rxBytes: 1 }, { name: "net1", txBytes: 2 }],
   });
+});
+
+Deno.test("system containers carry their cgroup's CPU and memory; available only under a limit", () => {
+  const base = {
+    timeMs: NOW,
+    cpuCoreNanoSeconds: 5e9,
+    cpuNanoCores: 1e6,
+    memoryUsageBytes: 9e6,
+    memoryWorkingSetBytes: 8e6,
+    memoryRssBytes: 6e6,
+    memoryPageFaults: 4000,
+    memoryMajorPageFaults: 2,
+  };
+  const summary = buildSummary(input({
+    systemContainers: [
+      { name: "kubelet", usage: { ...base, startMs: NOW - 90_000 } },
+      {
+        name: "pods",
+        usage: { ...base, startMs: NOW - 80_000, memoryLimitBytes: 10e6 },
+      },
+    ],
+  }));
+  const [kubelet, pods] = (summary.node as Record<string, unknown>)
+    .systemContainers as Array<Record<string, Record<string, unknown>>>;
+  assert.deepEqual(kubelet, {
+    name: "kubelet" as never,
+    startTime: apiTime(NOW - 90_000) as never,
+    cpu: {
+      time: apiTime(NOW),
+      usageNanoCores: 1e6,
+      usageCoreNanoSeconds: 5e9,
+    },
+    memory: {
+      time: apiTime(NOW),
+      usageBytes: 9e6,
+      workingSetBytes: 8e6,
+      rssBytes: 6e6,
+      pageFaults: 4000,
+      majorPageFaults: 2,
+    },
+  });
+  assert.equal(pods!.memory!.availableBytes, 2e6);
+  assert.equal(pods!.startTime, apiTime(NOW - 80_000));
+  // the cpu-and-memory view keeps them too
+  const only = cpuAndMemoryOnly(summary).node as Record<string, unknown>;
+  assert.equal((only.systemContainers as unknown[]).length, 2);
+});
+
+Deno.test("no system container read leaves the key out", () => {
+  const node = buildSummary(input({ systemContainers: [] })).node as Record<
+    string,
+    unknown
+  >;
+  assert.equal("systemContainers" in node, false);
+  assert.equal("network" in node, false);
+  assert.equal("rlimit" in node, false);
+});
+
+Deno.test("the node network lists every interface and eth0 as the default", () => {
+  const eth0 = {
+    name: "eth0",
+    rxBytes: 10,
+    rxErrors: 1,
+    txBytes: 20,
+    txErrors: 2,
+  };
+  const ifb0 = {
+    name: "ifb0",
+    rxBytes: 0,
+    rxErrors: 0,
+    txBytes: 0,
+    txErrors: 0,
+  };
+  const withEth0 = buildSummary(input({
+    nodeNetwork: { timeMs: NOW - 1000, interfaces: [ifb0, eth0] },
+  })).node as Record<string, unknown>;
+  assert.deepEqual(withEth0.network, {
+    time: apiTime(NOW - 1000),
+    ...eth0,
+    interfaces: [ifb0, eth0],
+  });
+  const without = buildSummary(input({
+    nodeNetwork: { timeMs: NOW, interfaces: [ifb0] },
+  })).node as Record<string, unknown>;
+  // no eth0: upstream names no default interface
+  assert.deepEqual(without.network, { time: apiTime(NOW), interfaces: [ifb0] });
+});
+
+Deno.test("rlimit is the task limit and the tasks running", () => {
+  const node = buildSummary(input({
+    rlimit: { timeMs: NOW, maxpid: 32768, curproc: 466 },
+  })).node as Record<string, unknown>;
+  assert.deepEqual(node.rlimit, {
+    time: apiTime(NOW),
+    maxpid: 32768,
+    curproc: 466,
+  });
+});
+
+Deno.test("a pod's measured volumes carry their filesystem's figures and name", () => {
+  const pods = buildSummary(input({
+    podVolumes: new Map([["uid-1", [{
+      name: "cache",
+      timeMs: NOW - 2000,
+      usedBytes: 4096,
+      inodesUsed: 3,
+      localEphemeral: true,
+      fs: {
+        capacityBytes: 500,
+        availableBytes: 200,
+        inodes: 50,
+        inodesFree: 20,
+      },
+    }, { name: "bare", timeMs: NOW, usedBytes: 5, inodesUsed: 1 }]]]),
+  })).pods as Array<Record<string, unknown>>;
+  assert.deepEqual(pods[0]!.volume, [{
+    time: apiTime(NOW - 2000),
+    availableBytes: 200,
+    capacityBytes: 500,
+    usedBytes: 4096,
+    inodesFree: 20,
+    inodes: 50,
+    inodesUsed: 3,
+    name: "cache",
+  }, { time: apiTime(NOW), usedBytes: 5, inodesUsed: 1, name: "bare" }]);
+  // the disk-backed one counts in the pod's ephemeral storage, with layers and logs
+  assert.deepEqual(
+    (pods[0]!["ephemeral-storage"] as Record<string, unknown>).usedBytes,
+    8192 + 300 + 4096,
+  );
+  const none = buildSummary(input()).pods as Array<Record<string, unknown>>;
+  assert.equal("volume" in none[0]!, false);
 });
