@@ -1,7 +1,8 @@
 /**
  * One cgroup's CPU time and memory as cAdvisor gives them for upstream's system containers
  * (`kubelet`, `runtime`, `misc`, `pods` in `/stats/summary`): cgroup v1 `cpuacct.usage`,
- * `memory.usage_in_bytes`, `memory.limit_in_bytes` and the hierarchy's `memory.stat` totals;
+ * `memory.usage_in_bytes`, `memory.limit_in_bytes` and `memory.stat` (rss the hierarchy's
+ * total, faults the cgroup's own, as cAdvisor reads them);
  * cgroup v2 `cpu.stat` `usage_usec`, `memory.current`, `memory.max` and `memory.stat`. The
  * start time is the cgroup directory's modification time, as cAdvisor takes it.
  *

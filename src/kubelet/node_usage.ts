@@ -15,15 +15,18 @@ import { statValue, workingSet } from "../util/cgroup_stat.ts";
 
 const MOUNT = "/sys/fs/cgroup";
 
-/** What the node used, when it was read (rss and faults are the hierarchy's totals). */
+/**
+ * What the node used, when it was read. On cgroup v1 rss is the hierarchy's total and the
+ * fault counters the cgroup's own (cAdvisor reads `pgfault`, never `total_pgfault`).
+ */
 export type NodeUsage = Omit<RootUsage, "cpuNanoCores">;
 
-/** The `memory.stat` keys of the hierarchy's totals, by cgroup version. */
+/** The `memory.stat` keys cAdvisor reads for rss and faults, by cgroup version. */
 const STAT_KEYS = {
   v1: {
     memoryRssBytes: "total_rss",
-    memoryPageFaults: "total_pgfault",
-    memoryMajorPageFaults: "total_pgmajfault",
+    memoryPageFaults: "pgfault",
+    memoryMajorPageFaults: "pgmajfault",
   },
   v2: {
     memoryRssBytes: "anon",
