@@ -25,7 +25,7 @@ import {
   DEADLINE_EXCEEDED_REASON,
   pastActiveDeadline,
 } from "./active_deadline.ts";
-import { computePodPhase } from "./pod_phase.ts";
+import { computePodPhase, type PodPhaseOptions } from "./pod_phase.ts";
 import { podReadyCondition } from "./readiness_gates.ts";
 import {
   milliCpuToQuota,
@@ -399,6 +399,22 @@ function buildConditions(
 }
 
 /** Computes the v1 PodStatus of `pod` from its runtime view. Pure apart from `clock.now()`. */
+/**
+ * Whether a regular container exists in the pod's current sandbox: the newest one, when it is
+ * ready (upstream's active containers, `getPodContainerStatuses`).
+ */
+function hasActiveRegularContainer(
+  pod: Pod,
+  runtime: PodRuntimeStatus,
+): boolean {
+  const current = runtime.sandboxes[0];
+  if (!current?.ready) return false;
+  const regular = new Set(pod.spec.containers.map((c) => c.name));
+  return runtime.containers.some((c) =>
+    c.sandboxId === current.id && regular.has(c.name)
+  );
+}
+
 function isTerminalPhase(phase: string | undefined): boolean {
   return phase === "Succeeded" || phase === "Failed";
 }
@@ -429,7 +445,9 @@ export function computePodStatus(
     a,
     b,
   ) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const phaseOptions: { podIsTerminal?: boolean; isStatic?: boolean } = {};
+  const phaseOptions: PodPhaseOptions = {
+    podHasInitialized: hasActiveRegularContainer(pod, runtime),
+  };
   if (options.podIsTerminal !== undefined) {
     phaseOptions.podIsTerminal = options.podIsTerminal;
   }

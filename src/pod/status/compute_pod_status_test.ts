@@ -663,3 +663,100 @@ Deno.test("computePodStatus() carries the resize conditions with their own times
     false,
   );
 });
+
+Deno.test("computePodStatus() is Pending again while an init container reruns in a new sandbox", () => {
+  // the node restarted: the old sandbox is gone, the init container runs in the new one and
+  // the regular container's last instance is in the old sandbox
+  const clock = new FakeClock(T0 + 60_000);
+  const init: Container = { name: "init", image: "busybox" };
+  const regular: Container = { name: "regular", image: "busybox" };
+  const p = pod({ initContainers: [init], containers: [regular] });
+  const old: SandboxView = { ...sandbox, id: "sb-old", ready: false };
+  const fresh: SandboxView = {
+    ...sandbox,
+    id: "sb-new",
+    attempt: 1,
+    createdAt: T0 + 50_000,
+  };
+  const containers = [
+    view(init, {
+      sandboxId: "sb-new",
+      containerType: "init",
+      restartCount: 1,
+      createdAt: T0 + 51_000,
+    }),
+    view(init, {
+      sandboxId: "sb-old",
+      containerType: "init",
+      state: "exited",
+      finishedAt: T0 + 2000,
+    }),
+    view(regular, {
+      sandboxId: "sb-old",
+      state: "exited",
+      exitCode: 137,
+      createdAt: T0 + 3000,
+      finishedAt: T0 + 40_000,
+    }),
+  ];
+  const s = computePodStatus(p, rs(containers, [fresh, old]), { clock });
+  assert.ok(s.initContainerStatuses?.[0]?.state.running);
+  assert.equal(s.phase, "Pending");
+});
+
+Deno.test("computePodStatus() counts a starting sidecar as pending only until a regular container runs in the current sandbox", () => {
+  const clock = new FakeClock(T0 + 5000);
+  const sidecar: Container = {
+    name: "side",
+    image: "busybox",
+    restartPolicy: "Always",
+    startupProbe: { exec: { command: ["true"] } },
+  };
+  const p = pod({ initContainers: [sidecar] });
+  const side = view(sidecar, { containerType: "init" });
+  const notStarted = new Map([[side.id, false]]);
+  assert.equal(
+    computePodStatus(p, rs([side]), { clock, started: notStarted }).phase,
+    "Pending",
+  );
+  assert.equal(
+    computePodStatus(p, rs([side, view(app)]), { clock, started: notStarted })
+      .phase,
+    "Running",
+  );
+  // a regular container of an earlier sandbox does not count
+  const earlier = view(app, { sandboxId: "sb-old" });
+  assert.equal(
+    computePodStatus(p, rs([side, earlier]), { clock, started: notStarted })
+      .phase,
+    "Pending",
+  );
+});
+
+Deno.test("computePodStatus() keeps a pod Running while its sidecar waits to restart", () => {
+  const clock = new FakeClock(T0 + 60_000);
+  const sidecar: Container = {
+    name: "side",
+    image: "busybox",
+    restartPolicy: "Always",
+  };
+  const p = pod({ initContainers: [sidecar] });
+  const crashed = view(sidecar, {
+    containerType: "init",
+    state: "exited",
+    exitCode: 1,
+    finishedAt: T0 + 30_000,
+  });
+  const s = computePodStatus(p, rs([crashed, view(app)]), {
+    clock,
+    syncResults: [{
+      action: "StartContainer",
+      target: "side",
+      reason: "CrashLoopBackOff",
+      message: "back-off 10s restarting failed container",
+    }],
+  });
+  assert.ok(s.initContainerStatuses?.[0]?.state.waiting);
+  assert.ok(s.initContainerStatuses?.[0]?.lastState.terminated);
+  assert.equal(s.phase, "Running");
+});

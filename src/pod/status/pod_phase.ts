@@ -20,6 +20,12 @@ export interface PodPhaseOptions {
   podIsTerminal?: boolean;
   /** Static pods never get a terminal phase from `podIsTerminal` alone (upstream TODO). */
   isStatic?: boolean;
+  /**
+   * A regular container exists in the pod's current sandbox (upstream's
+   * `HasAnyActiveRegularContainerStarted`): a sidecar still starting then keeps the pod out of
+   * Pending, while a new sandbox after a node restart starts over from Pending.
+   */
+  podHasInitialized?: boolean;
 }
 
 /** Computes the pod phase from the init and regular container statuses. */
@@ -32,7 +38,8 @@ export function computePodPhase(
   options: PodPhaseOptions = {},
 ): PodPhase {
   const policy = pod.spec.restartPolicy ?? "Always";
-  let pendingInit = 0;
+  let pendingRegularInit = 0;
+  let pendingSidecars = 0;
   let failedInit = 0;
   let unknown = 0;
   let running = 0;
@@ -43,46 +50,45 @@ export function computePodPhase(
   for (const c of pod.spec.initContainers ?? []) {
     const s = find(statuses.init, c.name);
     if (isSidecar(c)) {
+      // a sidecar that ran and stopped does not count towards the phase
       if (!s) {
         unknown++;
       } else if (s.state.running) {
-        if (!s.started) pendingInit++;
+        if (!s.started) pendingSidecars++;
         running++;
       } else if (s.state.waiting) {
-        if (!s.lastState.terminated) pendingInit++;
-        waiting++;
+        if (!s.lastState.terminated) {
+          pendingSidecars++;
+          waiting++;
+        }
       } else if (!s.state.terminated) {
-        pendingInit++;
+        pendingSidecars++;
         unknown++;
       }
       continue;
     }
     if (!s || s.state.running) {
-      pendingInit++;
+      pendingRegularInit++;
     } else if (s.state.terminated) {
       if (s.state.terminated.exitCode !== 0) failedInit++;
     } else if (s.state.waiting && s.lastState.terminated) {
       if (s.lastState.terminated.exitCode !== 0) failedInit++;
     } else {
-      pendingInit++;
+      pendingRegularInit++;
     }
   }
 
-  let regularStarted = false;
   for (const c of pod.spec.containers) {
     const s = find(statuses.regular, c.name);
     if (!s) {
       unknown++;
     } else if (s.state.running) {
       running++;
-      regularStarted = true;
     } else if (s.state.terminated) {
       stopped++;
-      regularStarted = true;
       if (s.state.terminated.exitCode === 0) succeeded++;
     } else if (s.state.waiting && s.lastState.terminated) {
       stopped++;
-      regularStarted = true;
     } else if (s.state.waiting) {
       waiting++;
     } else {
@@ -91,7 +97,13 @@ export function computePodPhase(
   }
 
   if (failedInit > 0 && policy === "Never") return "Failed";
-  if ((pendingInit > 0 && !regularStarted) || waiting > 0) return "Pending";
+  if (
+    pendingRegularInit > 0 ||
+    (pendingSidecars > 0 && !options.podHasInitialized) ||
+    waiting > 0
+  ) {
+    return "Pending";
+  }
   if (running > 0 && unknown === 0) return "Running";
   if (running === 0 && stopped > 0 && unknown === 0) {
     if (options.podIsTerminal && !options.isStatic) {
