@@ -424,24 +424,40 @@ function volumeStats(
  * memory, `availableBytes` only when the cgroup has a memory limit.
  */
 function systemContainer(name: string, u: SystemContainerUsage): Json {
-  const memory = u.memoryUsageBytes === undefined ? undefined : compact({
+  return compact({
+    name,
+    startTime: apiTime(u.startMs),
+    cpu: cgroupCpu(u),
+    memory: u.memoryUsageBytes === undefined
+      ? undefined
+      : cgroupMemory(u, u.memoryLimitBytes),
+  });
+}
+
+/** A cgroup's CPU figures as cAdvisor gives them; none without its CPU time. */
+function cgroupCpu(u: RootUsage): Json | undefined {
+  if (u.cpuCoreNanoSeconds === undefined) return undefined;
+  return compact({
     time: apiTime(u.timeMs),
-    availableBytes: u.memoryLimitBytes !== undefined &&
-        u.memoryWorkingSetBytes !== undefined
-      ? Math.max(0, u.memoryLimitBytes - u.memoryWorkingSetBytes)
-      : undefined,
+    usageNanoCores: u.cpuNanoCores,
+    usageCoreNanoSeconds: u.cpuCoreNanoSeconds,
+  });
+}
+
+/** A cgroup's memory figures; `availableBytes` is the limit less the working set, if any. */
+function cgroupMemory(u: RootUsage, limitBytes: number | undefined): Json {
+  return compact({
+    time: apiTime(u.timeMs),
+    availableBytes:
+      limitBytes !== undefined && u.memoryWorkingSetBytes !== undefined
+        ? Math.max(0, limitBytes - u.memoryWorkingSetBytes)
+        : undefined,
     usageBytes: u.memoryUsageBytes,
     workingSetBytes: u.memoryWorkingSetBytes,
     rssBytes: u.memoryRssBytes,
     pageFaults: u.memoryPageFaults,
     majorPageFaults: u.memoryMajorPageFaults,
   });
-  const cpu = u.cpuCoreNanoSeconds === undefined ? undefined : compact({
-    time: apiTime(u.timeMs),
-    usageNanoCores: u.cpuNanoCores,
-    usageCoreNanoSeconds: u.cpuCoreNanoSeconds,
-  });
-  return compact({ name, startTime: apiTime(u.startMs), cpu, memory });
 }
 
 /**
@@ -460,13 +476,7 @@ function nodeNetwork(input: SummaryInput): Json | undefined {
 }
 
 function nodeCpu(input: SummaryInput): Json | undefined {
-  const u = input.nodeUsage;
-  if (u?.cpuCoreNanoSeconds === undefined) return undefined;
-  return compact({
-    time: apiTime(u.timeMs),
-    usageNanoCores: u.cpuNanoCores,
-    usageCoreNanoSeconds: u.cpuCoreNanoSeconds,
-  });
+  return input.nodeUsage ? cgroupCpu(input.nodeUsage) : undefined;
 }
 
 /**
@@ -478,17 +488,7 @@ function nodeMemory(input: SummaryInput): Json | undefined {
   const u = input.nodeUsage;
   const m = input.nodeMemory;
   if (u?.memoryWorkingSetBytes !== undefined) {
-    return compact({
-      time: apiTime(u.timeMs),
-      availableBytes: m
-        ? Math.max(0, m.totalBytes - u.memoryWorkingSetBytes)
-        : undefined,
-      usageBytes: u.memoryUsageBytes,
-      workingSetBytes: u.memoryWorkingSetBytes,
-      rssBytes: u.memoryRssBytes,
-      pageFaults: u.memoryPageFaults,
-      majorPageFaults: u.memoryMajorPageFaults,
-    });
+    return cgroupMemory(u, m?.totalBytes);
   }
   if (!m) return undefined;
   return {
