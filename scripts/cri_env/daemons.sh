@@ -270,7 +270,8 @@ kts_start_containerd() {
     PATH="$(dirname "$(command -v "$(kts_containerd_bin)")"):$PATH" \
       setsid "$(kts_containerd_bin)" --config "$KTS_ROOT/containerd.toml" \
       >>"$KTS_ROOT/logs/containerd.log" 2>&1 </dev/null &
-    echo $! >"$pidfile"
+    # The pid alone, no newline: upstream's node e2e suite parses this file as a number.
+    printf '%s' "$!" >"$pidfile"
     kts_log "containerd started (pid $(cat "$pidfile"))"
   fi
   kts_wait 30 "containerd socket $KTS_SOCK" "$(kts_ctr_bin)" -a "$KTS_SOCK" version

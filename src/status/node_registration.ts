@@ -1,7 +1,7 @@
 /**
  * The Node object the kubelet registers and how it reconciles an existing one (upstream
  * `kubelet_node_status.go`: `initialNode`, `reconcileCMADAnnotationWithExistingNode`,
- * `updateDefaultLabels`).
+ * `updateDefaultLabels`, and the labels `updateNode` restores in every status round).
  * @module
  */
 import type { Node, Taint } from "../api/mod.ts";
@@ -113,4 +113,23 @@ export function reconcileExistingNode(
   }
   node.metadata.labels = labels;
   return { node, changed };
+}
+
+/**
+ * The Node's labels with `kubernetes.io/os` and `kubernetes.io/arch` set to this host's, or
+ * undefined when both are already right. Upstream's `updateNode` puts these two back in every
+ * status round, so a Node whose labels someone changed is corrected while the kubelet runs,
+ * not only at its next start.
+ */
+export function restoreOsArchLabels(
+  labels: Record<string, string> | undefined,
+  os: string,
+  arch: string,
+): Record<string, string> | undefined {
+  if (
+    labels?.["kubernetes.io/os"] === os && labels["kubernetes.io/arch"] === arch
+  ) {
+    return undefined;
+  }
+  return { ...labels, "kubernetes.io/os": os, "kubernetes.io/arch": arch };
 }

@@ -17,6 +17,7 @@ import {
   initialNode,
   type NodeRegistrationOptions,
   reconcileExistingNode,
+  restoreOsArchLabels,
 } from "./node_registration.ts";
 import { nodeStatusChanged, twoWayPatch } from "./node_status_patch.ts";
 import { computeNodeStatus, type NodeFacts } from "./node_status_setters.ts";
@@ -228,11 +229,20 @@ export class NodeStatusReporter {
     const now = clock.now();
     const status = computeNodeStatus(original.status, facts, now);
     this.#recordTransitions(original.status, status);
+    const { os, arch } = this.#options.registration;
+    const labels = restoreOsArchLabels(original.metadata.labels, os, arch);
     const due =
       now - this.#lastReport >= (this.#options.reportFrequencyMs ?? 300_000);
-    if (!nodeStatusChanged(original.status, status) && !due) return false;
+    if (!nodeStatusChanged(original.status, status) && !due && !labels) {
+      return false;
+    }
     const patch = twoWayPatch({ status: original.status ?? {} }, { status }) ??
       { status: {} };
+    if (labels) {
+      (patch as Record<string, unknown>).metadata = {
+        labels: twoWayPatch(original.metadata.labels ?? {}, labels),
+      };
+    }
     this.#node = await api.patchNodeStatus(this.#name, patch, { signal });
     this.#lastReport = now;
     return true;

@@ -117,6 +117,32 @@ Deno.test("NodeStatusReporter.register() reconciles a Node that already exists",
   void clock;
 });
 
+Deno.test("NodeStatusReporter.run() puts back the OS and arch labels someone changed while it runs, at the next round", async () => {
+  const { api, clock, reporter } = setup();
+  const stop = new AbortController();
+  const running = reporter.run(stop.signal);
+  await clock.advance(0);
+  const before = patches(api).length;
+  const node = api.nodes.get("node-a")!;
+  node.metadata.labels = {
+    ...node.metadata.labels,
+    "kubernetes.io/os": "dummyOS",
+    "kubernetes.io/arch": "dummyArch",
+    team: "blue",
+  };
+  await clock.advance(10_000);
+  assert.equal(patches(api).length, before + 1);
+  const labels = api.nodes.get("node-a")!.metadata.labels!;
+  assert.equal(labels["kubernetes.io/os"], "linux");
+  assert.equal(labels["kubernetes.io/arch"], "amd64");
+  assert.equal(labels.team, "blue");
+  // Right again: nothing more to send.
+  await clock.advance(10_000);
+  assert.equal(patches(api).length, before + 1);
+  stop.abort();
+  await running;
+});
+
 Deno.test("NodeStatusReporter.run() backs off registration from 100 ms and keeps going after update failures", async () => {
   const { api, clock, current, reporter } = setup();
   const boom = () => new ApiStatusError("boom", { code: 500 });

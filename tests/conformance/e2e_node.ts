@@ -14,6 +14,7 @@ import type { KubeletKind } from "./node.ts";
 import { ensureMemoryTmpfs } from "./node.ts";
 import { KUBELET_V8_FLAGS } from "../../scripts/v8_flags.ts";
 import { removeTree } from "../_mounts.ts";
+import { superviseRuntime } from "./runtime_supervisor.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -196,6 +197,9 @@ export async function runE2eNode(
     `--k8s-bin-dir=${ROOT}/scripts/e2e_node/bin`,
     `--node-name=${n.node}`,
     `--container-runtime-endpoint=${sock}`,
+    // The tests that kill the runtime find it here (scripts/cri_env's pid file holds the pid
+    // alone, as the suite's parser needs) and expect it back, as systemd would start it.
+    `--container-runtime-pid-file=${n.criRoot}/run/containerd.pid`,
     `--kubelet-config-file=${root}/config.yaml`,
     // After the suite's own flags, so these win: a root directory of the run's own (not
     // /var/lib/kubelet) and the bridge's address as the node's.
@@ -208,6 +212,11 @@ export async function runE2eNode(
     `--report-dir=${r.out}`,
     `--kubectl-path=${r.peersBin}/kubectl`,
   ];
+  const runtime = superviseRuntime({
+    pidFile: `${n.criRoot}/run/containerd.pid`,
+    configPath: `${n.criRoot}/containerd.toml`,
+    restart: () => sh(["scripts/cri_env.sh", "up"], criEnv).then(() => {}),
+  });
   try {
     const suite = await new Deno.Command("bash", {
       args: [
@@ -224,6 +233,7 @@ export async function runE2eNode(
     return suite.code;
   } finally {
     // The kubelet's output is already in <out>/kubelet.log (the unit's StandardError).
+    await runtime.stop();
     await stopUnits(state, env);
     await sh(["scripts/cri_env.sh", "down"], criEnv).catch(() => {});
     await run("ip", ["link", "delete", n.bridge]);
