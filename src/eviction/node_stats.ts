@@ -201,7 +201,7 @@ export async function readPodUsage(
       if (!v.emptyDir) continue;
       const dir =
         `${options.rootDir}/pods/${uid}/volumes/kubernetes.io~empty-dir/${v.name}`;
-      const used = await maybe(() => directoryUsage(dir));
+      const used = await maybe(() => directoryUsage(dir, { self: true }));
       if (used) volumes.set(v.name, used);
     }
     out.set(uid, { memoryBytes: memory, containers, volumes });

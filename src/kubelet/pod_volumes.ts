@@ -60,7 +60,8 @@ export function podVolumesFs(
 ): PodVolumesFs {
   return {
     readDirNames: dirNames,
-    usage: directoryUsage,
+    // A volume counts its own directory, as upstream's `du` of the volume path does.
+    usage: (path) => directoryUsage(path, { self: true }),
     statfs,
     device: async (path) => (await Deno.stat(path)).dev,
   };

@@ -11,7 +11,7 @@
 import { statfs } from "node:fs/promises";
 import type { Container, Pod } from "../api/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { directorySize } from "../util/directory_size.ts";
+import { directoryUsage } from "../util/directory_size.ts";
 import {
   writeAtomically,
   type WriterLayout,
@@ -365,7 +365,10 @@ class DiskVolumeManager implements VolumeManager {
           ? { sizeLimit: source.sizeLimit }
           : {}),
         // an unreadable tree counts as empty: eviction needs a measurement it can trust
-        bytes: await directorySize(dir).catch(() => 0),
+        bytes: await directoryUsage(dir, { self: true }).then(
+          (u) => u.bytes,
+          () => 0,
+        ),
       });
     }
     return out;

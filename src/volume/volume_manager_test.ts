@@ -145,6 +145,13 @@ Deno.test("VolumeManager.setUpPod() reports FailedMount with the volume and the 
   }
 });
 
+/** Bytes the entries take on disk (512-byte blocks), as `du` counts them. */
+async function blocksOf(...paths: string[]): Promise<number> {
+  let total = 0;
+  for (const p of paths) total += (await Deno.lstat(p)).blocks! * 512;
+  return total;
+}
+
 Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes them with the pod", async () => {
   const root = await Deno.makeTempDir();
   try {
@@ -172,9 +179,17 @@ Deno.test("VolumeManager puts Memory emptyDirs under the tmpfs dir and removes t
     await Deno.writeTextFile(`${root}/mem/uid-1/m/fits`, "12345678");
     await Deno.mkdir(`${root}/mem/uid-1/m/sub`);
     await Deno.writeTextFile(`${root}/mem/uid-1/m/sub/more`, "9");
+    // What they take on disk, each volume's own directory included (upstream's `du`)
+    const m = `${root}/mem/uid-1/m`;
+    const d = `${root}/pods/uid-1/volumes/kubernetes.io~empty-dir/d`;
     assert.deepEqual(await volumes.emptyDirUsage?.(pod), [
-      { volume: "m", memory: true, sizeLimit: "8", bytes: 9 },
-      { volume: "d", memory: false, sizeLimit: "1k", bytes: 0 },
+      {
+        volume: "m",
+        memory: true,
+        sizeLimit: "8",
+        bytes: await blocksOf(m, `${m}/fits`, `${m}/sub`, `${m}/sub/more`),
+      },
+      { volume: "d", memory: false, sizeLimit: "1k", bytes: await blocksOf(d) },
     ]);
     await volumes.tearDownPod(pod);
     await assert.rejects(Deno.lstat(`${root}/mem/uid-1`));
@@ -224,9 +239,10 @@ Deno.test("VolumeManager puts a Memory emptyDir on a tmpfs of its own when one i
     );
     // the pod's volume is the tmpfs directory: what is written there is what it holds
     await Deno.writeTextFile(`${tmpfs}/f`, "abc");
+    const n = `${root}/mem/uid-1/n`;
     assert.deepEqual(
       (await volumes.emptyDirUsage?.(pod))?.map((u) => [u.volume, u.bytes]),
-      [["m", 3], ["n", 0]],
+      [["m", await blocksOf(tmpfs, `${tmpfs}/f`)], ["n", await blocksOf(n)]],
     );
   } finally {
     await Deno.remove(root, { recursive: true });
