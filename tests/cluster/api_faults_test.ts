@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import { createCriRuntime } from "../../src/runtime/mod.ts";
-import { freePort } from "../server/_helpers.ts";
+import { freePort, freePortPair } from "../server/_helpers.ts";
 import { startApiKubelet } from "./_api_kubelet.ts";
 import {
   cluster,
@@ -85,7 +85,8 @@ Deno.test({
       KTS_CLUSTER_ROOT: root,
       KTS_CLUSTER_PORT: String(freePort()),
       // etcd takes this port and the next one (peers)
-      KTS_CLUSTER_ETCD_PORT: String(freePort()),
+      // etcd takes the next port too, for its peers
+      KTS_CLUSTER_ETCD_PORT: String(freePortPair()),
       KTS_CLUSTER_KCM_PORT: String(freePort()),
       KTS_CLUSTER_SCHEDULER_PORT: String(freePort()),
     };

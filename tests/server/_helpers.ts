@@ -57,6 +57,24 @@ export function freePort(): number {
   return (listener.addr as Deno.NetAddr).port;
 }
 
+/**
+ * A free port whose next port is free too, for a daemon that takes both (etcd's client and
+ * peer ports in scripts/cluster_env.sh).
+ */
+export function freePortPair(): number {
+  for (;;) {
+    using first = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (first.addr as Deno.NetAddr).port;
+    if (port >= 65535) continue;
+    try {
+      using _second = Deno.listen({ hostname: "127.0.0.1", port: port + 1 });
+      return port;
+    } catch {
+      // the next one is taken: try another
+    }
+  }
+}
+
 export async function startApi(
   config: Partial<ApiServerConfig>,
   options: Partial<Omit<ApiServerOptions, "config">> = {},
