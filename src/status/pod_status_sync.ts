@@ -11,7 +11,8 @@
  *   with a fresh GET.
  * - Pods from the API server with a deletionTimestamp, once their containers are gone
  *   (`podTerminated`), get their final status written and are deleted with
- *   `gracePeriodSeconds: 0` and a UID precondition, so a new pod with the same name survives.
+ *   `gracePeriodSeconds: 0` and a UID precondition, so a new pod with the same name survives;
+ *   never while a newer status than the one this pass holds waits to be written.
  * - Static pods' statuses go to their mirror pod (`mirrorPodOf`); mirror pods are never
  *   deleted here.
  * - A terminal phase (Succeeded, Failed) reaches the API only once the pod's containers are
@@ -122,6 +123,8 @@ export class PodStatusSync {
   #written = new Map<string, { version: number; target: string }>();
   /** UIDs whose pod object was deleted by us. */
   #deleted = new Set<string>();
+  /** The newest status version of each pod, as the manager announced it. */
+  #latest = new Map<string, number>();
   #dirty = new Set<string>();
   /** Deleted pods whose containers may still run: checked again every second. */
   #awaitingTermination = new Set<string>();
@@ -135,8 +138,10 @@ export class PodStatusSync {
       if (change.kind === "removed") {
         this.#written.delete(change.uid);
         this.#deleted.delete(change.uid);
+        this.#latest.delete(change.uid);
         return;
       }
+      this.#latest.set(change.entry.uid, change.entry.version);
       this.#dirty.add(change.entry.uid);
       this.#wake?.();
     });
@@ -221,6 +226,10 @@ export class PodStatusSync {
       }
       : this.#deps.mirrorPodOf?.(pod);
     if (!target) return;
+    // A newer status came while this pass was busy with other pods: it is queued, and the pod
+    // is never deleted before it is written (its terminal phase would be lost, and with it
+    // what a finalizer such as the Job controller's waits for).
+    if ((this.#latest.get(uid) ?? 0) > (entry?.version ?? 0)) return;
     const deleting = fromApi && !!pod.metadata.deletionTimestamp;
     const deletable = deleting && this.#deps.podTerminated(uid);
     if (deleting && !deletable) this.#awaitingTermination.add(uid);

@@ -285,6 +285,58 @@ Deno.test("PodStatusSync deletes a terminated pod with grace 0 and its UID as pr
   assert.deepEqual(del.body, { gracePeriodSeconds: 0, uid: pod.metadata.uid });
 });
 
+Deno.test("PodStatusSync never deletes a pod before its newest status, one that came while the pass wrote another pod's", async () => {
+  const { api, pod, config, terminated, statuses, sync } = setup();
+  const otherStored = api.put({
+    metadata: { name: "first", namespace: "ns" },
+    spec: { nodeName: "n1", containers: [{ name: "c", image: "busybox" }] },
+    status: { phase: "Pending" },
+  });
+  const other: Pod = {
+    ...otherStored,
+    metadata: {
+      ...otherStored.metadata,
+      annotations: { "kubernetes.io/config.source": "api" },
+    },
+  };
+  const deleting: Pod = {
+    ...pod,
+    metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  };
+  // the pass takes "first" before "web"
+  config.pods = [other, deleting];
+  statuses.setPodStatus(other, { phase: "Pending" });
+  statuses.setPodStatus(deleting, { phase: "Running" });
+  await sync.syncBatch(false);
+  assert.equal(api.pods.get("ns/web")?.status?.phase, "Running");
+  // While the next pass writes "first", web's containers stop and its Failed status arrives.
+  statuses.setPodStatus(other, { phase: "Running" });
+  const getPod = api.getPod.bind(api);
+  api.getPod = (namespace: string, name: string) => {
+    if (name === "first" && !terminated.has(pod.metadata.uid!)) {
+      terminated.add(pod.metadata.uid!);
+      statuses.setPodStatus(deleting, { phase: "Failed" });
+    }
+    return getPod(namespace, name);
+  };
+  await sync.syncBatch(true);
+  assert.equal(
+    api.pods.get("ns/web")?.status?.phase,
+    "Running",
+    "not deleted on the stale status",
+  );
+  const deletes = () => api.calls.filter((c) => c.method === "deletePod");
+  assert.equal(deletes().length, 0);
+  // the next pass writes Failed, then deletes
+  await sync.syncBatch(false);
+  const written = patches(api).map((c) =>
+    (c.body as { status: { phase?: string } }).status.phase
+  );
+  assert.ok(written.includes("Failed"), `patches: ${JSON.stringify(written)}`);
+  assert.equal(deletes().length, 1);
+  assert.ok(!api.pods.has("ns/web"));
+});
+
 Deno.test("PodStatusSync does not delete a new pod that took the name", async () => {
   const { api, pod, config, terminated, statuses, sync } = setup();
   const deleting: Pod = {
