@@ -50,7 +50,9 @@ export function superviseRuntime(opts: {
   log?: (msg: string) => void;
 }): RuntimeSupervisor {
   const interval = opts.intervalMs ?? 1000;
-  const log = opts.log ?? ((m: string) => console.error(m));
+  const log = opts.log ??
+    // deno-lint-ignore no-console
+    ((m: string) => console.error(m));
   let stopped = false;
   let count = 0;
   let wake: (() => void) | null = null;
