@@ -33,7 +33,8 @@ export async function directoryUsage(
 ): Promise<{ bytes: number; inodes: number }> {
   let top;
   try {
-    top = await Deno.lstat(path);
+    // `path` itself may be a link to the directory (upstream stats it, following links)
+    top = await Deno.stat(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { bytes: 0, inodes: 0 };
     throw error;
