@@ -152,15 +152,18 @@ mn_node_up() { # <index> <kind> <peers bin> <addons bin>
   mn_kube_proxy_config "$i"
   mn_start "$dir/run/kube-proxy.pid" "$dir/logs/kube-proxy.log" "$dir/kube-proxy.yaml" \
     nsenter "--net=/run/netns/ktsmn$i" -- "$addons/kube-proxy" --config="$dir/kube-proxy.yaml" --v=2
+  # The kubelet serves healthz once its client certificate is signed; on a loaded machine the
+  # controller-manager that approves it can take minutes to settle.
   local t
-  for ((t = 0; t < 180; t++)); do
+  for ((t = 0; t < 360; t++)); do
     mn_kubelet_healthy "$i" && break
     mn_pid_alive "$dir/run/kubelet.pid" "$dir/config.yaml" || break
     sleep 0.5
   done
   mn_kubelet_healthy "$i" || {
     tail -n 30 "$dir/logs/kubelet.log" >&2
-    mn_die "node $i ($kind): the kubelet did not answer its healthz within 90 s (log $dir/logs/kubelet.log)"
+    mn_kubectl get csr >&2 || true
+    mn_die "node $i ($kind): the kubelet did not answer its healthz within 180 s (log $dir/logs/kubelet.log)"
   }
   mn_log "node ktsmn$i ($kind) at $(mn_node_ip "$i"), pods $(mn_pod_cidr "$i")"
 }

@@ -33,10 +33,14 @@ kts_ctr_bin() {
 # The major version of the containerd binary ("containerd github.com/... v2.4.2 ..." → 2).
 kts_containerd_major() {
   local v
-  v=$("$(kts_containerd_bin)" --version 2>/dev/null | grep -o ' v[0-9][0-9]*\.' | head -n 1) ||
-    kts_die "cannot run $(kts_containerd_bin) --version (KTS_CRI_CONTAINERD_BIN)"
-  v=${v# v}
-  printf '%s\n' "${v%.}"
+  # "containerd github.com/containerd/containerd v2.1.4 …" upstream, "… 1.6.20~ds1 …" on Debian
+  v=$("$(kts_containerd_bin)" --version 2>/dev/null | grep -oE ' v?[0-9]+\.' | head -n 1)
+  v=${v# }
+  v=${v#v}
+  v=${v%.}
+  [ -n "$v" ] ||
+    kts_die "cannot read the version of $(kts_containerd_bin) (\"--version\" gave no x.y.z; set KTS_CRI_CONTAINERD_BIN to a containerd binary)"
+  printf '%s\n' "$v"
 }
 
 # The runc binary for the runc shim (KTS_CRI_RUNC), as a line of the runtime options.
@@ -185,7 +189,9 @@ kts_write_containerd_config() {
   esac
   mkdir -p "$KTS_ROOT/cni/net.d" "$KTS_ROOT/certs.d/$KTS_REGISTRY" \
     "$KTS_ROOT/certs.d/$KTS_AUTH_REGISTRY"
-  if [ "$(kts_containerd_major)" -ge 2 ]; then
+  local major
+  major=$(kts_containerd_major) || exit 1
+  if [ "$major" -ge 2 ]; then
     kts_containerd_config_v3 "$snapshotter" >"$KTS_ROOT/containerd.toml"
   else
     kts_containerd_config_v2 "$snapshotter" >"$KTS_ROOT/containerd.toml"

@@ -35,25 +35,33 @@ Deno.test("superviseRuntime() starts the runtime again after it is killed, and o
   const config = `${dir}/fake.toml`;
   // A stand-in runtime: a long-lived process whose command line names the configuration file.
   Deno.writeTextFileSync(config, "");
-  const start = () => {
+  // The pid file is written once the child runs the stand-in, as the runtime's own is: right
+  // after spawn() the child may still show the parent's command line.
+  const start = async () => {
     const p = new Deno.Command("tail", {
       args: ["-f", config],
       stdout: "null",
       stderr: "null",
     }).spawn();
+    const deadline = Date.now() + 5000;
+    while (
+      !Deno.readTextFileSync(`/proc/${p.pid}/cmdline`).includes(config) &&
+      Date.now() < deadline
+    ) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     Deno.writeTextFileSync(pidFile, String(p.pid));
     return p;
   };
-  const first = start();
+  const first = await start();
   const procs = [first];
   const sup = superviseRuntime({
     pidFile,
     configPath: config,
     intervalMs: 50,
     log: () => {},
-    restart: () => {
-      procs.push(start());
-      return Promise.resolve();
+    restart: async () => {
+      procs.push(await start());
     },
   });
   try {

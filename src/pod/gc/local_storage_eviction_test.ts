@@ -12,6 +12,7 @@ import {
   podEphemeralLimit,
 } from "./local_storage_eviction.ts";
 import type { Pod } from "../types.ts";
+import { directoryUsage } from "../../util/directory_size.ts";
 
 function pod(volumes: NonNullable<Pod["spec"]["volumes"]>): Pod {
   return {
@@ -128,22 +129,26 @@ Deno.test("syncPod() evicts a pod whose emptyDir exceeds its sizeLimit and re-me
   });
   const signal = new AbortController().signal;
   try {
-    const p = pod([{ name: "scratch", emptyDir: { sizeLimit: "1Ki" } }]);
+    const roomy = pod([{ name: "scratch", emptyDir: { sizeLimit: "1Gi" } }]);
     const first = await syncer.syncPod(
-      { pod: p, updateType: "create" },
+      { pod: roomy, updateType: "create" },
       signal,
     );
     assert.equal(first.terminal, false);
     assert.equal(first.retryAfterMs, 3_000, "measured again after the period");
     const dir = `${rootDir}/pods/u1/volumes/kubernetes.io~empty-dir/scratch`;
     await Deno.writeFile(`${dir}/fits`, new Uint8Array(1024));
+    // usage is counted in allocated blocks, which depend on the filesystem of the temp dir
+    const used = (await directoryUsage(dir, { self: true })).bytes;
+    assert.ok(used >= 1024, `the file's blocks are counted (${used})`);
+    const p = pod([{ name: "scratch", emptyDir: { sizeLimit: `${used}` } }]);
     const second = await syncer.syncPod({ pod: p, updateType: "sync" }, signal);
     assert.equal(second.terminal, false, "exactly the limit is not over it");
-    await Deno.writeFile(`${dir}/over`, new Uint8Array(1));
+    await Deno.writeFile(`${dir}/over`, new Uint8Array(8192).fill(1));
     const third = await syncer.syncPod({ pod: p, updateType: "sync" }, signal);
     assert.equal(third.terminal, true);
     const message =
-      'Usage of EmptyDir volume "scratch" exceeds the limit "1Ki". ';
+      `Usage of EmptyDir volume "scratch" exceeds the limit "${used}". `;
     const evicted = statusManager.getPodStatus("u1");
     assert.equal(evicted?.phase, "Failed");
     assert.equal(evicted?.reason, "Evicted");
