@@ -1,7 +1,8 @@
 /**
  * Shared by `deno task compile`, `deno task bundle`, the ship tests and the
  * bench: turns `[--permissions-from <kubelet-config.yaml>] [--api-server
- * host:port] [--csi-driver name] [--device-plugin-socket name] [kubelet flags…]` into the exact Deno permission flags, using the
+ * host:port] [--csi-driver name] [--device-plugin-socket name] [--getsubids path] [kubelet flags…]`
+ * into the exact Deno permission flags, using the
  * same planner the kubelet runs at startup (`src/permissions`).
  *
  * Run directly to print the flags, one per line:
@@ -33,6 +34,8 @@ export interface ListsRequest {
   csiDrivers?: string[];
   /** Device plugin socket names (granted in /var/lib/kubelet/device-plugins). */
   devicePluginSockets?: string[];
+  /** The getsubids tool the kubelet may run (the kubelet user's subordinate IDs). */
+  getsubids?: string;
 }
 
 /** A usage error in the script's own arguments. */
@@ -67,6 +70,7 @@ export function parseListsArgs(
     "--api-server",
     "--csi-driver",
     "--device-plugin-socket",
+    "--getsubids",
     ...(own.valued ?? []),
   ]);
   const boolean = new Set(own.boolean ?? []);
@@ -94,7 +98,8 @@ export function parseListsArgs(
       (request.csiDrivers ??= []).push(value);
     } else if (name === "--device-plugin-socket") {
       (request.devicePluginSockets ??= []).push(value);
-    } else rest.push(`${name}=${value}`);
+    } else if (name === "--getsubids") request.getsubids = value;
+    else rest.push(`${name}=${value}`);
     value = undefined;
   }
   return { request, rest };
@@ -192,6 +197,7 @@ export async function planFor(
     ...(request.devicePluginSockets
       ? { devicePluginSockets: request.devicePluginSockets }
       : {}),
+    ...(request.getsubids ? { getsubids: request.getsubids } : {}),
   });
 }
 

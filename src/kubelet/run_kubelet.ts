@@ -65,8 +65,10 @@ import type { NodeShutdownManager } from "../node_shutdown/mod.ts";
 import { createFeatureGates } from "../features/mod.ts";
 import {
   createUserNamespaceManager,
+  kubeletIdRange,
   podDirFiles,
   statusHandlerSource,
+  SYSTEM_ID_RANGE_HOST,
   type UserNamespaceManager,
 } from "../userns/mod.ts";
 import {
@@ -430,6 +432,21 @@ export async function runKubelet(
   // start, and a range that does not fit stops the kubelet as upstream's does
   let userNamespaces: UserNamespaceManager;
   try {
+    const usernsGate = (ctx.featureGates ?? createFeatureGates()).enabled(
+      "UserNamespacesSupport",
+    );
+    // the kubelet user's subordinate IDs, when the node gives it some
+    const ids = await kubeletIdRange(SYSTEM_ID_RANGE_HOST, usernsGate).catch(
+      (cause) => {
+        throw new Error(
+          `create user namespace manager: kubelet mappings: ${
+            errorMessage(cause)
+          }`,
+          { cause },
+        );
+      },
+    );
+    if (ids.warning) logger.warn(ids.warning, { component: "userns" });
     userNamespaces = await createUserNamespaceManager({
       files: podDirFiles(ctx.flags.rootDir || "/var/lib/kubelet"),
       handlers: statusHandlerSource(
@@ -439,13 +456,12 @@ export async function runKubelet(
       ),
       logger: logger.with({ component: "userns" }),
     }, {
-      gateEnabled: (ctx.featureGates ?? createFeatureGates()).enabled(
-        "UserNamespacesSupport",
-      ),
+      gateEnabled: usernsGate,
       ...(config.userNamespaces?.idsPerPod !== undefined
         ? { idsPerPod: config.userNamespaces.idsPerPod }
         : {}),
       maxPods: config.maxPods ?? 110,
+      range: ids.range,
     });
   } catch (cause) {
     logger.error("Cannot start the kubelet", { err: errorMessage(cause) });

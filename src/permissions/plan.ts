@@ -523,6 +523,22 @@ export async function planPermissions(
       "--device-plugin-socket",
     );
   }
+  // the kubelet user's subordinate IDs for pod user namespaces (upstream getKubeletMappings):
+  // the user is looked up in the passwd file, then getsubids is run when the build names it
+  b.add("read", "/etc/passwd", "user namespaces (the kubelet user)");
+  if (options.getsubids !== undefined) {
+    if (
+      !isAbs(options.getsubids) ||
+      clean(options.getsubids) !== options.getsubids
+    ) {
+      throw new PermissionPlanError(
+        "--getsubids",
+        `"${options.getsubids}" is not a clean absolute path; use e.g. /usr/bin/getsubids`,
+      );
+    }
+    b.add("read", options.getsubids, "--getsubids");
+    b.add("run", options.getsubids, "--getsubids");
+  }
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);
   }

@@ -19,6 +19,8 @@ Deno.test("planPermissions() applies upstream defaults to an empty config", asyn
     "/.docker/config.json",
     "/.dockercfg",
     "/etc/hosts",
+    // the kubelet user, for pod user namespaces
+    "/etc/passwd",
     "/etc/resolv.conf",
     "/run/containerd/containerd.sock",
     "/run/kubelet.ts/memory",
@@ -513,4 +515,29 @@ Deno.test("planPermissions() grants the device plugin sockets named by --device-
     }),
     /--device-plugin-socket.*not a socket file name in \/var\/lib\/kubelet\/device-plugins/,
   );
+});
+
+Deno.test("planPermissions() grants getsubids only when the build names it, as an exact command", async () => {
+  const plain = await planPermissions({ flags: {}, config: {} }, {
+    readFile: noFile,
+  });
+  assert.deepEqual(plain.run, []);
+  assert.ok(plain.read.includes("/etc/passwd"));
+  const withTool = await planPermissions({ flags: {}, config: {} }, {
+    readFile: noFile,
+    getsubids: "/usr/bin/getsubids",
+  });
+  assert.deepEqual(withTool.run, ["/usr/bin/getsubids"]);
+  assert.ok(withTool.read.includes("/usr/bin/getsubids"));
+  for (const bad of ["getsubids", "/usr/bin/../bin/getsubids", "/usr/bin/"]) {
+    await assert.rejects(
+      planPermissions({ flags: {}, config: {} }, {
+        readFile: noFile,
+        getsubids: bad,
+      }),
+      (e: Error) =>
+        e instanceof PermissionPlanError && e.message.includes("--getsubids") &&
+        e.message.includes("/usr/bin/getsubids"),
+    );
+  }
 });

@@ -8,8 +8,8 @@
  */
 
 /**
- * The Deno permission kinds the kubelet may be granted. Never ffi/all; `run` only names the
- * exact exec credential plugin a kubeconfig configures.
+ * The Deno permission kinds the kubelet may be granted. Never ffi/all; `run` only names
+ * exact commands (credential plugins, `getsubids`).
  */
 export type PermissionName = "read" | "write" | "net" | "env" | "sys" | "run";
 
@@ -42,7 +42,10 @@ export interface PermissionPlan {
   net: readonly string[];
   env: readonly string[];
   sys: readonly string[];
-  /** Commands the kubelet may start: a kubeconfig's exec credential plugin, nothing else. */
+  /**
+   * Commands the kubelet may start: a kubeconfig's exec credential plugin, image credential
+   * plugins and `getsubids`, each named exactly; nothing else.
+   */
   run: readonly string[];
   /** Every grant with its reason (same values as the lists). */
   grants: readonly PermissionGrant[];
@@ -137,4 +140,10 @@ export interface PlanOptions {
    * refused at registration.
    */
   devicePluginSockets?: readonly string[];
+  /**
+   * The absolute path of `getsubids`, when the node gives the `kubelet` user subordinate IDs
+   * for pod user namespaces: the kubelet may look at it and run it (upstream
+   * `getKubeletMappings`). Without it the kubelet warns at start when that user exists.
+   */
+  getsubids?: string;
 }

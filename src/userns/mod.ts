@@ -31,3 +31,10 @@ export {
 } from "./userns_manager.ts";
 export { podDirFiles } from "./pod_dir_files.ts";
 export { handlersOf, statusHandlerSource } from "./runtime_handlers.ts";
+export {
+  KUBELET_USER,
+  kubeletIdRange,
+  type KubeletIdRangeHost,
+  parseGetSubIdsOutput,
+  SYSTEM_ID_RANGE_HOST,
+} from "./kubelet_id_range.ts";
