@@ -30,10 +30,15 @@ const runtimeDir = privateCriMissing
   ? undefined
   : await peersOutput("containerd2-dir");
 
-/** A kubelet subprocess whose stderr is collected. */
-function spawnKubelet(args: string[]) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
+/**
+ * A kubelet subprocess whose stderr is collected; `prefix` is a command that ends by
+ * executing the kubelet command line it is given.
+ */
+function spawnKubelet(args: string[], prefix: string[] = []) {
+  const kubelet = [Deno.execPath(), "run", "-A", "main.ts", ...args];
+  const [command, ...rest] = [...prefix, ...kubelet];
+  const child = new Deno.Command(command!, {
+    args: rest,
     cwd: ROOT,
     stdin: "null",
     stdout: "null",
@@ -289,6 +294,129 @@ Deno.test({
       await runtime.close();
       await cri[Symbol.asyncDispose]();
       await removeCgroupTree(`/kts-userns-${id}`);
+      await removeTree(dir);
+    }
+  },
+});
+
+const getsubids = await new Deno.Command("sh", {
+  args: ["-c", "command -v getsubids"],
+  stdout: "piped",
+  stderr: "null",
+}).output().then((o) => new TextDecoder().decode(o.stdout).trim(), () => "");
+
+Deno.test({
+  name:
+    "main.ts on containerd 2: a kubelet user with subordinate IDs (getsubids) gives the pods their range, as upstream",
+  ignore: !runtimeDir || !getsubids,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using cri = await privateCri("subid", {
+      containerd: `${runtimeDir}/containerd`,
+      runc: `${runtimeDir}/runc`,
+    });
+    const id = crypto.randomUUID().slice(0, 6);
+    const node = `subid-${id}`;
+    const dir = await Deno.makeTempDir({ prefix: "kts-subid-" });
+    const runtime: CriRuntime = createCriRuntime({
+      endpoint: cri.endpoint,
+      timeoutMs: 30_000,
+    });
+    let kubelet: ReturnType<typeof spawnKubelet> | undefined;
+    // 110 ranges (maxPods) at 2^31, far above where the default range's picks start
+    const first = 2 ** 31, length = 110 * 65536;
+    try {
+      await Deno.mkdir(`${dir}/manifests`);
+      await Deno.mkdir(`${dir}/etc`);
+      const passwd = (await Deno.readTextFile("/etc/passwd")).split("\n")
+        .filter((l) => !l.startsWith("kubelet:")).join("\n").trimEnd();
+      await Deno.writeTextFile(
+        `${dir}/etc/passwd`,
+        `${passwd}\nkubelet:x:64999:64999::/nonexistent:/usr/sbin/nologin\n`,
+      );
+      for (const f of ["subuid", "subgid"]) {
+        await Deno.writeTextFile(
+          `${dir}/etc/${f}`,
+          `kubelet:${first}:${length}\n`,
+        );
+      }
+      await Deno.writeTextFile(
+        `${dir}/config.yaml`,
+        [
+          "apiVersion: kubelet.config.k8s.io/v1beta1",
+          "kind: KubeletConfiguration",
+          `staticPodPath: ${dir}/manifests`,
+          "fileCheckFrequency: 1s",
+          `containerRuntimeEndpoint: ${cri.endpoint}`,
+          `podLogsDir: ${dir}/logs`,
+          `cgroupRoot: /kts-subid-${id}`,
+          "healthzPort: 0",
+          "authentication:",
+          "  anonymous:",
+          "    enabled: true",
+          "  webhook:",
+          "    enabled: false",
+          "authorization:",
+          "  mode: AlwaysAllow",
+          "",
+        ].join("\n"),
+      );
+      const p = pod("own", false);
+      p.spec.volumes = [];
+      p.spec.containers[0]!.volumeMounts = [];
+      p.spec.containers[0]!.command = ["sleep", "3600"];
+      await Deno.writeTextFile(`${dir}/manifests/own.json`, JSON.stringify(p));
+      // the user and its IDs exist only in the kubelet's own mount namespace
+      kubelet = spawnKubelet([
+        "--config",
+        `${dir}/config.yaml`,
+        `--root-dir=${dir}/root`,
+        `--hostname-override=${node}`,
+      ], [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        'for f in passwd subuid subgid; do mount --bind "$0/$f" "/etc/$f" || exit 1; done; exec "$@"',
+        `${dir}/etc`,
+      ]);
+      const k = kubelet;
+      const container = await waitFor("the pod running", async () => {
+        const { containers } = await runtime.listContainers({});
+        return containers.find((c) =>
+          c.state === ContainerState.CONTAINER_RUNNING
+        );
+      }, 120_000).catch((e) => {
+        throw new Error(`${e.message}\n${k.log.text.slice(-3000)}`);
+      });
+      const out = await runtime.execSync({
+        containerId: container.id,
+        cmd: ["cat", "/proc/self/uid_map"],
+        timeout: 10n,
+      });
+      const [inside, host, size] = new TextDecoder().decode(out.stdout).trim()
+        .split(/\s+/).map(Number);
+      assert.equal(inside, 0);
+      assert.equal(size, 65536);
+      assert.ok(
+        host! >= first && host! + size! <= first + length,
+        `host ID ${host} inside the kubelet user's range ${first}+${length}`,
+      );
+      const uid = container.labels["io.kubernetes.pod.uid"] ?? "";
+      assert.equal(
+        parseMappingsFile(
+          await Deno.readTextFile(`${dir}/root/pods/${uid}/userns`),
+        ).hostId,
+        host,
+      );
+    } finally {
+      await kubelet?.stop();
+      await runtime.close();
+      await cri[Symbol.asyncDispose]();
+      await removeCgroupTree(`/kts-subid-${id}`);
       await removeTree(dir);
     }
   },
