@@ -37,6 +37,9 @@ echo 'kubelet:x:64999:64999:pod user namespaces:/nonexistent:/usr/sbin/nologin' 
 # pod's IDs fall inside, which the default range (65536 and up) would not do by chance.
 echo 'kubelet:2147483648:7208960' >"$etc/subuid"
 cp "$etc/subuid" "$etc/subgid"
+# The shared environment (registry and images under /tmp/kts-cri) keeps Debian's containerd:
+# started here first, the run below finds it up instead of starting it with containerd 2.
+bash "$root/scripts/cri_env.sh" up >/dev/null
 export KTS_CRI_CONTAINERD_BIN=$bin/containerd KTS_CRI_RUNC=$bin/runc
 exec unshare --mount --propagation private bash -c '
   etc=$1
