@@ -65,6 +65,32 @@ function spawnKubelet(args: string[], prefix: string[] = []) {
   };
 }
 
+/** A standalone kubelet's config: static pods from `<dir>/manifests`, no healthz, an open API. */
+function standaloneConfig(
+  dir: string,
+  endpoint: string,
+  cgroupRoot: string,
+): string {
+  return [
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration",
+    `staticPodPath: ${dir}/manifests`,
+    "fileCheckFrequency: 1s",
+    `containerRuntimeEndpoint: ${endpoint}`,
+    `podLogsDir: ${dir}/logs`,
+    `cgroupRoot: ${cgroupRoot}`,
+    "healthzPort: 0",
+    "authentication:",
+    "  anonymous:",
+    "    enabled: true",
+    "  webhook:",
+    "    enabled: false",
+    "authorization:",
+    "  mode: AlwaysAllow",
+    "",
+  ].join("\n");
+}
+
 /** A pod with an emptyDir and a downwardAPI volume; `fsGroup` as the pod's. */
 function pod(name: string, hostUsers: boolean | undefined, fsGroup?: number) {
   return {
@@ -121,24 +147,7 @@ Deno.test({
       await Deno.mkdir(`${dir}/manifests`);
       await Deno.writeTextFile(
         `${dir}/config.yaml`,
-        [
-          "apiVersion: kubelet.config.k8s.io/v1beta1",
-          "kind: KubeletConfiguration",
-          `staticPodPath: ${dir}/manifests`,
-          "fileCheckFrequency: 1s",
-          `containerRuntimeEndpoint: ${cri.endpoint}`,
-          `podLogsDir: ${dir}/logs`,
-          `cgroupRoot: /kts-userns-${id}`,
-          "healthzPort: 0",
-          "authentication:",
-          "  anonymous:",
-          "    enabled: true",
-          "  webhook:",
-          "    enabled: false",
-          "authorization:",
-          "  mode: AlwaysAllow",
-          "",
-        ].join("\n"),
+        standaloneConfig(dir, cri.endpoint, `/kts-userns-${id}`),
       );
       for (
         const [name, hostUsers] of [["own1", false], ["own2", false], [
@@ -343,24 +352,7 @@ Deno.test({
       }
       await Deno.writeTextFile(
         `${dir}/config.yaml`,
-        [
-          "apiVersion: kubelet.config.k8s.io/v1beta1",
-          "kind: KubeletConfiguration",
-          `staticPodPath: ${dir}/manifests`,
-          "fileCheckFrequency: 1s",
-          `containerRuntimeEndpoint: ${cri.endpoint}`,
-          `podLogsDir: ${dir}/logs`,
-          `cgroupRoot: /kts-subid-${id}`,
-          "healthzPort: 0",
-          "authentication:",
-          "  anonymous:",
-          "    enabled: true",
-          "  webhook:",
-          "    enabled: false",
-          "authorization:",
-          "  mode: AlwaysAllow",
-          "",
-        ].join("\n"),
+        standaloneConfig(dir, cri.endpoint, `/kts-subid-${id}`),
       );
       const p = pod("own", false);
       p.spec.volumes = [];
@@ -530,24 +522,7 @@ Deno.test({
       await Deno.mkdir(`${dir}/manifests`);
       await Deno.writeTextFile(
         `${dir}/config.yaml`,
-        [
-          "apiVersion: kubelet.config.k8s.io/v1beta1",
-          "kind: KubeletConfiguration",
-          `staticPodPath: ${dir}/manifests`,
-          "fileCheckFrequency: 1s",
-          `containerRuntimeEndpoint: ${cri.endpoint}`,
-          `podLogsDir: ${dir}/logs`,
-          `cgroupRoot: /kts-userns-${id}`,
-          "healthzPort: 0",
-          "authentication:",
-          "  anonymous:",
-          "    enabled: true",
-          "  webhook:",
-          "    enabled: false",
-          "authorization:",
-          "  mode: AlwaysAllow",
-          "",
-        ].join("\n"),
+        standaloneConfig(dir, cri.endpoint, `/kts-userns-${id}`),
       );
       const ours = () =>
         spawnKubelet([
