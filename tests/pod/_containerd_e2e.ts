@@ -430,3 +430,33 @@ export async function privateCri(
     },
   };
 }
+
+/**
+ * A standalone kubelet's config: static pods from `<dir>/manifests`, no healthz, an open API,
+ * and a cgroup root of its own (a whole kubelet with every permission removes the pod cgroups
+ * it does not know under its root, other tests' pods included).
+ */
+export function standaloneConfig(
+  dir: string,
+  endpoint: string,
+  cgroupRoot: string,
+): string {
+  return [
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration",
+    `staticPodPath: ${dir}/manifests`,
+    "fileCheckFrequency: 1s",
+    `containerRuntimeEndpoint: ${endpoint}`,
+    `podLogsDir: ${dir}/logs`,
+    `cgroupRoot: ${cgroupRoot}`,
+    "healthzPort: 0",
+    "authentication:",
+    "  anonymous:",
+    "    enabled: true",
+    "  webhook:",
+    "    enabled: false",
+    "authorization:",
+    "  mode: AlwaysAllow",
+    "",
+  ].join("\n");
+}

@@ -11,7 +11,13 @@ import {
   createCriRuntime,
   type CriRuntime,
 } from "../../src/runtime/mod.ts";
-import { criEnv, endpoint, IMAGE, waitFor } from "./_containerd_e2e.ts";
+import {
+  criEnv,
+  endpoint,
+  IMAGE,
+  standaloneConfig,
+  waitFor,
+} from "./_containerd_e2e.ts";
 import { removeCgroupTree } from "./_cgroups.ts";
 import { claimSubnet } from "../_subnets.ts";
 import { mountOf, removeTree } from "../_mounts.ts";
@@ -114,26 +120,7 @@ Deno.test({
       await Deno.mkdir(`${dir}/manifests`);
       await Deno.writeTextFile(
         `${dir}/config.yaml`,
-        [
-          "apiVersion: kubelet.config.k8s.io/v1beta1",
-          "kind: KubeletConfiguration",
-          `staticPodPath: ${dir}/manifests`,
-          "fileCheckFrequency: 1s",
-          `containerRuntimeEndpoint: ${privateEndpoint}`,
-          `podLogsDir: ${dir}/logs`,
-          // a cgroup root of its own: a whole kubelet with every permission removes the pod
-          // cgroups it does not know under its root, other tests' pods included
-          `cgroupRoot: /kts-proc-${id}`,
-          "healthzPort: 0",
-          "authentication:",
-          "  anonymous:",
-          "    enabled: true",
-          "  webhook:",
-          "    enabled: false",
-          "authorization:",
-          "  mode: AlwaysAllow",
-          "",
-        ].join("\n"),
+        standaloneConfig(dir, privateEndpoint, `/kts-proc-${id}`),
       );
       await Deno.writeTextFile(
         `${dir}/manifests/ok.json`,

@@ -19,6 +19,7 @@ import {
   IMAGE,
   privateCri,
   privateCriMissing,
+  standaloneConfig,
   waitFor,
 } from "./_containerd_e2e.ts";
 import { removeCgroupTree } from "./_cgroups.ts";
@@ -63,32 +64,6 @@ function spawnKubelet(args: string[], prefix: string[] = []) {
       await done;
     },
   };
-}
-
-/** A standalone kubelet's config: static pods from `<dir>/manifests`, no healthz, an open API. */
-function standaloneConfig(
-  dir: string,
-  endpoint: string,
-  cgroupRoot: string,
-): string {
-  return [
-    "apiVersion: kubelet.config.k8s.io/v1beta1",
-    "kind: KubeletConfiguration",
-    `staticPodPath: ${dir}/manifests`,
-    "fileCheckFrequency: 1s",
-    `containerRuntimeEndpoint: ${endpoint}`,
-    `podLogsDir: ${dir}/logs`,
-    `cgroupRoot: ${cgroupRoot}`,
-    "healthzPort: 0",
-    "authentication:",
-    "  anonymous:",
-    "    enabled: true",
-    "  webhook:",
-    "    enabled: false",
-    "authorization:",
-    "  mode: AlwaysAllow",
-    "",
-  ].join("\n");
 }
 
 /** A pod with an emptyDir and a downwardAPI volume; `fsGroup` as the pod's. */
