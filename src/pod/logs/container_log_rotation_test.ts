@@ -131,3 +131,30 @@ Deno.test("ContainerLogManager leaves small logs alone and renames back when the
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ContainerLogManager asks the runtime for a running container's log path once, and forgets containers that stopped", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/0.log`, "small");
+    const { runtime, manager, rotated } = setup(dir);
+    let running = [{ id: "c1", state: 1 }, { id: "c3", state: 1 }];
+    runtime.respond("listContainers", () => ({ containers: running }));
+    const asked = () =>
+      runtime.requestsOf("containerStatus").map((r) => r.containerId);
+    await manager.rotateLogs();
+    await manager.rotateLogs();
+    assert.deepEqual(asked().sort(), ["c1", "c3"]);
+    // the kept path still leads to a rotation once the log grows
+    await Deno.writeTextFile(`${dir}/0.log`, "x".repeat(2048));
+    running = [{ id: "c1", state: 1 }];
+    await manager.rotateLogs();
+    assert.deepEqual(rotated, ["c1"]);
+    assert.deepEqual(asked().sort(), ["c1", "c3"]);
+    // c3 left the running list, so it is asked about again when it is back
+    running = [{ id: "c3", state: 1 }];
+    await manager.rotateLogs();
+    assert.deepEqual(asked().sort(), ["c1", "c3", "c3"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
