@@ -33,3 +33,11 @@ export async function usage(
   const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
   return { cpu, rssMiB: rss };
 }
+
+/** CPU seconds all cores have spent outside idle and iowait since boot (`/proc/stat`). */
+export async function machineCpu(): Promise<number> {
+  const line = (await Deno.readTextFile("/proc/stat")).split("\n")[0]!;
+  const [user, nice, system, _idle, _iowait, irq, softirq, steal] = line
+    .trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / CLK_TCK;
+}

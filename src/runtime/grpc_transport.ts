@@ -47,6 +47,12 @@ import {
   sleep,
 } from "./_grpc_call.ts";
 import { errorMessage } from "../util/error_message.ts";
+import {
+  decodesWithoutViews,
+  freshBody,
+  KeptBuffer,
+  readChunks,
+} from "./_response_body.ts";
 
 export { CRI_URL_HOST, isConnectError };
 
@@ -140,6 +146,7 @@ class FetchGrpcTransport implements GrpcTransport {
   readonly socketPath: string;
   #client: Deno.HttpClient;
   #calls = new InflightCalls();
+  #kept = new KeptBuffer();
   #headers = new Map<number | undefined, Record<string, string>>();
   #timeoutMs: number;
   #maxMessageBytes: number;
@@ -192,11 +199,15 @@ class FetchGrpcTransport implements GrpcTransport {
         await response.body?.cancel().catch(() => {});
         throw headerError;
       }
-      const message = unaryMessage(await response.bytes(), {
-        maxMessageBytes: this.#maxMessageBytes,
-        method: path,
-      });
-      return decodeMessage(method.output, message, path);
+      const body = await readChunks(response.body);
+      // From here to the decoded message nothing awaits: the kept buffer is ours.
+      const kept = this.#kept.takes(body) &&
+        decodesWithoutViews(method.output);
+      const message = unaryMessage(
+        kept ? this.#kept.gather(body) : freshBody(body),
+        { maxMessageBytes: this.#maxMessageBytes, method: path },
+      );
+      return decodeMessage(method.output, message, path, kept);
     } catch (error) {
       throw scope.translate(error, {
         method: path,
@@ -372,9 +383,11 @@ function decodeMessage<O extends DescMessage>(
   schema: O,
   bytes: Uint8Array,
   method: string,
+  reusedInput = false,
 ): MessageShape<O> {
   try {
-    return fromBinary(schema, bytes);
+    // unknown fields are kept as views of the input, which a reused buffer overwrites
+    return fromBinary(schema, bytes, { readUnknownFields: !reusedInput });
   } catch (error) {
     throw new RuntimeError(
       GrpcCode.Internal,

@@ -1,0 +1,72 @@
+/**
+ * Pod starts as a recording CRI proxy saw them (tests/diff/_sides.ts), for the benches and
+ * profiles that run kubelets on real containerd: the pod they start and when each started.
+ */
+
+import { shortMethod, type TraceEntry } from "../tests/diff/normalize.ts";
+import type { Side } from "../tests/diff/_sides.ts";
+import { pod } from "../tests/diff/scenarios.ts";
+
+/** A pod whose one container sleeps until it is stopped. */
+export const sleeper = (name: string): unknown =>
+  pod(name, [{
+    name: "app",
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 36000 & wait"],
+  }]);
+
+/**
+ * Epoch ms at which each pod's first StartContainer returned (`out`) and its first
+ * RunPodSandbox was sent (`out.sandboxSent`), by `namespace/name`, in one side's trace.
+ */
+export function startedAt(
+  trace: TraceEntry[],
+): Map<string, number> & { sandboxSent: Map<string, number> } {
+  const sandboxPod = new Map<string, string>();
+  const containerPod = new Map<string, string>();
+  const sandboxSent = new Map<string, number>();
+  const out = Object.assign(new Map<string, number>(), { sandboxSent });
+  for (const e of trace) {
+    const req = e.request ?? {};
+    const res = e.response ?? {};
+    const call = shortMethod(e.method);
+    if (call === "RunPodSandbox") {
+      const meta =
+        (req.config as { metadata?: { name?: string; namespace?: string } })
+          ?.metadata;
+      if (meta?.name && typeof res.podSandboxId === "string") {
+        const pod = `${meta.namespace}/${meta.name}`;
+        sandboxPod.set(res.podSandboxId, pod);
+        if (!sandboxSent.has(pod)) sandboxSent.set(pod, Date.parse(e.start));
+      }
+    } else if (call === "CreateContainer") {
+      const pod = sandboxPod.get(req.podSandboxId as string);
+      if (pod && typeof res.containerId === "string") {
+        containerPod.set(res.containerId, pod);
+      }
+    } else if (call === "StartContainer" && e.error === undefined) {
+      const pod = containerPod.get(req.containerId as string);
+      if (pod && !out.has(pod)) {
+        out.set(pod, Date.parse(e.start) + e.durationMs);
+      }
+    }
+  }
+  return out;
+}
+
+export async function waitStarted(
+  side: Side,
+  keys: string[],
+  timeoutMs = 300_000,
+): Promise<ReturnType<typeof startedAt>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const started = startedAt(await side.trace());
+    if (keys.every((k) => started.has(k))) return started;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${side.kind}: pods did not start within ${timeoutMs} ms`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
