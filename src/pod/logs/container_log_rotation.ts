@@ -195,7 +195,10 @@ export class ContainerLogManager {
     const call = signal ? { signal } : {};
     let info = this.#known.get(id);
     if (!info) {
-      const { status } = await runtime.containerStatus({ containerId: id }, call);
+      const { status } = await runtime.containerStatus(
+        { containerId: id },
+        call,
+      );
       info = { logPath: status?.logPath ?? "", labels: status?.labels ?? {} };
       this.#known.set(id, info);
     }
