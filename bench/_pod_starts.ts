@@ -16,13 +16,16 @@ export const sleeper = (name: string): unknown =>
 
 /**
  * Epoch ms at which each pod's first StartContainer returned (`out`) and its first
- * RunPodSandbox was sent (`out.sandboxSent`), by `namespace/name`, in one side's trace.
+ * RunPodSandbox was sent (`out.sandboxSent`), by `namespace/name`, in one side's trace. A
+ * StartContainer that failed (on an overloaded runtime it can pass its deadline while the
+ * runtime still starts the container) counts once a relist shows that container running.
  */
 export function startedAt(
   trace: TraceEntry[],
 ): Map<string, number> & { sandboxSent: Map<string, number> } {
   const sandboxPod = new Map<string, string>();
   const containerPod = new Map<string, string>();
+  const failedStart = new Map<string, string>();
   const sandboxSent = new Map<string, number>();
   const out = Object.assign(new Map<string, number>(), { sandboxSent });
   for (const e of trace) {
@@ -43,10 +46,23 @@ export function startedAt(
       if (pod && typeof res.containerId === "string") {
         containerPod.set(res.containerId, pod);
       }
-    } else if (call === "StartContainer" && e.error === undefined) {
+    } else if (call === "StartContainer") {
       const pod = containerPod.get(req.containerId as string);
       if (pod && !out.has(pod)) {
-        out.set(pod, Date.parse(e.start) + e.durationMs);
+        if (e.error === undefined) {
+          out.set(pod, Date.parse(e.start) + e.durationMs);
+        } else failedStart.set(req.containerId as string, pod);
+      }
+    } else if (call === "ListContainers" && failedStart.size) {
+      const listed = (res.containers ?? []) as {
+        id?: string;
+        state?: unknown;
+      }[];
+      for (const c of listed) {
+        const pod = c.id === undefined ? undefined : failedStart.get(c.id);
+        if (pod && c.state === "CONTAINER_RUNNING" && !out.has(pod)) {
+          out.set(pod, Date.parse(e.start) + e.durationMs);
+        }
       }
     }
   }
