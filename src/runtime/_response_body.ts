@@ -5,11 +5,11 @@
  * (the relist answers from about 100 pods on, every second) is then an mmap'd malloc block,
  * and when glibc frees one it raises its mmap threshold to that size, so every later body of
  * that size comes from the main heap and leaves it fragmented: at 110 pods the main arena
- * held 45 MiB, 30 with this buffer (docs/performance.md). Large bodies are therefore gathered into
- * one buffer the transport keeps and reuses. Its contents are only valid until the next
- * large body, so the caller decodes synchronously, right after {@linkcode KeptBuffer.gather},
- * and only messages that cannot hold views into their input (no `bytes` fields, unknown
- * fields not kept).
+ * held 45 MiB, 30 with this buffer (docs/performance.md). Large bodies are therefore
+ * gathered into one buffer the transport keeps and reuses. Its contents are only valid until
+ * the next large body, so the caller decodes synchronously, right after
+ * {@linkcode KeptBuffer.gather}, and only messages that cannot hold views into their input
+ * (no `bytes` fields, unknown fields not kept).
  *
  * @module
  */
