@@ -28,7 +28,7 @@ import {
 /** Bridges, subnets and ports of this test alone. */
 const SPECS: Record<KubeletKind, NodeSpec> = {
   upstream: {
-    node: "kts-dp-upstream",
+    node: "kts-disk-upstream",
     bridge: "ktsdp0",
     subnet: "10.182.0.0/16",
     ip: "10.182.0.1",
@@ -36,7 +36,7 @@ const SPECS: Record<KubeletKind, NodeSpec> = {
     healthz: 18248,
   },
   ours: {
-    node: "kts-dp-ours",
+    node: "kts-disk-ours",
     bridge: "ktsdp1",
     subnet: "10.183.0.0/16",
     ip: "10.183.0.1",
@@ -302,7 +302,7 @@ Deno.test({
         options: () => ({ configDir: CONFIG_DIR, mountRoot: mountDisk }),
       },
       async (kind, node) => {
-        const ns = `kts-dp-${kind}`;
+        const ns = `kts-disk-${kind}`;
         // under disk pressure (the ballast stays) even a Burstable pod is refused
         const late = holder("late-burstable", ns, node.name, 1, {
           resources: { requests: { memory: "4Mi" } },
@@ -334,7 +334,12 @@ Deno.test({
         // the nodes' teardown has unmounted the disks with the roots
         for (const kind of PAIR_KINDS) {
           await Deno.remove(`${ROOTS[kind]}.img`).catch(() => {});
-          await kubectl("delete", "namespace", `kts-dp-${kind}`, "--wait=false")
+          await kubectl(
+            "delete",
+            "namespace",
+            `kts-disk-${kind}`,
+            "--wait=false",
+          )
             .catch(() => {});
         }
         await kubectl("delete", "priorityclass", PRIORITY_CLASS).catch(
