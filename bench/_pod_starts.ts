@@ -86,3 +86,19 @@ export async function waitStarted(
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** Calls per method whose start lies in [fromMs, toMs], by short method name. */
+export function callsByMethod(
+  trace: TraceEntry[],
+  fromMs: number,
+  toMs: number,
+): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const e of trace) {
+    const at = Date.parse(e.start);
+    if (at < fromMs || at > toMs) continue;
+    const method = shortMethod(e.method);
+    counts.set(method, (counts.get(method) ?? 0) + 1);
+  }
+  return counts;
+}

@@ -28,10 +28,9 @@
  */
 // deno-lint-ignore-file no-console
 
-import { shortMethod } from "../tests/diff/normalize.ts";
 import { type Kind, startPair, startSide } from "../tests/diff/_sides.ts";
 import { machineCpu, peersBin, percentile, usage } from "./_peers.ts";
-import { sleeper, waitStarted } from "./_pod_starts.ts";
+import { callsByMethod, sleeper, waitStarted } from "./_pod_starts.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const STEADY_ONLY = Deno.args.includes("--steady");
@@ -228,13 +227,7 @@ const cores = (k: Kind) => (after[k].cpu - before[k].cpu) / (SAMPLE_MS / 1000);
 // CRI calls per second per method in the sampling window, as each side's proxy saw them
 for (const kind of ["ours", "upstream"] as const) {
   const from = windowEnd - SAMPLE_MS;
-  const counts = new Map<string, number>();
-  for (const e of await sides[kind].trace()) {
-    const at = Date.parse(e.start);
-    if (at < from || at > windowEnd) continue;
-    const method = shortMethod(e.method);
-    counts.set(method, (counts.get(method) ?? 0) + 1);
-  }
+  const counts = callsByMethod(await sides[kind].trace(), from, windowEnd);
   const perSecond = (n: number) => (n / (SAMPLE_MS / 1000)).toFixed(1);
   const all = [...counts.values()].reduce((a, b) => a + b, 0);
   report(

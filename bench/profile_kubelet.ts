@@ -13,10 +13,9 @@
  */
 // deno-lint-ignore-file no-console
 
-import { shortMethod } from "../tests/diff/normalize.ts";
 import { startSide } from "../tests/diff/_sides.ts";
 import { peersBin, usage } from "./_peers.ts";
-import { sleeper, waitStarted } from "./_pod_starts.ts";
+import { callsByMethod, sleeper, waitStarted } from "./_pod_starts.ts";
 
 const arg = (name: string) =>
   Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -156,13 +155,7 @@ async function residentByKind(pid: number): Promise<Record<string, number>> {
 }
 const resident = await residentByKind(pid);
 
-const calls = new Map<string, number>();
-for (const e of await side.trace()) {
-  const at = Date.parse(e.start);
-  if (at < from || at > to) continue;
-  const method = shortMethod(e.method);
-  calls.set(method, (calls.get(method) ?? 0) + 1);
-}
+const calls = callsByMethod(await side.trace(), from, to);
 const seconds = (to - from) / 1000;
 console.log(
   `${PODS} pods, ${seconds.toFixed(0)} s: CPU ${
