@@ -14,14 +14,21 @@
  * 4. kubelet API: requests/s of /healthz and /pods (110 pods) from bench/_kubelet_load.ts on
  *    loopback with the API server's kubelet client certificate, and `kubectl exec -- true`
  *    round trip p50 through the API server.
+ * 5. status to the API: the container's start as the runtime stamped it → the bench's watch
+ *    sees the pod Ready in the API server, for the pods of 2, p50.
+ * 6. churn: both nodes emptied, then for 5 minutes each kubelet keeps 100 pods coming and
+ *    going at the same time (a pod is deleted once the watch sees it Ready, and a new one is
+ *    created for each pod gone); pods/s that went Ready and were gone, and the kubelet's CPU.
  *
  * kubelet.ts runs as the bundle of scripts/bundle.ts (what `deno task compile` ships, without
  * denort here) with the shipped V8 flags (scripts/v8_flags.ts); `--main`: `deno run main.ts`.
  * Needs root, the peer binaries (`bash scripts/peers.sh build`), the control plane
  * (`bash scripts/cluster_env.sh up`, env from /tmp/cluster.env) and the test images of
- * scripts/cri_env.sh. Run: `deno run -A bench/cluster_bench.ts [--quick] [--main] [--api]`
- * (`--quick`: 1 start, 5 pods, 20 steady pods, 15 s; `--api`: only the kubelet API part, after
- * one start each and the pods filled to 110).
+ * scripts/cri_env.sh. Run:
+ * `deno run -A bench/cluster_bench.ts [--quick] [--main] [--api | --churn]` (`--quick`: 1 start,
+ * 5 pods, 20 steady pods, 15 s, 10 pods churned for 30 s; `--api`: only the kubelet API part,
+ * after one start each and the pods filled to 110; `--churn`: only the churn, after one start
+ * each).
  *
  * @module
  */
@@ -37,13 +44,15 @@ import { KUBELET_V8_FLAGS } from "../scripts/v8_flags.ts";
 import { bundleInto } from "../tests/ship/_helpers.ts";
 import { stopChild } from "../tests/diff/_sides.ts";
 import { deleteNode, run } from "../tests/cluster/_cluster.ts";
-import { peersBin, percentile, usage } from "./_peers.ts";
+import { machineCpu, peersBin, percentile, usage } from "./_peers.ts";
+import { PodWatch } from "./_pod_watch.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const FROM_SOURCE = Deno.args.includes("--main");
 const API_ONLY = Deno.args.includes("--api");
-const REPEATS = QUICK || API_ONLY ? 1 : 3;
-const STARTS = API_ONLY ? 0 : QUICK ? 5 : 20;
+const CHURN_ONLY = Deno.args.includes("--churn");
+const REPEATS = QUICK || API_ONLY || CHURN_ONLY ? 1 : 3;
+const STARTS = API_ONLY || CHURN_ONLY ? 0 : QUICK ? 5 : 20;
 const STEADY = QUICK ? 20 : 110;
 const SAMPLE_MS = QUICK ? 15_000 : 60_000;
 const LOAD_SECONDS = QUICK ? 2 : 5;
@@ -53,6 +62,10 @@ const INSPECT = Deno.env.get("KTS_BENCH_INSPECT");
 const LOAD_ROUNDS = QUICK ? 1 : 3;
 const LOAD_CONCURRENCY = 8;
 const EXECS = QUICK ? 3 : 10;
+const CHURN_SECONDS = QUICK ? 30 : 300;
+const CHURN_PODS = QUICK ? 10 : 100;
+/** Creates and deletes in flight per kubelet during the churn. */
+const CHURN_REQUESTS = 20;
 const ROOT = new URL("..", import.meta.url).pathname;
 const NAMESPACE = "kts-cluster-bench";
 const PAUSE = Deno.env.get("KUBELET_TS_CRI_PAUSE_IMAGE") ??
@@ -368,6 +381,103 @@ async function runningOn(node: string): Promise<number> {
   return list.items.filter((p) => p.status?.phase === "Running").length;
 }
 
+const deletePod = (name: string) =>
+  api.request({
+    method: "DELETE",
+    path: `/api/v1/namespaces/${NAMESPACE}/pods/${name}`,
+  });
+
+/** Epoch ms at which the runtime started the pod's first container (CRI `startedAt`). */
+async function containerStartedAt(kind: Kind, pod: string): Promise<number> {
+  const p = await api.request<
+    { status?: { containerStatuses?: { containerID?: string }[] } }
+  >({ method: "GET", path: `/api/v1/namespaces/${NAMESPACE}/pods/${pod}` });
+  const id = p.status?.containerStatuses?.[0]?.containerID?.replace(
+    /^[a-z]+:\/\//,
+    "",
+  );
+  if (!id) throw new Error(`pod ${pod} has no container ID in its status`);
+  const out = await sh(`${bin}/crictl`, [
+    "--runtime-endpoint",
+    `unix://${SIDES[kind].root}/cri/containerd.sock`,
+    "inspect",
+    "--output",
+    "json",
+    id,
+  ]);
+  const startedAt = (JSON.parse(out) as { status: { startedAt: string } })
+    .status.startedAt;
+  // RFC 3339 with nanoseconds; Date.parse takes milliseconds
+  const ms = Date.parse(startedAt.replace(/(\.\d{3})\d*/, "$1"));
+  if (Number.isNaN(ms)) throw new Error(`startedAt ${startedAt} of ${id}`);
+  return ms;
+}
+
+/**
+ * Keeps CHURN_PODS pods of `kind` coming and going for CHURN_SECONDS: each pod is deleted
+ * once the watch sees it Ready, and each pod gone is replaced. Returns the pods that went
+ * through (Ready, then gone) per second and the kubelet's CPU in cores.
+ */
+async function churn(
+  kind: Kind,
+  pid: number,
+  watch: PodWatch,
+): Promise<{
+  podsPerSecond: number;
+  cores: number;
+  created: number;
+  completed: number;
+  readyLeft: number;
+  errors: number;
+}> {
+  const node = SIDES[kind].node;
+  const alive = new Set<string>();
+  const deleting = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  let next = 0;
+  let completed = 0;
+  let errors = 0;
+  const track = (p: Promise<unknown>, onError: () => void) => {
+    const done: Promise<void> = p.then(() => {}, () => {
+      errors++;
+      onError();
+    }).finally(() => inFlight.delete(done));
+    inFlight.add(done);
+  };
+  const cpu0 = (await usage(pid)).cpu;
+  const t0 = performance.now();
+  while (performance.now() - t0 < CHURN_SECONDS * 1000) {
+    for (const name of alive) {
+      const t = watch.times.get(name);
+      if (t?.deletedAt !== undefined) {
+        alive.delete(name);
+        if (t.readyAt !== undefined) completed++;
+      } else if (t?.readyAt !== undefined && !deleting.has(name)) {
+        deleting.add(name);
+        track(deletePod(name), () => deleting.delete(name));
+      }
+    }
+    while (alive.size < CHURN_PODS && inFlight.size < CHURN_REQUESTS) {
+      const name = `churn-${kind}-${next++}`;
+      alive.add(name);
+      track(createPod(name, node), () => alive.delete(name));
+    }
+    await sleep(100);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cores = ((await usage(pid)).cpu - cpu0) / seconds;
+  await Promise.all(inFlight);
+  const ready = [...alive].filter((n) => watch.times.get(n)?.readyAt).length;
+  return {
+    podsPerSecond: completed / seconds,
+    cores,
+    created: next,
+    completed,
+    readyLeft: ready,
+    errors,
+  };
+}
+
 /**
  * Sends `load` to a kubelet's API; returns requests/s answered 200 and the kubelet's CPU time
  * per answer (steadier than requests/s on a busy machine).
@@ -413,6 +523,7 @@ const byKind = () => ({ ours: [] as number[], upstream: [] as number[] });
 const p50 = (v: number[]) => percentile(v, 50);
 
 await teardown();
+let watch: PodWatch | undefined;
 try {
   await Deno.mkdir(`${ours.root}/pod-logs`, { recursive: true });
   await Deno.mkdir(`${up.root}/pod-logs`, { recursive: true });
@@ -429,6 +540,8 @@ try {
     500,
   );
   await kubectl("create", "namespace", NAMESPACE);
+  watch = new PodWatch(api, NAMESPACE);
+  await watch.start();
 
   // 1. start → Node Ready
   const ready = byKind();
@@ -455,13 +568,17 @@ try {
 
   // 2. pod created → Running, one at a time, taking turns
   const running = byKind();
-  const keep = (row: Row) => API_ONLY || rows.push(row);
+  const toApi = byKind();
+  const keep = (row: Row) => API_ONLY || CHURN_ONLY || rows.push(row);
   for (let i = 0; i < STARTS; i++) {
     for (const kind of KINDS) {
       const name = `start-${kind}-${i}`;
       const t0 = Date.now();
       await createPod(name, SIDES[kind].node);
       running[kind].push((await podRunning(name)) - t0);
+      toApi[kind].push(
+        (await watch.readyAt(name)) - await containerStartedAt(kind, name),
+      );
     }
   }
   keep({
@@ -472,7 +589,75 @@ try {
     target: "≤ 1.0",
   });
   console.log(`pod Running ms: ${JSON.stringify(running)}`);
+  keep({
+    metric: `container started → API has Ready p50 (${STARTS})`,
+    ours: p50(toApi.ours),
+    upstream: p50(toApi.upstream),
+    unit: "ms",
+    target: "≤ 0.8",
+  });
+  console.log(`container started → Ready in API ms: ${JSON.stringify(toApi)}`);
 
+  const pids = {
+    ours: ourKubelet!.pid,
+    upstream: Number(await Deno.readTextFile(`${up.root}/kubelet.pid`)),
+  };
+  if (!CHURN_ONLY) await steadyAndApi(pids);
+
+  // 6. churn, both kubelets at once on emptied nodes
+  await kubectl("-n", NAMESPACE, "delete", "pods", "--all", "--wait=false");
+  for (const k of KINDS) {
+    await until(
+      `no pods left on ${SIDES[k].node}`,
+      async () => {
+        const list = await api.request<{ items: unknown[] }>({
+          method: "GET",
+          path: `/api/v1/namespaces/${NAMESPACE}/pods?fieldSelector=${
+            encodeURIComponent(`spec.nodeName=${SIDES[k].node}`)
+          }`,
+        });
+        return list.items.length === 0 ? true : undefined;
+      },
+      600_000,
+      1000,
+    );
+  }
+  const machine0 = await machineCpu();
+  const churned = await Promise.all(
+    KINDS.map((k) => churn(k, pids[k], watch!)),
+  );
+  console.log(
+    `churn: ${JSON.stringify(churned)}; machine CPU ${
+      ((await machineCpu() - machine0) / CHURN_SECONDS).toFixed(2)
+    } cores`,
+  );
+  rows.push({
+    metric: `churn of ${CHURN_PODS} pods for ${CHURN_SECONDS} s, pods/s`,
+    ours: churned[0]!.podsPerSecond,
+    upstream: churned[1]!.podsPerSecond,
+    unit: "pods/s",
+    target: "≥ 1.0",
+  });
+  rows.push({
+    metric: `churn, kubelet CPU`,
+    ours: churned[0]!.cores,
+    upstream: churned[1]!.cores,
+    unit: "cores",
+    target: "≤ 0.5",
+  });
+} finally {
+  if (rows.length > 0) console.log(table(rows));
+  console.log(
+    `load average: ${(await Deno.readTextFile("/proc/loadavg")).trim()}`,
+  );
+  await watch?.stop();
+  await teardown();
+  api.close();
+}
+
+/** 3. and 4.: the steady state at STEADY pods, then the kubelet API under load. */
+async function steadyAndApi(pids: Record<Kind, number>): Promise<void> {
+  const keep = (row: Row) => API_ONLY || rows.push(row);
   // 3. fill each node to STEADY pods (one busybox pod for exec), then sample
   for (const kind of KINDS) {
     const node = SIDES[kind].node;
@@ -498,10 +683,6 @@ try {
     );
   }
   await sleep(15_000); // first relists and status updates settle
-  const pids = {
-    ours: ourKubelet!.pid,
-    upstream: Number(await Deno.readTextFile(`${up.root}/kubelet.pid`)),
-  };
   const before = {
     ours: await usage(pids.ours),
     upstream: await usage(pids.upstream),
@@ -578,13 +759,6 @@ try {
     unit: "ms",
     target: "lower is better",
   });
-} finally {
-  if (rows.length > 0) console.log(table(rows));
-  console.log(
-    `load average: ${(await Deno.readTextFile("/proc/loadavg")).trim()}`,
-  );
-  await teardown();
-  api.close();
 }
 
 function table(list: Row[]): string {

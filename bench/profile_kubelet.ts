@@ -8,6 +8,8 @@
  *
  * Needs root, `bash scripts/peers.sh build` and the test images of scripts/cri_env.sh.
  * Run: `deno run -A bench/profile_kubelet.ts [--pods=110] [--seconds=30] [--out=FILE]`.
+ * `--attach=HOST:PORT` profiles a kubelet already running with its inspector there instead
+ * (e.g. the cluster bench's under churn, `KTS_BENCH_INSPECT`), without the CRI call counts.
  *
  * @module
  */
@@ -25,6 +27,7 @@ const OUT = arg("out");
 // --usage-only: no inspector and no profile, only CPU, RSS and CRI calls (e.g. to compare
 // V8 flags given in KTS_KUBELET_V8_FLAGS without the inspector's own memory).
 const USAGE_ONLY = Deno.args.includes("--usage-only");
+const ATTACH = arg("attach");
 const PORT = 9339;
 const NODE = "profile-node";
 
@@ -35,15 +38,14 @@ interface ProfileNode {
 }
 
 /** A minimal Chrome DevTools protocol session over the inspector's WebSocket. */
-async function inspector(port: number) {
+async function inspector(address: string) {
   let list: { webSocketDebuggerUrl: string }[] = [];
   for (let i = 0; i < 100 && !list.length; i++) {
-    list = await fetch(`http://127.0.0.1:${port}/json/list`).then((r) =>
-      r.json()
-    ).catch(() => []);
+    list = await fetch(`http://${address}/json/list`).then((r) => r.json())
+      .catch(() => []);
     if (!list.length) await new Promise((r) => setTimeout(r, 200));
   }
-  if (!list[0]) throw new Error(`no inspector on port ${port}`);
+  if (!list[0]) throw new Error(`no inspector at ${address}`);
   const ws = new WebSocket(list[0].webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {
     ws.onopen = resolve;
@@ -79,25 +81,18 @@ if (!bin) {
   console.log("skipped: needs root and the peer binaries");
   Deno.exit(0);
 }
-if (!USAGE_ONLY) {
+if (!USAGE_ONLY && !ATTACH) {
   Deno.env.set("KTS_KUBELET_DENO_ARGS", `--inspect=127.0.0.1:${PORT}`);
 }
-const manifests: Record<string, unknown> = {};
-for (let i = 0; i < PODS; i++) manifests[`p${i}.yaml`] = sleeper(`p${i}`);
-await using side = await startSide({
-  kind: "ours",
-  node: NODE,
-  bin,
-  bridge: "ktsb0",
-  subnet: "10.84.0.0/16",
-  manifests,
-});
-const keys = Array.from({ length: PODS }, (_, i) => `default/p${i}-${NODE}`);
-await waitStarted(side, keys, 900_000);
-// let the first syncs, status writes and the GC settle
-await new Promise((r) => setTimeout(r, 20_000));
-const { pid } = await side.kubelet();
-const session = USAGE_ONLY ? undefined : await inspector(PORT);
+await using side = ATTACH ? undefined : await startPods();
+const session = USAGE_ONLY
+  ? undefined
+  : await inspector(ATTACH ?? `127.0.0.1:${PORT}`);
+const pid = side ? (await side.kubelet()).pid : Number(
+  (await session!.send<{ result: { value: number } }>("Runtime.evaluate", {
+    expression: "Deno.pid",
+  })).result.value,
+);
 await session?.send("Profiler.enable");
 await session?.send("Profiler.setSamplingInterval", { interval: 500 });
 const before = await usage(pid);
@@ -155,12 +150,14 @@ async function residentByKind(pid: number): Promise<Record<string, number>> {
 }
 const resident = await residentByKind(pid);
 
-const calls = callsByMethod(await side.trace(), from, to);
+const calls = side ? callsByMethod(await side.trace(), from, to) : new Map();
 const seconds = (to - from) / 1000;
 console.log(
-  `${PODS} pods, ${seconds.toFixed(0)} s: CPU ${
-    ((after.cpu - before.cpu) / seconds).toFixed(4)
-  } cores, RSS ${after.rssMiB.toFixed(0)} MiB, not idle ${
+  `${ATTACH ? `kubelet at ${ATTACH}` : `${PODS} pods`}, ${
+    seconds.toFixed(0)
+  } s: CPU ${((after.cpu - before.cpu) / seconds).toFixed(4)} cores, RSS ${
+    after.rssMiB.toFixed(0)
+  } MiB, not idle ${
     (100 * (total - idle) / total).toFixed(1)
   } % of ${total} samples; memory ${memory?.result.value}; load ${
     (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ")
@@ -186,3 +183,25 @@ console.log("self time by function (share of all samples):");
 console.log(top(byFunction, total, 40));
 console.log("self time by file:");
 console.log(top(byFile, total, 25));
+
+/** Our kubelet alone on its containerd with PODS static pods, in the steady state. */
+async function startPods() {
+  const manifests: Record<string, unknown> = {};
+  for (let i = 0; i < PODS; i++) manifests[`p${i}.yaml`] = sleeper(`p${i}`);
+  const started = await startSide({
+    kind: "ours",
+    node: NODE,
+    bin: bin!,
+    bridge: "ktsb0",
+    subnet: "10.84.0.0/16",
+    manifests,
+  });
+  const keys = Array.from(
+    { length: PODS },
+    (_, i) => `default/p${i}-${NODE}`,
+  );
+  await waitStarted(started, keys, 900_000);
+  // let the first syncs, status writes and the GC settle
+  await new Promise((r) => setTimeout(r, 20_000));
+  return started;
+}

@@ -59,6 +59,12 @@ export const ENVIRONMENT: EnvironmentRule[] = [
       "it reaches the kubelet at port 10250, written into the test; the harness gives each kubelet a port of its own beside the other runs on this machine (the node's daemon endpoint names it)",
   })),
   {
+    in: "output",
+    text: "nsenter: can't open '/rootfs/proc/1/ns/mnt': Permission denied",
+    why:
+      "the test prepares its volume on the host by entering PID 1's mount namespace from a pod; this machine's PID 1 refuses that even to root on the host",
+  },
+  {
     in: "name",
     text:
       "[sig-node] Mount propagation should propagate mounts within defined scopes",
@@ -145,6 +151,14 @@ export const SELECTIONS: Record<
     labels: `sig-storage && ${NODE_LABELS}`,
     focus:
       "\\[Driver: (hostPath|hostPathSymlink|emptydir)\\] \\[Testpattern: Inline-volume",
+  },
+  // Local PVs: upstream's local volume tests, and the per-driver suites of the `dir` type
+  // with the only patterns the local driver runs (pre-provisioned PVs with a file system).
+  "storage-local": {
+    labels: `sig-storage && ${NODE_LABELS}`,
+    focus: "\\[sig-storage\\] PersistentVolumes-local |" +
+      "\\[Driver: local\\] \\[LocalVolumeType: dir\\] " +
+      "\\[Testpattern: Pre-provisioned PV \\((default fs|filesystem volmode)\\)\\]",
   },
 };
 

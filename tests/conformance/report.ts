@@ -14,9 +14,13 @@ export interface TestResult {
   message: string;
 }
 
-/** Explains a failure by the environment: `text` found in the failure or the test name. */
+/**
+ * Explains a failure by the environment: `text` found in the failure, in the failed test's
+ * output (its log lines, where a command's stderr shows that the machine refused it), or in
+ * the test name.
+ */
 export interface EnvironmentRule {
-  in: "failure" | "name";
+  in: "failure" | "output" | "name";
   text: string;
   why: string;
 }
@@ -83,9 +87,8 @@ export function parseJUnit(
       const text = unescapeXml(
         `${attribute(failure[2] ?? "", "message") ?? ""}\n${failure[4] ?? ""}`,
       );
-      const env = environment.find((e) =>
-        (e.in === "failure" ? text : name).includes(e.text)
-      );
+      const where = { failure: text, name, output: unescapeXml(body) };
+      const env = environment.find((e) => where[e.in].includes(e.text));
       results.push({
         name,
         outcome: env ? "environment" : "failed",

@@ -16,7 +16,7 @@ const XML = `<?xml version="1.0" encoding="UTF-8"?>
     <testcase name="[It] [sig-node] Pods should get a host IP [NodeConformance] [Conformance] [sig-node, NodeConformance, Conformance]" classname="Kubernetes e2e suite" status="passed" time="4.2"></testcase>
     <testcase name="[It] [sig-node] Probing container should be restarted [NodeConformance] [sig-node, NodeConformance]" classname="Kubernetes e2e suite" status="failed" time="30.5">
       <failure message="timed out waiting for the condition &amp; more&#xA;second line" type="failed">[FAILED] timed out</failure>
-      <system-err>log</system-err>
+      <system-err>log: stderr &quot;nsenter: can&#39;t open&quot;</system-err>
     </testcase>
     <testcase name="[It] [sig-node] Pods should cap back-off [Slow] [NodeConformance] [sig-node, Slow, NodeConformance]" classname="Kubernetes e2e suite" status="failed" time="300">
       <failure message="pod did not start" type="failed">Failed to pull image &quot;127.0.0.1:5000/e2e-test-images/nginx:1.14-4&quot;</failure>
@@ -73,6 +73,34 @@ Deno.test("parseJUnit: selected tests with outcome, time and first message line"
       message: "Only supported for node OS distro [gci ubuntu]",
     },
   ]);
+});
+
+Deno.test("parseJUnit: an output rule matches a failed test's log, not a passed one's", () => {
+  const rule = {
+    in: "output" as const,
+    text: `stderr "nsenter: can't open"`,
+    why: "no PID 1 here",
+  };
+  const results = parseJUnit(XML, nodeConformance, [rule]);
+  assert.equal(
+    results.find((t) => t.name.includes("Probing"))?.outcome,
+    "environment",
+  );
+  assert.equal(
+    results.find((t) => t.name.includes("Probing"))?.message,
+    "no PID 1 here",
+  );
+  assert.equal(
+    results.find((t) => t.name.includes("cap back-off"))?.outcome,
+    "failed",
+  );
+  // the log is not part of the failure's own text
+  assert.equal(
+    parseJUnit(XML, nodeConformance, [{ ...rule, in: "failure" }]).find((t) =>
+      t.name.includes("Probing")
+    )?.outcome,
+    "failed",
+  );
 });
 
 Deno.test("parseJUnit: a failure's message is its first line, entities decoded", () => {
