@@ -413,6 +413,15 @@ async function containerStartedAt(kind: Kind, pod: string): Promise<number> {
   return ms;
 }
 
+interface Churned {
+  podsPerSecond: number;
+  cores: number;
+  created: number;
+  completed: number;
+  readyLeft: number;
+  errors: number;
+}
+
 /**
  * Keeps CHURN_PODS pods of `kind` coming and going for CHURN_SECONDS: each pod is deleted
  * once the watch sees it Ready, and each pod gone is replaced. Returns the pods that went
@@ -422,14 +431,7 @@ async function churn(
   kind: Kind,
   pid: number,
   watch: PodWatch,
-): Promise<{
-  podsPerSecond: number;
-  cores: number;
-  created: number;
-  completed: number;
-  readyLeft: number;
-  errors: number;
-}> {
+): Promise<Churned> {
   const node = SIDES[kind].node;
   const alive = new Set<string>();
   const deleting = new Set<string>();
@@ -607,13 +609,14 @@ try {
   // 6. churn, one kubelet at a time (the runtime's work for 100 pods in flight fills this
   // machine), each on an emptied node
   await kubectl("-n", NAMESPACE, "delete", "pods", "--all", "--wait=false");
-  const churned: Record<Kind, Awaited<ReturnType<typeof churn>>> = {} as never;
+  const churned = new Map<Kind, Churned>();
   for (const k of KINDS) {
     await emptied(SIDES[k].node);
     const machine0 = await machineCpu();
-    churned[k] = await churn(k, pids[k], watch!);
+    const result = await churn(k, pids[k], watch!);
+    churned.set(k, result);
     console.log(
-      `churn ${k}: ${JSON.stringify(churned[k])}; machine CPU ${
+      `churn ${k}: ${JSON.stringify(result)}; machine CPU ${
         ((await machineCpu() - machine0) / CHURN_SECONDS).toFixed(2)
       } cores; load ${(await Deno.readTextFile("/proc/loadavg")).trim()}`,
     );
@@ -622,24 +625,24 @@ try {
   }
   rows.push({
     metric: `churn of ${CHURN_PODS} pods for ${CHURN_SECONDS} s, pods/s`,
-    ours: churned.ours.podsPerSecond,
-    upstream: churned.upstream.podsPerSecond,
+    ours: churned.get("ours")!.podsPerSecond,
+    upstream: churned.get("upstream")!.podsPerSecond,
     unit: "pods/s",
     target: "≥ 1.0",
   });
   rows.push({
     metric: `churn, kubelet CPU`,
-    ours: churned.ours.cores,
-    upstream: churned.upstream.cores,
+    ours: churned.get("ours")!.cores,
+    upstream: churned.get("upstream")!.cores,
     unit: "cores",
     target: "≤ 0.5",
   });
-  const perPod = (c: typeof churned.ours) =>
+  const perPod = (c: Churned) =>
     c.cores * CHURN_SECONDS / Math.max(1, c.completed);
   rows.push({
     metric: `churn, kubelet CPU per pod through`,
-    ours: perPod(churned.ours),
-    upstream: perPod(churned.upstream),
+    ours: perPod(churned.get("ours")!),
+    upstream: perPod(churned.get("upstream")!),
     unit: "s",
     target: "lower is better",
   });
