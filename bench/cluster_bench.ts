@@ -15,7 +15,7 @@
  *    loopback with the API server's kubelet client certificate, and `kubectl exec -- true`
  *    round trip p50 through the API server.
  * 5. status to the API: the container's start as the runtime stamped it → the bench's watch
- *    sees the pod Ready in the API server, for the pods of 2, p50.
+ *    sees the pod Ready in the API server, for the pods started in 2., p50.
  * 6. churn: one kubelet at a time on its emptied node keeps 100 pods coming and going for
  *    5 minutes (a pod is deleted once the watch sees it Ready, and a new one is created for
  *    each pod gone); pods/s that went Ready and were gone, and the kubelet's CPU.
@@ -605,8 +605,20 @@ try {
     upstream: Number(await Deno.readTextFile(`${up.root}/kubelet.pid`)),
   };
   if (!CHURN_ONLY) await steadyAndApi(pids);
+  if (!API_ONLY) await churnInTurns(pids);
+} finally {
+  if (rows.length > 0) console.log(table(rows));
+  console.log(
+    `load average: ${(await Deno.readTextFile("/proc/loadavg")).trim()}`,
+  );
+  await watch?.stop();
+  await teardown();
+  api.close();
+}
 
-  // 6. churn, one kubelet at a time (the runtime's work for 100 pods in flight fills this
+/** 6.: the churn, one kubelet at a time. */
+async function churnInTurns(pids: Record<Kind, number>): Promise<void> {
+  // one kubelet at a time (the runtime's work for 100 pods in flight fills this
   // machine), each on an emptied node
   await kubectl("-n", NAMESPACE, "delete", "pods", "--all", "--wait=false");
   const churned = new Map<Kind, Churned>();
@@ -646,14 +658,6 @@ try {
     unit: "s",
     target: "lower is better",
   });
-} finally {
-  if (rows.length > 0) console.log(table(rows));
-  console.log(
-    `load average: ${(await Deno.readTextFile("/proc/loadavg")).trim()}`,
-  );
-  await watch?.stop();
-  await teardown();
-  api.close();
 }
 
 /** Waits until no pod of the bench is left on `node`. */
