@@ -371,14 +371,20 @@ const podRunning = (name: string, timeoutMs = 120_000) =>
     return p?.status?.phase === "Running" ? Date.now() : undefined;
   }, timeoutMs);
 
-async function runningOn(node: string): Promise<number> {
+/** The bench's pods bound to `node`. */
+async function podsOn(node: string): Promise<Conditioned[]> {
   const list = await api.request<{ items: Conditioned[] }>({
     method: "GET",
     path: `/api/v1/namespaces/${NAMESPACE}/pods?fieldSelector=${
       encodeURIComponent(`spec.nodeName=${node}`)
     }`,
   });
-  return list.items.filter((p) => p.status?.phase === "Running").length;
+  return list.items;
+}
+
+async function runningOn(node: string): Promise<number> {
+  return (await podsOn(node)).filter((p) => p.status?.phase === "Running")
+    .length;
 }
 
 const deletePod = (name: string) =>
@@ -664,15 +670,7 @@ async function churnInTurns(pids: Record<Kind, number>): Promise<void> {
 function emptied(node: string): Promise<true> {
   return until(
     `no pods left on ${node}`,
-    async () => {
-      const list = await api.request<{ items: unknown[] }>({
-        method: "GET",
-        path: `/api/v1/namespaces/${NAMESPACE}/pods?fieldSelector=${
-          encodeURIComponent(`spec.nodeName=${node}`)
-        }`,
-      });
-      return list.items.length === 0 ? true : undefined;
-    },
+    async () => (await podsOn(node)).length === 0 ? true : undefined,
     900_000,
     1000,
   );
