@@ -19,15 +19,29 @@ export const sleeper = (name: string): unknown =>
  * RunPodSandbox was sent (`out.sandboxSent`), by `namespace/name`, in one side's trace. A
  * StartContainer that failed (on an overloaded runtime it can pass its deadline while the
  * runtime still starts the container) counts once a relist shows that container running.
+ * `out.inRuntime` is the time a pod's start spent inside its own RunPodSandbox,
+ * CreateContainer and StartContainer calls (ms, until it counted as started): the part of a
+ * pod start no kubelet can shorten; the rest is the kubelet's reaction and its work between
+ * those calls.
  */
 export function startedAt(
   trace: TraceEntry[],
-): Map<string, number> & { sandboxSent: Map<string, number> } {
+): Map<string, number> & {
+  sandboxSent: Map<string, number>;
+  inRuntime: Map<string, number>;
+} {
   const sandboxPod = new Map<string, string>();
   const containerPod = new Map<string, string>();
   const failedStart = new Map<string, string>();
   const sandboxSent = new Map<string, number>();
-  const out = Object.assign(new Map<string, number>(), { sandboxSent });
+  const inRuntime = new Map<string, number>();
+  const out = Object.assign(new Map<string, number>(), {
+    sandboxSent,
+    inRuntime,
+  });
+  const spend = (pod: string, ms: number) => {
+    if (!out.has(pod)) inRuntime.set(pod, (inRuntime.get(pod) ?? 0) + ms);
+  };
   for (const e of trace) {
     const req = e.request ?? {};
     const res = e.response ?? {};
@@ -40,15 +54,18 @@ export function startedAt(
         const pod = `${meta.namespace}/${meta.name}`;
         sandboxPod.set(res.podSandboxId, pod);
         if (!sandboxSent.has(pod)) sandboxSent.set(pod, Date.parse(e.start));
+        spend(pod, e.durationMs);
       }
     } else if (call === "CreateContainer") {
       const pod = sandboxPod.get(req.podSandboxId as string);
       if (pod && typeof res.containerId === "string") {
         containerPod.set(res.containerId, pod);
+        spend(pod, e.durationMs);
       }
     } else if (call === "StartContainer") {
       const pod = containerPod.get(req.containerId as string);
       if (pod && !out.has(pod)) {
+        spend(pod, e.durationMs);
         if (e.error === undefined) {
           out.set(pod, Date.parse(e.start) + e.durationMs);
         } else failedStart.set(req.containerId as string, pod);
