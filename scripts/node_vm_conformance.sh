@@ -25,6 +25,10 @@
 # e2e.log, kubelet.log, results.json and summary.md, scored by scripts/conformance.ts
 # --summarize (docs/conformance.md). KTS_VM_CONF_PROCS: ginkgo processes (default 4);
 # KTS_VM_CONF_TIMEOUT: seconds to wait for the node to be Ready (default 1800).
+# KTS_VM_CONF_SELECTION=<name>: a slice of `--suite=node` instead of NodeConformance, its label
+# filter and focus from SELECTIONS in scripts/conformance.ts (a focus-regex still narrows it),
+# scored as that suite (e.g. storage-local: the local PV tests need a PID 1 whose mount
+# namespace a privileged pod can enter, as the guest's systemd is).
 set -euo pipefail
 
 which=${1:-both}
@@ -84,7 +88,20 @@ subset_focus() {
   done
   printf '%s' "$re"
 }
-focus=${2:-$(subset_focus)}
+suite=conformance labels=NodeConformance
+if [ -n "${KTS_VM_CONF_SELECTION:-}" ]; then
+  selection() { # <labels|focus>: that field of the named slice
+    (cd "$here" && npx -y deno@2.9.6 eval "import { SELECTIONS } from './scripts/conformance.ts';
+      const s = SELECTIONS[Deno.args[0]];
+      if (!s) { console.error('KTS_VM_CONF_SELECTION: no slice ' + Deno.args[0] + '; one of ' + Object.keys(SELECTIONS).join(', ')); Deno.exit(2); }
+      console.log(s[Deno.args[1]]);" "$KTS_VM_CONF_SELECTION" "$1")
+  }
+  suite=node
+  labels=$(selection labels)
+  focus=${2:-$(selection focus)}
+else
+  focus=${2:-$(subset_focus)}
+fi
 
 kill -0 "$(cat "$run/qemu.pid" 2>/dev/null)" 2>/dev/null || {
   echo "node_vm_conformance: the VM is not running; run: KTS_VM_FORWARD=\"$port:$port\" bash scripts/node_vm.sh up" >&2
@@ -234,7 +251,7 @@ one() { # <upstream|kubelet-ts>
   if [ -n "$ready" ]; then
     (cd "$dest" && KUBE_TEST_REPO_LIST="$here/scripts/conformance/repo-list.yaml" \
       PATH="$(cat "$KTS_CLUSTER_ROOT/bin-dir"):$PATH" "$e2e/ginkgo" --procs="$procs" --timeout=3h \
-      --focus="$focus" --label-filter=NodeConformance --silence-skips --no-color \
+      --focus="$focus" --label-filter="$labels" --silence-skips --no-color \
       --output-dir="$dest" --junit-report=junit.xml "$e2e/e2e.test" -- \
       --kubeconfig="$KTS_CLUSTER_ROOT/admin.kubeconfig" --provider=skeleton \
       --kubectl-path="$(cat "$KTS_CLUSTER_ROOT/bin-dir")/kubectl" --allowed-not-ready-nodes=0 \
@@ -247,7 +264,8 @@ one() { # <upstream|kubelet-ts>
   cp "$share/$name.log" "$dest/kubelet.log" 2>/dev/null || true
   bash "$here/scripts/cluster_env.sh" down >/dev/null 2>&1
   jq -n --argjson s "$seconds" --arg f "$focus" --arg l "$load0 $(tr '\n' ' ' <"$dest/load")" \
-    '{seconds: $s, suite: "conformance", labelFilter: "NodeConformance", focus: $f, skip: "", load: $l}' \
+    --arg suite "$suite" --arg labels "$labels" \
+    '{seconds: $s, suite: $suite, labelFilter: $labels, focus: $f, skip: "", load: $l}' \
     >"$dest/results.json"
 }
 
@@ -265,7 +283,7 @@ both)
   ;;
 esac
 # scored and summarized the way scripts/conformance.ts does for its own runs
-(cd "$here" && npx -y deno@2.9.6 run -A scripts/conformance.ts --summarize --out="$out")
+(cd "$here" && npx -y deno@2.9.6 run -A scripts/conformance.ts --summarize --suite="$suite" --out="$out")
 sed -n '1,/^## Every test/p' "$out/summary.md"
 # exit 1 when a kubelet run this time failed a test or ran none (for CI)
 status=0
