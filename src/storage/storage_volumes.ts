@@ -16,11 +16,13 @@ import type {
   Volume,
 } from "../api/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import type {
-  ContainerMountContext,
-  CriMount,
-  VolumeManager,
-  VolumeSetUp,
+import {
+  type ContainerMountContext,
+  type CriMount,
+  hostPathDenied,
+  setVolumeOwnership,
+  type VolumeManager,
+  type VolumeSetUp,
 } from "../volume/mod.ts";
 import { errorMessage } from "../util/error_message.ts";
 import {
@@ -117,8 +119,18 @@ export function withStorageVolumes(
   const views = new Map<string, Pod>();
   const stat = deps.stat ?? Deno.stat;
 
+  const mountedByOthers = (pod: Pod, path: string): boolean => {
+    for (const [uid, volumes] of prepared) {
+      if (uid === pod.metadata.uid) continue;
+      for (const v of volumes.values()) if (v.hostPath === path) return true;
+    }
+    return false;
+  };
+
   const prepareLocal = async (path: string): Promise<Prepared> => {
-    const info = await stat(path);
+    const info = await stat(path).catch((error) => {
+      throw hostPathDenied(error, path);
+    });
     if (info.isBlockDevice) {
       throw new Error(
         `local volume ${path} is a block device: formatting and mounting it needs mount(8), which this kubelet cannot run under its permissions; use a directory (docs/volumes.md)`,
@@ -209,11 +221,24 @@ export function withStorageVolumes(
             type: plan.type,
             readOnly: resolved.readOnly,
           };
-        case "local":
-          return {
-            ...(await prepareLocal(plan.path)),
-            readOnly: resolved.readOnly,
-          };
+        case "local": {
+          const local = await prepareLocal(plan.path);
+          const fsGroup = pod.spec.securityContext?.fsGroup;
+          // upstream's local volume gives its directory to the pod's fsGroup on the first
+          // writable mount only, when no other pod has it mounted
+          if (
+            fsGroup !== undefined && !resolved.readOnly &&
+            !mountedByOthers(pod, plan.path)
+          ) {
+            await setVolumeOwnership(plan.path, fsGroup, {
+              readOnly: false,
+              recursive: true,
+            }).catch((error) => {
+              throw hostPathDenied(error, plan.path);
+            });
+          }
+          return { ...local, readOnly: resolved.readOnly };
+        }
         case "csi":
           return await csiSetUp(pod, {
             volume: volume.name,

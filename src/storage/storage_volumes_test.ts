@@ -281,3 +281,43 @@ Deno.test("CSI volumes go to the CSI host; a failed unpublish keeps the pod's vo
     await assert.rejects(Deno.stat(scratch));
   });
 });
+
+Deno.test({
+  name:
+    "a local PV's directory goes to the pod's fsGroup on its first writable mount only",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    await withRoot(async (root, reader) => {
+      await Deno.mkdir(`${root}/disk/sub`, { recursive: true });
+      reader.addClaim(makeClaim("ns", "c1", "pv1"));
+      reader.addVolume(
+        makeVolume("pv1", { local: { path: `${root}/disk` } }, "claim-c1"),
+      );
+      const volumes = manager(root, reader);
+      const withGroup = (uid: string, fsGroup: number) =>
+        ({
+          ...CLAIM_POD,
+          metadata: { ...CLAIM_POD.metadata, uid, name: uid },
+          spec: { ...CLAIM_POD.spec, securityContext: { fsGroup } },
+        }) as Pod;
+      const gid = async (path: string) => (await Deno.stat(path)).gid;
+      assert.deepEqual(await volumes.setUpPod(withGroup("u1", 4321)), {
+        ok: true,
+      });
+      assert.equal(await gid(`${root}/disk`), 4321);
+      assert.equal(await gid(`${root}/disk/sub`), 4321);
+      // a second pod while the first has it mounted leaves the ownership alone
+      assert.deepEqual(await volumes.setUpPod(withGroup("u2", 5432)), {
+        ok: true,
+      });
+      assert.equal(await gid(`${root}/disk`), 4321);
+      // once the others are gone, the next pod's first mount sets it again
+      await volumes.tearDownPod(withGroup("u1", 4321));
+      await volumes.tearDownPod(withGroup("u2", 5432));
+      assert.deepEqual(await volumes.setUpPod(withGroup("u3", 6543)), {
+        ok: true,
+      });
+      assert.equal(await gid(`${root}/disk/sub`), 6543);
+    });
+  },
+});
