@@ -29,6 +29,8 @@
 # filter and focus from SELECTIONS in scripts/conformance.ts (a focus-regex still narrows it),
 # scored as that suite (e.g. storage-local: the local PV tests need a PID 1 whose mount
 # namespace a privileged pod can enter, as the guest's systemd is).
+# KTS_VM_CONF_HOST_PATHS="<dir> ...": host directories kubelet.ts's lists grant (their
+# --host-path), e.g. /tmp, where the local PV tests make their volumes.
 set -euo pipefail
 
 which=${1:-both}
@@ -179,7 +181,9 @@ start)
       --cgroup-driver=systemd >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >/run/kts-vmconf-agent.pid
     for _ in $(seq 1 900); do [ -S "$root/cgroup-agent.sock" ] && break; sleep 1; done
-    mapfile -t flags < <(deno run -A /root/lists.js --permissions-from "${args[@]:1}")
+    hostpaths=()
+    [ -s "$dir/host-paths" ] && mapfile -t hostpaths < <(sed 's/^/--host-path=/' "$dir/host-paths")
+    mapfile -t flags < <(deno run -A /root/lists.js "${hostpaths[@]}" --permissions-from "${args[@]:1}")
     [ "${flags[0]:-}" = --no-prompt ] || { echo "$name: no permission lists planned" >&2; exit 1; }
     printf '%s\n' "${flags[@]}" >"$dir/$name.lists"
     setsid deno run "${flags[@]}" /root/kubelet.js "${args[@]}" >"$dir/$name.log" 2>&1 </dev/null &
@@ -229,6 +233,7 @@ one() { # <upstream|kubelet-ts>
   bash "$here/scripts/cluster_env.sh" down >/dev/null 2>&1
   bash "$here/scripts/cluster_env.sh" up >/dev/null
   cp "$KTS_CLUSTER_ROOT/pki/ca.crt" "$share/ca.crt"
+  tr ' ' '\n' <<<"${KTS_VM_CONF_HOST_PATHS:-}" | sed '/^$/d' >"$share/host-paths"
   sed "s|server: https://127.0.0.1:$KTS_CLUSTER_PORT|server: https://10.0.2.2:$KTS_CLUSTER_PORT|" \
     "$KTS_CLUSTER_ROOT/bootstrap.kubeconfig" >"$share/bootstrap.kubeconfig"
   log "$name: starting the kubelet in the guest"

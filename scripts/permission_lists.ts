@@ -1,7 +1,8 @@
 /**
  * Shared by `deno task compile`, `deno task bundle`, the ship tests and the
  * bench: turns `[--permissions-from <kubelet-config.yaml>] [--api-server
- * host:port] [--csi-driver name] [--device-plugin-socket name] [--getsubids path] [kubelet flags…]`
+ * host:port] [--csi-driver name] [--device-plugin-socket name] [--getsubids path]
+ * [--host-path dir] [kubelet flags…]`
  * into the exact Deno permission flags, using the
  * same planner the kubelet runs at startup (`src/permissions`).
  *
@@ -36,6 +37,8 @@ export interface ListsRequest {
   devicePluginSockets?: string[];
   /** The getsubids tool the kubelet may run (the kubelet user's subordinate IDs). */
   getsubids?: string;
+  /** Host directories of typed hostPath volumes and local PVs (read and write). */
+  hostPaths?: string[];
 }
 
 /** A usage error in the script's own arguments. */
@@ -71,6 +74,7 @@ export function parseListsArgs(
     "--csi-driver",
     "--device-plugin-socket",
     "--getsubids",
+    "--host-path",
     ...(own.valued ?? []),
   ]);
   const boolean = new Set(own.boolean ?? []);
@@ -99,6 +103,7 @@ export function parseListsArgs(
     } else if (name === "--device-plugin-socket") {
       (request.devicePluginSockets ??= []).push(value);
     } else if (name === "--getsubids") request.getsubids = value;
+    else if (name === "--host-path") (request.hostPaths ??= []).push(value);
     else rest.push(`${name}=${value}`);
     value = undefined;
   }
@@ -198,6 +203,7 @@ export async function planFor(
       ? { devicePluginSockets: request.devicePluginSockets }
       : {}),
     ...(request.getsubids ? { getsubids: request.getsubids } : {}),
+    ...(request.hostPaths ? { hostPaths: request.hostPaths } : {}),
   });
 }
 

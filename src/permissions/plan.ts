@@ -539,6 +539,16 @@ export async function planPermissions(
     b.add("read", options.getsubids, "--getsubids");
     b.add("run", options.getsubids, "--getsubids");
   }
+  for (const dir of options.hostPaths ?? []) {
+    if (!isAbs(dir) || clean(dir) !== dir || dir === "/") {
+      throw new PermissionPlanError(
+        "--host-path",
+        `"${dir}" is not a clean absolute directory other than "/"; name the directory your pods' host paths are in, e.g. /mnt/disks (a kubelet that must reach any path runs with every permission)`,
+      );
+    }
+    b.add("read", dir, "--host-path");
+    b.add("write", dir, "--host-path");
+  }
   for (const [name, why] of Object.entries(KUBELET_ENV_NAMES)) {
     b.add("env", name, why);
   }

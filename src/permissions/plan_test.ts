@@ -541,3 +541,27 @@ Deno.test("planPermissions() grants getsubids only when the build names it, as a
     );
   }
 });
+
+Deno.test("planPermissions() grants the host directories named by --host-path, never /", async () => {
+  const plan = await planPermissions({ config: {}, flags: {} }, {
+    readFile: noFile,
+    hostPaths: ["/mnt/disks"],
+  });
+  assert.ok(plan.read.includes("/mnt/disks"));
+  assert.ok(plan.write.includes("/mnt/disks"));
+  const plain = await planPermissions({ config: {}, flags: {} }, {
+    readFile: noFile,
+  });
+  assert.ok(!plain.read.includes("/mnt/disks"));
+  for (const bad of ["/", "mnt/disks", "/mnt/../etc", "/mnt/disks/"]) {
+    await assert.rejects(
+      planPermissions({ config: {}, flags: {} }, {
+        readFile: noFile,
+        hostPaths: [bad],
+      }),
+      (e: Error) =>
+        e instanceof PermissionPlanError && e.message.includes("--host-path") &&
+        e.message.includes(`"${bad}"`),
+    );
+  }
+});

@@ -146,4 +146,11 @@ export interface PlanOptions {
    * `getKubeletMappings`). Without it the kubelet warns at start when that user exists.
    */
   getsubids?: string;
+  /**
+   * Host directories the node's pods name in typed hostPath volumes, subPaths inside
+   * hostPaths and local PVs: read and write on each (the kubelet looks at these paths, makes
+   * the `OrCreate` ones and sets their group for `fsGroup`). Not `/`, which would turn the
+   * file-system sandbox off.
+   */
+  hostPaths?: readonly string[];
 }

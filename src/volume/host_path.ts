@@ -73,6 +73,21 @@ export async function checkHostPathType(
   }
 }
 
+/**
+ * A Deno permission refusal on a host path (a typed hostPath, a local PV) as the fix an
+ * operator can apply; any other error is returned as it is.
+ */
+export function hostPathDenied(error: unknown, path: string): unknown {
+  if (!(error instanceof Deno.errors.NotCapable)) return error;
+  // Deno grants nothing under these by path; only every permission reaches them
+  const special = /^\/(dev|proc|sys)(\/|$)/.test(path);
+  return new Error(
+    special
+      ? `the kubelet's permissions cannot reach ${path}: paths under /dev, /proc and /sys need every permission (docs/permissions.md) (${error.message})`
+      : `the kubelet's permission lists do not grant access to ${path}: build them with --host-path=<a directory that holds it> (docs/permissions.md) (${error.message})`,
+  );
+}
+
 /** {@linkcode HostPathFs} on the host. */
 export const denoHostPathFs: HostPathFs = {
   async kind(path) {
@@ -81,7 +96,7 @@ export const denoHostPathFs: HostPathFs = {
       info = await Deno.stat(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return undefined;
-      throw error;
+      throw hostPathDenied(error, path);
     }
     if (info.isDirectory) return "Directory";
     if (info.isFile) return "File";
@@ -90,12 +105,17 @@ export const denoHostPathFs: HostPathFs = {
     if (info.isBlockDevice) return "BlockDevice";
     return "Other";
   },
-  makeDirectory: (path) => Deno.mkdir(path, { recursive: true, mode: 0o755 }),
+  makeDirectory: (path) =>
+    Deno.mkdir(path, { recursive: true, mode: 0o755 }).catch((error) => {
+      throw hostPathDenied(error, path);
+    }),
   async makeFile(path) {
     const file = await Deno.open(path, {
       create: true,
       write: true,
       mode: 0o644,
+    }).catch((error) => {
+      throw hostPathDenied(error, path);
     });
     file.close();
   },

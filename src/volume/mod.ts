@@ -29,7 +29,11 @@ export {
 } from "./atomic_writer.ts";
 export type { PayloadFile, WriterLayout } from "./atomic_writer.ts";
 /** hostPath type checks. */
-export { checkHostPathType, denoHostPathFs } from "./host_path.ts";
+export {
+  checkHostPathType,
+  denoHostPathFs,
+  hostPathDenied,
+} from "./host_path.ts";
 export type { HostFileKind, HostPathFs } from "./host_path.ts";
 /** subPath text checks and in-volume resolution. */
 export { denoSubPathFs, resolveSubPath, validateSubPath } from "./subpath.ts";

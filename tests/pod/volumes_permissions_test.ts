@@ -2,7 +2,8 @@
  * Volumes under path-scoped Deno grants, the way the compiled kubelet runs (only the root dir
  * readable and writable): emptyDir, subPath, a typed hostPath inside the grants and downwardAPI
  * files (in the `files` layout, as `Deno.symlink` needs unscoped grants) all work; a typed
- * hostPath outside them fails to mount with a message naming the access.
+ * hostPath and a local PV outside them fail to mount with a message naming the path and the
+ * lists' option that grants it.
  */
 import assert from "node:assert/strict";
 
@@ -41,9 +42,15 @@ Deno.test("volumes work under path-scoped grants; a hostPath outside them fails 
       ],
     );
     assert.equal(result.outside.reason, "FailedMount");
+    // the message names the path and the fix: the lists' --host-path
     assert.match(
       result.outside.message,
-      /^MountVolume\.SetUp failed for volume "etc" : .*\/etc\/kts-h4-nope/,
+      /^MountVolume\.SetUp failed for volume "etc" : the kubelet's permission lists do not grant access to \/etc\/kts-h4-nope: build them with --host-path=/,
+    );
+    assert.equal(result.localPv.ok, false);
+    assert.match(
+      result.localPv.message,
+      /^MountVolume\.SetUp failed for volume "pv1" : the kubelet's permission lists do not grant access to \/etc\/kts-local-pv: build them with --host-path=/,
     );
     assert.ok(
       result.warnings.some((w: string) => w.includes("written file by file")),

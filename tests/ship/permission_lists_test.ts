@@ -15,6 +15,9 @@ Deno.test("parseListsArgs() keeps kubelet flags verbatim and takes its own optio
       "--root-dir",
       "/srv/k",
       "--api-server=10.0.0.1:6443",
+      "--host-path",
+      "/mnt/disks",
+      "--host-path=/srv/data",
       "--print-command",
       "--arch",
       "arm64",
@@ -24,6 +27,7 @@ Deno.test("parseListsArgs() keeps kubelet flags verbatim and takes its own optio
   );
   assert.equal(request.permissionsFrom, "cfg.yaml");
   assert.deepEqual(request.apiServers, ["10.0.0.1:6443"]);
+  assert.deepEqual(request.hostPaths, ["/mnt/disks", "/srv/data"]);
   assert.deepEqual(request.kubeletFlags, ["--root-dir", "/srv/k", "--v=4"]);
   assert.deepEqual(rest, ["--print-command", "--arch=arm64"]);
   assert.throws(() => parseListsArgs(["--permissions-from"]), UsageError);

@@ -5,6 +5,12 @@
  */
 import type { Pod } from "../../../src/api/mod.ts";
 import { CaptureLogger } from "../../../src/log/testing.ts";
+import { withStorageVolumes } from "../../../src/storage/mod.ts";
+import {
+  FakeClaimReader,
+  makeClaim,
+  makeVolume,
+} from "../../../src/storage/testing.ts";
 import { createVolumeManager } from "../../../src/volume/mod.ts";
 
 const root = Deno.args[0]!;
@@ -58,12 +64,32 @@ const outside = await createVolumeManager({ logger }, { rootDir: root })
       hostPath: { path: "/etc/kts-h4-nope", type: "DirectoryOrCreate" },
     }]),
   );
+// a local PV whose directory the grants do not cover
+const claims = new FakeClaimReader();
+claims.addClaim(makeClaim("ns", "c1", "pv1"));
+claims.addVolume(
+  makeVolume("pv1", { local: { path: "/etc/kts-local-pv" } }, "claim-c1"),
+);
+const localPv = await withStorageVolumes(
+  createVolumeManager({ logger }, { rootDir: root }),
+  { claims, logger },
+).setUpPod({
+  metadata: { name: "pv", namespace: "ns", uid: "u2" },
+  spec: {
+    containers: [{
+      name: "c",
+      volumeMounts: [{ name: "data", mountPath: "/data" }],
+    }],
+    volumes: [{ name: "data", persistentVolumeClaim: { claimName: "c1" } }],
+  },
+} as unknown as Pod);
 // deno-lint-ignore no-console
 console.log(JSON.stringify({
   first,
   second,
   mounts,
   outside,
+  localPv,
   labels,
   warnings: logger.records.map((r) => r.msg),
 }));
