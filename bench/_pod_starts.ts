@@ -22,25 +22,30 @@ export const sleeper = (name: string): unknown =>
  * `out.inRuntime` is the time a pod's start spent inside its own RunPodSandbox,
  * CreateContainer and StartContainer calls (ms, until it counted as started): the part of a
  * pod start no kubelet can shorten; the rest is the kubelet's reaction and its work between
- * those calls.
+ * those calls. `out.callMs` lists those calls' durations by method, for every pod.
  */
 export function startedAt(
   trace: TraceEntry[],
 ): Map<string, number> & {
   sandboxSent: Map<string, number>;
   inRuntime: Map<string, number>;
+  callMs: Map<string, number[]>;
 } {
   const sandboxPod = new Map<string, string>();
   const containerPod = new Map<string, string>();
   const failedStart = new Map<string, string>();
   const sandboxSent = new Map<string, number>();
   const inRuntime = new Map<string, number>();
+  const callMs = new Map<string, number[]>();
   const out = Object.assign(new Map<string, number>(), {
     sandboxSent,
     inRuntime,
+    callMs,
   });
-  const spend = (pod: string, ms: number) => {
-    if (!out.has(pod)) inRuntime.set(pod, (inRuntime.get(pod) ?? 0) + ms);
+  const spend = (pod: string, call: string, ms: number) => {
+    if (out.has(pod)) return;
+    inRuntime.set(pod, (inRuntime.get(pod) ?? 0) + ms);
+    callMs.set(call, [...callMs.get(call) ?? [], ms]);
   };
   for (const e of trace) {
     const req = e.request ?? {};
@@ -54,18 +59,18 @@ export function startedAt(
         const pod = `${meta.namespace}/${meta.name}`;
         sandboxPod.set(res.podSandboxId, pod);
         if (!sandboxSent.has(pod)) sandboxSent.set(pod, Date.parse(e.start));
-        spend(pod, e.durationMs);
+        spend(pod, call, e.durationMs);
       }
     } else if (call === "CreateContainer") {
       const pod = sandboxPod.get(req.podSandboxId as string);
       if (pod && typeof res.containerId === "string") {
         containerPod.set(res.containerId, pod);
-        spend(pod, e.durationMs);
+        spend(pod, call, e.durationMs);
       }
     } else if (call === "StartContainer") {
       const pod = containerPod.get(req.containerId as string);
       if (pod && !out.has(pod)) {
-        spend(pod, e.durationMs);
+        spend(pod, call, e.durationMs);
         if (e.error === undefined) {
           out.set(pod, Date.parse(e.start) + e.durationMs);
         } else failedStart.set(req.containerId as string, pod);

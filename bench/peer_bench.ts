@@ -123,6 +123,10 @@ const latency: Record<Kind, number[]> = { ours: [], upstream: [] };
 const reaction: Record<Kind, number[]> = { ours: [], upstream: [] };
 // time inside the pod's own runtime calls, and the rest of its start (the kubelet's part)
 const inRuntime: Record<Kind, number[]> = { ours: [], upstream: [] };
+const callMs: Record<Kind, Map<string, number[]>> = {
+  ours: new Map(),
+  upstream: new Map(),
+};
 const kubeletPart: Record<Kind, number[]> = { ours: [], upstream: [] };
 for (let i = 0; i < STARTS; i++) {
   for (const kind of ["ours", "upstream"] as const) {
@@ -136,6 +140,7 @@ for (let i = 0; i < STARTS; i++) {
     const took = started.get(key(name))! - t0;
     latency[kind].push(took);
     reaction[kind].push(started.sandboxSent.get(key(name))! - t0);
+    callMs[kind] = started.callMs;
     const runtime = started.inRuntime.get(key(name)) ?? 0;
     inRuntime[kind].push(runtime);
     kubeletPart[kind].push(took - runtime);
@@ -164,6 +169,12 @@ report(
       p(kubeletPart.upstream, 50)
     } ms; ratio with no kubelet time on our side ${
       (p(inRuntime.ours, 50) / p50("upstream")).toFixed(2)
+    }; per call p50 ${
+      ["RunPodSandbox", "CreateContainer", "StartContainer"].map((c) =>
+        `${c} ours ${p(callMs.ours.get(c) ?? [], 50)} ms, upstream ${
+          p(callMs.upstream.get(c) ?? [], 50)
+        } ms`
+      ).join("; ")
     }`,
 );
 

@@ -45,6 +45,11 @@ Deno.test("a pod start's time inside its own runtime calls, apart from the kubel
   assert.equal(started.inRuntime.get("ns/a"), 300 + 40 + 100);
   assert.equal(started.has("ns/b"), false);
   assert.equal(started.inRuntime.get("ns/b"), 500);
+  assert.deepEqual(Object.fromEntries(started.callMs), {
+    RunPodSandbox: [300, 500],
+    CreateContainer: [40],
+    StartContainer: [100],
+  });
 });
 
 Deno.test("a failed StartContainer's time counts until a relist shows the container running", () => {
