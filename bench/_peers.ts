@@ -16,6 +16,20 @@ export async function peersBin(): Promise<string | undefined> {
     : undefined;
 }
 
+/**
+ * The peers' bin directory for a bench that runs both kubelets; without root or the peers
+ * the bench says why and ends (exit 0, so a bench task on a bare machine skips it).
+ */
+export async function peersBinOrSkip(): Promise<string> {
+  const found = Deno.uid() === 0 ? await peersBin() : undefined;
+  if (found !== undefined) return found;
+  // deno-lint-ignore no-console
+  console.log(
+    "skipped: needs root and the peer binaries (bash scripts/peers.sh build)",
+  );
+  Deno.exit(0);
+}
+
 /** The `p`th percentile (nearest rank) of `values`. */
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);

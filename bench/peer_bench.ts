@@ -29,7 +29,7 @@
 // deno-lint-ignore-file no-console
 
 import { type Kind, startPair, startSide } from "../tests/diff/_sides.ts";
-import { machineCpu, peersBin, percentile, usage } from "./_peers.ts";
+import { machineCpu, peersBinOrSkip, percentile, usage } from "./_peers.ts";
 import { callsByMethod, sleeper, waitStarted } from "./_pod_starts.ts";
 
 const QUICK = Deno.args.includes("--quick");
@@ -55,14 +55,7 @@ const NETWORKS: Record<Kind, { bridge: string; subnet: string }> = {
 };
 
 const key = (name: string) => `default/${name}-${NODE}`;
-const found = Deno.uid() === 0 ? await peersBin() : undefined;
-if (found === undefined) {
-  console.log(
-    "skipped: needs root and the peer binaries (bash scripts/peers.sh build)",
-  );
-  Deno.exit(0);
-}
-const bin = found;
+const bin = await peersBinOrSkip();
 const loadavg = async () =>
   (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
 const results: string[] = [];

@@ -19,7 +19,7 @@
 
 import { type Kind, startSide } from "../tests/diff/_sides.ts";
 import { shortMethod } from "../tests/diff/normalize.ts";
-import { peersBin, usage } from "./_peers.ts";
+import { peersBinOrSkip, usage } from "./_peers.ts";
 import { sleeper, waitStarted } from "./_pod_starts.ts";
 
 const arg = (name: string) =>
@@ -36,14 +36,7 @@ if (
   );
   Deno.exit(2);
 }
-const found = Deno.uid() === 0 ? await peersBin() : undefined;
-if (found === undefined) {
-  console.log(
-    "skipped: needs root and the peer binaries (bash scripts/peers.sh build)",
-  );
-  Deno.exit(0);
-}
-const bin = found;
+const bin = await peersBinOrSkip();
 const NETWORKS: Record<Kind, { bridge: string; subnet: string }> = {
   ours: { bridge: "ktsb0", subnet: "10.84.0.0/16" },
   upstream: { bridge: "ktsb1", subnet: "10.85.0.0/16" },
