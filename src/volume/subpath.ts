@@ -11,6 +11,8 @@
  * @module
  */
 
+import { hostPathDenied } from "./host_path.ts";
+
 /** Symlinks followed while resolving one subPath (the kernel's own limit). */
 const MAX_SYMLINKS = 40;
 
@@ -57,20 +59,28 @@ export const denoSubPathFs: SubPathFs = {
       };
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return undefined;
-      throw error;
+      throw hostPathDenied(error, path);
     }
   },
-  readLink: (path) => Deno.readLink(path),
+  readLink: (path) =>
+    Deno.readLink(path).catch((error) => {
+      throw hostPathDenied(error, path);
+    }),
   async mkdir(path, mode) {
     try {
       await Deno.mkdir(path, { mode });
       await Deno.chmod(path, mode);
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      if (!(error instanceof Deno.errors.AlreadyExists)) {
+        throw hostPathDenied(error, path);
+      }
     }
   },
   async mode(path) {
-    return ((await Deno.stat(path)).mode ?? 0o755) & 0o7777;
+    const info = await Deno.stat(path).catch((error) => {
+      throw hostPathDenied(error, path);
+    });
+    return (info.mode ?? 0o755) & 0o7777;
   },
 };
 

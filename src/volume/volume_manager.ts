@@ -30,6 +30,7 @@ import { setVolumeOwnership } from "./volume_ownership.ts";
 import {
   checkHostPathType,
   denoHostPathFs,
+  hostPathDenied,
   type HostPathFs,
 } from "./host_path.ts";
 import {
@@ -410,7 +411,9 @@ class DiskVolumeManager implements VolumeManager {
             }" can write that volume and is running (it could swap a path component for a symlink before the runtime mounts it); mount the volume read-only there or give the containers separate volumes (docs/volumes.md)`,
           );
         }
-        const root = await Deno.realPath(volume.hostPath);
+        const root = await Deno.realPath(volume.hostPath).catch((error) => {
+          throw hostPathDenied(error, volume.hostPath);
+        });
         try {
           hostPath =
             (await resolveSubPath(this.#subPathFs, root, subPath)).path;

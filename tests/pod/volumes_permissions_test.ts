@@ -47,6 +47,10 @@ Deno.test("volumes work under path-scoped grants; a hostPath outside them fails 
       result.outside.message,
       /^MountVolume\.SetUp failed for volume "etc" : the kubelet's permission lists do not grant access to \/etc\/kts-h4-nope: build them with --host-path=/,
     );
+    assert.match(
+      result.subPathOutside,
+      /the kubelet's permission lists do not grant access to \/etc\/kts-sub-nope: build them with --host-path=/,
+    );
     assert.equal(result.localPv.ok, false);
     assert.match(
       result.localPv.message,

@@ -64,6 +64,24 @@ const outside = await createVolumeManager({ logger }, { rootDir: root })
       hostPath: { path: "/etc/kts-h4-nope", type: "DirectoryOrCreate" },
     }]),
   );
+// a subPath inside a hostPath the grants do not cover
+const subPathPod = {
+  metadata: { name: "sp", namespace: "ns", uid: "u3" },
+  spec: {
+    containers: [{
+      name: "c",
+      volumeMounts: [{ name: "h", mountPath: "/h", subPath: "a" }],
+    }],
+    volumes: [{ name: "h", hostPath: { path: "/etc/kts-sub-nope" } }],
+  },
+} as unknown as Pod;
+const subPathVolumes = createVolumeManager({ logger }, { rootDir: root });
+const subPathSetUp = await subPathVolumes.setUpPod(subPathPod);
+const subPathOutside = await subPathVolumes.containerMounts(
+  subPathPod,
+  subPathPod.spec.containers[0]!,
+  { expand: (s) => s, running: new Set() },
+).then(() => `mounted (set-up ${JSON.stringify(subPathSetUp)})`, String);
 // a local PV whose directory the grants do not cover
 const claims = new FakeClaimReader();
 claims.addClaim(makeClaim("ns", "c1", "pv1"));
@@ -90,6 +108,7 @@ console.log(JSON.stringify({
   mounts,
   outside,
   localPv,
+  subPathOutside,
   labels,
   warnings: logger.records.map((r) => r.msg),
 }));
