@@ -225,14 +225,17 @@ export function withStorageVolumes(
           const local = await prepareLocal(plan.path);
           const fsGroup = pod.spec.securityContext?.fsGroup;
           // upstream's local volume gives its directory to the pod's fsGroup on the first
-          // writable mount only, when no other pod has it mounted
+          // writable mount only, when no other pod has it mounted. Only the directory itself:
+          // what is below it was written by containers, which may still run (another pod's
+          // after a kubelet restart, or this one's), and a walk that follows a symlink swapped
+          // in by one would hand a host file to the group (Deno has no lchown).
           if (
             fsGroup !== undefined && !resolved.readOnly &&
             !mountedByOthers(pod, plan.path)
           ) {
             await setVolumeOwnership(plan.path, fsGroup, {
               readOnly: false,
-              recursive: true,
+              recursive: false,
             }).catch((error) => {
               throw hostPathDenied(error, plan.path);
             });

@@ -284,7 +284,7 @@ Deno.test("CSI volumes go to the CSI host; a failed unpublish keeps the pod's vo
 
 Deno.test({
   name:
-    "a local PV's directory goes to the pod's fsGroup on its first writable mount only",
+    "a local PV's directory (not what is in it) goes to the pod's fsGroup on its first writable mount only",
   ignore: Deno.uid() !== 0,
   async fn() {
     await withRoot(async (root, reader) => {
@@ -305,7 +305,11 @@ Deno.test({
         ok: true,
       });
       assert.equal(await gid(`${root}/disk`), 4321);
-      assert.equal(await gid(`${root}/disk/sub`), 4321);
+      // setgid: what containers make inherits the group
+      assert.equal((await Deno.stat(`${root}/disk`)).mode! & 0o2070, 0o2070);
+      // what containers wrote before is left alone: they may still be running
+      const before = await gid(`${root}/disk/sub`);
+      assert.notEqual(before, 4321);
       // a second pod while the first has it mounted leaves the ownership alone
       assert.deepEqual(await volumes.setUpPod(withGroup("u2", 5432)), {
         ok: true,
@@ -317,7 +321,8 @@ Deno.test({
       assert.deepEqual(await volumes.setUpPod(withGroup("u3", 6543)), {
         ok: true,
       });
-      assert.equal(await gid(`${root}/disk/sub`), 6543);
+      assert.equal(await gid(`${root}/disk`), 6543);
+      assert.equal(await gid(`${root}/disk/sub`), before);
     });
   },
 });
