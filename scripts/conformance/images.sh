@@ -203,7 +203,12 @@ rootfs_agnhost() {
   cp /bin/bash "$1/bin/bash"
   cp /bin/dash "$1/bin/sh"
   cp "$pkgs/bin/nc.openbsd" "$1/usr/bin/nc"
-  copy_closure "$1" "$1/bin/bash" "$1/bin/sh" "$1/usr/bin/nc"
+  # The storage tests' hostexec pod runs `nsenter --mount=/rootfs/proc/1/ns/mnt -- sh -c ...`
+  # to prepare local volumes on the host (losetup, mkfs, mount). Busybox's nsenter runs its
+  # own sh and losetup applets even in the host's mount namespace; util-linux's (Alpine's
+  # in upstream's image) runs the host's programs. /usr/bin comes before busybox's /bin.
+  cp /usr/bin/nsenter "$1/usr/bin/nsenter"
+  copy_closure "$1" "$1/bin/bash" "$1/bin/sh" "$1/usr/bin/nc" "$1/usr/bin/nsenter"
   # Upstream's image has Alpine's bind-tools and musl's getent: the DNS tests' first querier
   # runs the same `dig`/`getent` loop in it as in jessie-dnsutils.
   dns_tools "$1"

@@ -21,6 +21,10 @@ import {
   volumeTmpfsExecutor,
 } from "./volume_tmpfs_exec.ts";
 import {
+  type LocalBlockExecutor,
+  localBlockExecutor,
+} from "./volume_local_block_exec.ts";
+import {
   type SubPathBindExecutor,
   subPathBindExecutor,
 } from "./volume_subpath_exec.ts";
@@ -125,6 +129,7 @@ interface Executors {
   root: string;
   scope: AgentScope;
   tmpfs: VolumeTmpfsExecutor;
+  localBlock: LocalBlockExecutor;
   subPaths: SubPathBindExecutor;
   rootShare: RootShareExecutor;
   slices: Slices | undefined;
@@ -132,7 +137,17 @@ interface Executors {
 }
 
 async function execute(
-  { fs, root, scope, tmpfs, subPaths, rootShare, slices, logind }: Executors,
+  {
+    fs,
+    root,
+    scope,
+    tmpfs,
+    localBlock,
+    subPaths,
+    rootShare,
+    slices,
+    logind,
+  }: Executors,
   req: AgentRequest,
   session: AgentSession,
 ): Promise<unknown> {
@@ -161,6 +176,15 @@ async function execute(
   }
   if (req.op === "unmountVolumeTmpfs") {
     return await tmpfs.unmountVolumeTmpfs(req.target);
+  }
+  if (req.op === "mountLocalBlock") {
+    return await localBlock.mountLocalBlock(req.target, req.mount) ?? null;
+  }
+  if (req.op === "unmountLocalBlock") {
+    return await localBlock.unmountLocalBlock(req.target);
+  }
+  if (req.op === "isBlockDevice") {
+    return await localBlock.isBlockDevice(req.device);
   }
   if (req.op === "bindSubPath") {
     return await subPaths.bindSubPath(req.target, req.source);
@@ -356,6 +380,7 @@ export async function serveCgroupAgent(
     (options.socket.slice(0, options.socket.lastIndexOf("/")) || "/");
   const tmpfs = volumeTmpfsExecutor(kubeletRoot);
   const subPaths = subPathBindExecutor(kubeletRoot);
+  const localBlock = localBlockExecutor(kubeletRoot);
   const rootShare = rootShareExecutor(kubeletRoot);
   let systemd: SystemdUnits | undefined;
   let slices = options.slices;
@@ -369,6 +394,7 @@ export async function serveCgroupAgent(
     root,
     scope,
     tmpfs,
+    localBlock,
     subPaths,
     rootShare,
     slices,

@@ -12,6 +12,10 @@ import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
 import type { SubPathBindSource, SubPathBindTarget } from "./volume_subpath.ts";
+import type {
+  LocalBlockMount,
+  LocalBlockTarget,
+} from "./volume_local_block.ts";
 import type { RootSharePlan } from "./root_shared.ts";
 import type { SliceResources, Slices } from "../systemd/mod.ts";
 
@@ -33,6 +37,18 @@ export interface CgroupAgentClient {
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
   unmountVolumeTmpfs(target: TmpfsTarget): Promise<boolean>;
+  /**
+   * Formats when empty and mounts a local PV's block device on the pod's volume directory
+   * (docs/volumes.md, "Persistent volumes").
+   */
+  mountLocalBlock(
+    target: LocalBlockTarget,
+    mount: LocalBlockMount,
+  ): Promise<void>;
+  /** Unmounts it; false when nothing was mounted there. */
+  unmountLocalBlock(target: LocalBlockTarget): Promise<boolean>;
+  /** Whether a path below /dev is a block device (NotFound when nothing is there). */
+  isBlockDevice(device: string): Promise<boolean>;
   /** Pins a container's subPath with a bind mount (docs/volumes.md, "subPath"). */
   bindSubPath(
     target: SubPathBindTarget,
@@ -103,6 +119,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
  */
 const SLICE_TIMEOUT_MS = 45_000;
 const SLICE_OPS = new Set(["startSlice", "setSlice", "stopSlice"]);
+/** Formatting a local PV's device (mkfs of an empty disk) may take this long. */
+const FORMAT_TIMEOUT_MS = 120_000;
 
 /** A client on `socket`; nothing is connected until the first request. */
 export function cgroupAgentClient(
@@ -139,11 +157,18 @@ export function cgroupAgentClient(
         off += await c.write(bytes.subarray(off));
       }
       const open = c;
-      const timer = setTimeout(() => {
-        try {
-          open.close(); // the pending read rejects
-        } catch { /* already closed */ }
-      }, SLICE_OPS.has(req.op) ? sliceTimeoutMs : timeoutMs);
+      const timer = setTimeout(
+        () => {
+          try {
+            open.close(); // the pending read rejects
+          } catch { /* already closed */ }
+        },
+        SLICE_OPS.has(req.op)
+          ? sliceTimeoutMs
+          : req.op === "mountLocalBlock"
+          ? Math.max(timeoutMs, FORMAT_TIMEOUT_MS)
+          : timeoutMs,
+      );
       let line: string;
       try {
         line = await readLine(c);
@@ -238,6 +263,13 @@ export function cgroupAgentClient(
     },
     unmountVolumeTmpfs: async (target) =>
       (await request({ op: "unmountVolumeTmpfs", target })) === true,
+    mountLocalBlock: async (target, mount) => {
+      await request({ op: "mountLocalBlock", target, mount });
+    },
+    unmountLocalBlock: async (target) =>
+      (await request({ op: "unmountLocalBlock", target })) === true,
+    isBlockDevice: async (device) =>
+      (await request({ op: "isBlockDevice", device })) === true,
     bindSubPath: async (target, source) =>
       String(await request({ op: "bindSubPath", target, source })),
     cleanSubPaths: async (uid) => {

@@ -38,6 +38,10 @@ export {
   volumeTmpfsExecutor,
 } from "./volume_tmpfs_exec.ts";
 export {
+  type LocalBlockExecutor,
+  localBlockExecutor,
+} from "./volume_local_block_exec.ts";
+export {
   type SubPathBindExecutor,
   subPathBindExecutor,
 } from "./volume_subpath_exec.ts";

@@ -19,6 +19,12 @@ import {
   type SubPathBindTarget,
 } from "./volume_subpath.ts";
 import {
+  checkLocalBlockMount,
+  checkLocalBlockTarget,
+  type LocalBlockMount,
+  type LocalBlockTarget,
+} from "./volume_local_block.ts";
+import {
   sliceComponents,
   slicePath,
   type SliceResources,
@@ -77,6 +83,9 @@ export type AgentRequest =
     source: SubPathBindSource;
   }
   | { op: "cleanSubPaths"; uid: string }
+  | { op: "mountLocalBlock"; target: LocalBlockTarget; mount: LocalBlockMount }
+  | { op: "unmountLocalBlock"; target: LocalBlockTarget }
+  | { op: "isBlockDevice"; device: string }
   | { op: "shareRootDir" }
   | { op: "logindInhibitDelay" }
   | { op: "logindReload" }
@@ -335,6 +344,21 @@ export function checkRequest(
       checkSubPathSource(req.source);
     return why === undefined ? undefined : refuse(req, why);
   }
+  if (req.op === "mountLocalBlock" || req.op === "unmountLocalBlock") {
+    const why = checkLocalBlockTarget(req.target) ??
+      (req.op === "mountLocalBlock"
+        ? checkLocalBlockMount(req.mount)
+        : undefined);
+    return why === undefined ? undefined : refuse(req, why);
+  }
+  if (req.op === "isBlockDevice") {
+    const why = checkLocalBlockMount({
+      device: req.device,
+      fsType: "",
+      readOnly: false,
+    });
+    return why === undefined ? undefined : refuse(req, why);
+  }
   if (req.op === "cleanSubPaths") {
     const why = checkSubPathTarget({
       uid: req.uid,
@@ -532,6 +556,37 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
         ? { op: v.op, target, sizeBytes: v.sizeBytes }
         : { error: `mountVolumeTmpfs needs "sizeBytes" (a number)` };
     }
+    case "mountLocalBlock":
+    case "unmountLocalBlock": {
+      const t = v.target as Record<string, unknown> | null;
+      if (
+        typeof t !== "object" || t === null || typeof t.uid !== "string" ||
+        typeof t.pv !== "string"
+      ) {
+        return { error: `${v.op} needs "target": {"uid", "pv"} (strings)` };
+      }
+      const target = { uid: t.uid, pv: t.pv };
+      if (v.op === "unmountLocalBlock") return { op: v.op, target };
+      const m = v.mount as Record<string, unknown> | null;
+      if (
+        typeof m !== "object" || m === null || typeof m.device !== "string" ||
+        typeof m.fsType !== "string" || typeof m.readOnly !== "boolean"
+      ) {
+        return {
+          error:
+            `mountLocalBlock needs "mount": {"device", "fsType" (strings), "readOnly" (a boolean)}`,
+        };
+      }
+      return {
+        op: v.op,
+        target,
+        mount: { device: m.device, fsType: m.fsType, readOnly: m.readOnly },
+      };
+    }
+    case "isBlockDevice":
+      return typeof v.device === "string"
+        ? { op: v.op, device: v.device }
+        : { error: `isBlockDevice needs "device" (a string)` };
     case "bindSubPath": {
       const t = v.target as Record<string, unknown> | null;
       const src = v.source as Record<string, unknown> | null;
@@ -566,7 +621,7 @@ export function parseRequest(line: string): AgentRequest | { error: string } {
       return {
         error: `unknown op ${
           JSON.stringify(v.op)
-        }; one of exists, modifiedMs, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, bindSubPath, cleanSubPaths, shareRootDir, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
+        }; one of exists, modifiedMs, readDirNames, mkdirs, readTextFile, writeTextFile, rmdir, kill, swapController, startSlice, setSlice, stopSlice, statfs, mountVolumeTmpfs, unmountVolumeTmpfs, mountLocalBlock, unmountLocalBlock, isBlockDevice, bindSubPath, cleanSubPaths, shareRootDir, logindInhibitDelay, logindWriteInhibitDelay, logindReload, logindInhibit, logindWatch`,
       };
   }
 }

@@ -386,3 +386,62 @@ Deno.test("parseRequest() reads shareRootDir without a path, and checkRequest() 
     /cleanSubPaths, shareRootDir, logind/,
   );
 });
+
+Deno.test("parseRequest() and checkRequest(): local block volumes only on a pod's local volume directory, devices only below /dev", () => {
+  const uid = "8a3c3f5e-1111-4222-8333-944455556666";
+  const mount = (target: unknown, m: unknown) =>
+    parseRequest(JSON.stringify({ op: "mountLocalBlock", target, mount: m }));
+  const good = mount({ uid, pv: "local-pv.a1" }, {
+    device: "/dev/loop3",
+    fsType: "",
+    readOnly: false,
+  });
+  assert.deepEqual(good, {
+    op: "mountLocalBlock",
+    target: { uid, pv: "local-pv.a1" },
+    mount: { device: "/dev/loop3", fsType: "", readOnly: false },
+  });
+  assert.equal(checkRequest(v2, good as AgentRequest), undefined);
+  const refused = (target: unknown, m: unknown) =>
+    checkRequest(v2, mount(target, m) as AgentRequest);
+  const disk = { device: "/dev/loop3", fsType: "ext4", readOnly: true };
+  assert.match(refused({ uid: "../x", pv: "p" }, disk) ?? "", /not a UID/);
+  assert.match(refused({ uid, pv: ".." }, disk) ?? "", /not a DNS subdomain/);
+  assert.match(refused({ uid, pv: "a/b" }, disk) ?? "", /not a DNS subdomain/);
+  assert.match(
+    refused({ uid, pv: "p" }, { ...disk, device: "/etc/passwd" }) ?? "",
+    /not a path below \/dev/,
+  );
+  assert.match(
+    refused({ uid, pv: "p" }, { ...disk, device: "/dev/../etc/shadow" }) ?? "",
+    /"\." or "\.\." component/,
+  );
+  assert.match(
+    refused({ uid, pv: "p" }, { ...disk, fsType: "nfs" }) ?? "",
+    /fsType "nfs" is not one of ext2, ext3, ext4, xfs/,
+  );
+  assert.match(
+    (mount({ uid, pv: "p" }, { device: "/dev/loop3" }) as { error: string })
+      .error,
+    /mountLocalBlock needs "mount"/,
+  );
+  const unmount = parseRequest(JSON.stringify({
+    op: "unmountLocalBlock",
+    target: { uid, pv: "p" },
+    mount: disk,
+  }));
+  // an unmount names the directory only: nothing else of a request reaches it
+  assert.deepEqual(unmount, {
+    op: "unmountLocalBlock",
+    target: { uid, pv: "p" },
+  });
+  const device = (d: string) =>
+    checkRequest(
+      v2,
+      parseRequest(
+        JSON.stringify({ op: "isBlockDevice", device: d }),
+      ) as AgentRequest,
+    );
+  assert.equal(device("/dev/disk/by-id/x"), undefined);
+  assert.match(device("/sys/block/loop0") ?? "", /not a path below \/dev/);
+});

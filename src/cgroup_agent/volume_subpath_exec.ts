@@ -22,6 +22,7 @@ import {
 } from "./volume_subpath.ts";
 import { parseMountInfo } from "./volume_tmpfs.ts";
 import { runMountCommand } from "./mount_command.ts";
+import { lstatOrUndefined, walkDirs as walkDirsAs } from "./walk_dirs.ts";
 
 /** Binds and unbinds subPaths below one root dir. */
 export interface SubPathBindExecutor {
@@ -58,42 +59,8 @@ function refuse(why: string): never {
   throw new Deno.errors.PermissionDenied(`refused subPath bind: ${why}`);
 }
 
-async function lstatOrUndefined(path: string) {
-  try {
-    return await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-}
-
-/** Walks (and with `create`, makes) directories below `root`; never through a symlink. */
-async function walkDirs(
-  root: string,
-  parts: string[],
-  create: boolean,
-): Promise<string | undefined> {
-  let path = root;
-  for (const part of parts) {
-    path += `/${part}`;
-    let info = await lstatOrUndefined(path);
-    if (!info && create) {
-      await Deno.mkdir(path, { mode: 0o750 }).catch((error) => {
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      });
-      info = await Deno.lstat(path);
-    }
-    if (!info) return undefined;
-    if (info.isSymlink || !info.isDirectory) {
-      refuse(
-        `"${path}" is ${
-          info.isSymlink ? "a symbolic link" : "not a directory"
-        }`,
-      );
-    }
-  }
-  return path;
-}
+const walkDirs = (root: string, parts: string[], create: boolean) =>
+  walkDirsAs(root, parts, create, "subPath bind");
 
 /** Reads NUL-terminated fields from the shell's output. */
 async function readFields(

@@ -24,6 +24,9 @@ export {
 export {
   type CsiVolumeHost,
   type CsiVolumeRequest,
+  type LocalBlockAccess,
+  type LocalBlockDevices,
+  type LocalBlockTarget,
   type StorageVolumesDeps,
   unableToMountMessage,
   withStorageVolumes,

@@ -1,6 +1,6 @@
 /**
  * What the kubelet does with the source of a bound PersistentVolume (pure): a `hostPath` PV is
- * its host path with its `type` check, a `local` PV its directory; a `csi` PV goes to the CSI
+ * its host path with its `type` check, a `local` PV its directory or block device; a `csi` PV goes to the CSI
  * driver; every other in-tree source (nfs, iscsi, rbd, ...) needs a mount(8) or a block device
  * the kubelet cannot make under its permissions and is refused with that reason.
  * @module
@@ -13,7 +13,8 @@ import type {
 /** The plan for one bound volume. */
 export type PersistentSourcePlan =
   | { kind: "hostPath"; path: string; type: string }
-  | { kind: "local"; path: string }
+  /** `fsType` applies when the path is a block device mounted as a file system. */
+  | { kind: "local"; path: string; fsType: string }
   | { kind: "csi"; source: CsiPersistentVolumeSource }
   | { kind: "refused"; message: string };
 
@@ -60,7 +61,11 @@ export function planPersistentSource(
         message: "local volume source is nil or local path is not set",
       };
     }
-    return { kind: "local", path: spec.local.path };
+    return {
+      kind: "local",
+      path: spec.local.path,
+      fsType: spec.local.fsType ?? "",
+    };
   }
   if (spec.csi) return { kind: "csi", source: spec.csi };
   const kind = persistentSourceKind(volume) ?? "(none)";

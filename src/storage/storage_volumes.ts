@@ -3,7 +3,9 @@
  * A claim is resolved to its bound PersistentVolume once per pod (as upstream's populator
  * processes a pod once until it changes; a failure is retried at the next sync); the volume is
  * then handed to the inner manager as a hostPath volume: a `hostPath` PV's path (its `type`
- * checked there), a `local` PV's directory, or the pod's CSI publish directory. Mounts of a
+ * checked there), a `local` PV's directory (or the pod's directory its block device is mounted
+ * on), or the pod's CSI publish directory. A `local` PV of volume mode Block is a raw block
+ * volume: its device goes to the runtime as a container device (`volumeDevices`). Mounts of a
  * read-only claim are read-only. Claims that are not usable yet fail the pod's mount with
  * upstream's `Unable to attach or mount volumes: ...` text.
  * @module
@@ -18,8 +20,10 @@ import type {
 import type { Logger } from "../log/mod.ts";
 import {
   type ContainerMountContext,
+  type CriDevice,
   type CriMount,
   hostPathDenied,
+  podVolumeDirectory,
   setVolumeOwnership,
   type VolumeManager,
   type VolumeSetUp,
@@ -59,6 +63,37 @@ export interface CsiVolumeHost {
   tearDownPod(pod: Pod): Promise<boolean>;
 }
 
+/** A pod's directory for a local PV, by its parts. */
+export interface LocalBlockTarget {
+  uid: string;
+  /** The PersistentVolume's name. */
+  pv: string;
+}
+
+/**
+ * Whoever can mount a local PV's block device and look below /dev: the cgroup agent for the
+ * sandboxed kubelet, the kubelet itself with every permission.
+ */
+export interface LocalBlockDevices {
+  /** Formats the device when it holds nothing, then mounts it on the pod's directory. */
+  mountLocalBlock(
+    target: LocalBlockTarget,
+    mount: { device: string; fsType: string; readOnly: boolean },
+  ): Promise<void>;
+  /** Unmounts what is mounted on the pod's directory; false when nothing was. */
+  unmountLocalBlock(target: LocalBlockTarget): Promise<boolean>;
+  /** Whether a path below /dev is a block device (NotFound when nothing is there). */
+  isBlockDevice(device: string): Promise<boolean>;
+}
+
+/** The mounter, or why there is none (named in the volume's error). */
+export type LocalBlockAccess = { devices: LocalBlockDevices } | {
+  reason: string;
+};
+
+/** Upstream's escaped plugin name of local volumes: the pod's block device mounts live there. */
+const LOCAL_VOLUME_PLUGIN = "kubernetes.io/local-volume";
+
 /** Dependencies of {@linkcode withStorageVolumes}. */
 export interface StorageVolumesDeps {
   claims: ClaimReader;
@@ -66,13 +101,21 @@ export interface StorageVolumesDeps {
   csi?: CsiVolumeHost;
   /** `stat` of a local PV's path (default `Deno.stat`). */
   stat?: (path: string) => Promise<Deno.FileInfo>;
+  /** Local PVs on block devices (omitted: refused). */
+  localBlock?: LocalBlockAccess;
+  /** Kubelet `--root-dir`: where a local PV's block device is mounted for a pod. */
+  rootDir?: string;
 }
 
-/** A volume the wrapper set up: the host path the inner manager binds. */
+/** A volume the wrapper set up: the host path the inner manager binds, or a raw device. */
 interface Prepared {
   hostPath: string;
   type: string;
   readOnly: boolean;
+  /** What pods share: a local PV's path (its directory or device). */
+  source?: string;
+  /** A raw block volume's device: no mount, a container device. */
+  device?: string;
 }
 
 /** Upstream `WaitForAttachAndMount`'s error, as its `FailedMount` event prints it. */
@@ -104,6 +147,12 @@ function mountedNames(pod: Pod): { mounts: Set<string>; devices: Set<string> } {
   return { mounts, devices };
 }
 
+/** One entry of a container's `volumeDevices`. */
+interface VolumeDevice {
+  name: string;
+  devicePath: string;
+}
+
 /** Whether the wrapper handles `volume`. */
 function isStorageVolume(volume: Volume): boolean {
   return volume.persistentVolumeClaim !== undefined ||
@@ -119,27 +168,121 @@ export function withStorageVolumes(
   const views = new Map<string, Pod>();
   const stat = deps.stat ?? Deno.stat;
 
-  const mountedByOthers = (pod: Pod, path: string): boolean => {
+  const mountedByOthers = (pod: Pod, source: string): boolean => {
     for (const [uid, volumes] of prepared) {
       if (uid === pod.metadata.uid) continue;
-      for (const v of volumes.values()) if (v.hostPath === path) return true;
+      for (const v of volumes.values()) if (v.source === source) return true;
     }
     return false;
   };
 
-  const prepareLocal = async (path: string): Promise<Prepared> => {
+  const blockDevices = (path: string): LocalBlockDevices => {
+    const access = deps.localBlock;
+    if (access && "devices" in access && deps.rootDir !== undefined) {
+      return access.devices;
+    }
+    throw new Error(
+      `local volume ${path} is a block device: formatting, mounting or mapping it needs the cgroup agent or a kubelet with every permission (${
+        access && "reason" in access ? access.reason : "neither is there"
+      }; docs/volumes.md)`,
+    );
+  };
+
+  /**
+   * What a local PV's path is. Paths below /dev are looked at by whoever may (the sandboxed
+   * kubelet cannot open /dev); anything else, and what is no block device there, by `stat`.
+   */
+  const localPathKind = async (
+    path: string,
+  ): Promise<"block" | "directory" | "other"> => {
+    if (path.startsWith("/dev/")) {
+      const block = await blockDevices(path).isBlockDevice(path).catch(
+        (error) => {
+          if (error instanceof Deno.errors.NotFound) {
+            throw new Error(`path "${path}" does not exist`);
+          }
+          throw error;
+        },
+      );
+      if (block) return "block";
+    }
     const info = await stat(path).catch((error) => {
       throw hostPathDenied(error, path);
     });
-    if (info.isBlockDevice) {
-      throw new Error(
-        `local volume ${path} is a block device: formatting and mounting it needs mount(8), which this kubelet cannot run under its permissions; use a directory (docs/volumes.md)`,
-      );
-    }
-    if (!info.isDirectory) {
+    return info.isBlockDevice
+      ? "block"
+      : info.isDirectory
+      ? "directory"
+      : "other";
+  };
+
+  /** A Filesystem-mode local PV: its directory, or its device mounted for the pod. */
+  const prepareLocal = async (
+    pod: Pod,
+    pvName: string,
+    plan: { path: string; fsType: string },
+    readOnly: boolean,
+  ): Promise<Prepared> => {
+    const kind = await localPathKind(plan.path);
+    if (kind === "other") {
       throw new Error("only directory and block device are supported");
     }
-    return { hostPath: path, type: "", readOnly: false };
+    if (kind === "directory") {
+      return { hostPath: plan.path, type: "", readOnly, source: plan.path };
+    }
+    const uid = pod.metadata.uid ?? "";
+    await blockDevices(plan.path).mountLocalBlock({ uid, pv: pvName }, {
+      device: plan.path,
+      fsType: plan.fsType,
+      readOnly,
+    });
+    return {
+      hostPath: podVolumeDirectory(deps.rootDir!, uid, {
+        plugin: LOCAL_VOLUME_PLUGIN,
+        name: pvName,
+      }),
+      type: "",
+      readOnly,
+      source: plan.path,
+    };
+  };
+
+  /**
+   * Unmounts the pod's local block devices (any left by an earlier run too) before its volume
+   * directories are removed; false when one may still be mounted.
+   */
+  const releaseLocalBlocks = async (uid: string): Promise<boolean> => {
+    if (deps.rootDir === undefined || uid === "") return true;
+    const dir = podVolumeDirectory(deps.rootDir, uid, {
+      plugin: LOCAL_VOLUME_PLUGIN,
+      name: "",
+    }).replace(/\/$/, "");
+    const names: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return true;
+      deps.logger.warn("Failed to list a pod's local volume mounts", {
+        path: dir,
+        err: errorMessage(error),
+      });
+      return false;
+    }
+    if (names.length === 0) return true;
+    const access = deps.localBlock;
+    if (!access || !("devices" in access)) return false;
+    let clean = true;
+    for (const pv of names) {
+      await access.devices.unmountLocalBlock({ uid, pv }).catch((error) => {
+        clean = false;
+        deps.logger.warn("Failed to unmount a local volume's block device", {
+          pod: uid,
+          volume: pv,
+          err: errorMessage(error),
+        });
+      });
+    }
+    return clean;
   };
 
   const csiSetUp = async (
@@ -204,15 +347,34 @@ export function withStorageVolumes(
         `volume ${volume.name} has volumeMode ${mode}, but is specified in volumeMounts`,
       );
     }
-    if (used.devices.has(volume.name)) {
+    if (used.devices.has(volume.name) && mode !== "Block") {
       throw new ClaimError(
-        mode === "Block"
-          ? `volume ${volume.name} is used in volumeDevices: raw block volumes are not supported by this kubelet (it cannot map a block device under its permissions; docs/volumes.md)`
-          : `volume ${volume.name} has volumeMode ${mode}, but is specified in volumeDevices`,
+        `volume ${volume.name} has volumeMode ${mode}, but is specified in volumeDevices`,
       );
     }
     const plan = planPersistentSource(pv);
     const pvName = pv.metadata.name ?? "";
+    if (mode === "Block") {
+      return await mounting(pvName, async () => {
+        if (plan.kind === "refused") throw new Error(plan.message);
+        if (plan.kind !== "local") {
+          throw new Error(
+            `raw block volumes of ${plan.kind} persistent volumes are not supported by this kubelet; a local PV on a block device is (docs/volumes.md)`,
+          );
+        }
+        // upstream's local block mapper hands the device itself to the runtime
+        if ((await localPathKind(plan.path)) !== "block") {
+          throw new Error(`local volume ${plan.path} is not a block device`);
+        }
+        return {
+          hostPath: "",
+          type: "",
+          readOnly: resolved.readOnly,
+          source: plan.path,
+          device: plan.path,
+        };
+      });
+    }
     return await mounting(pvName, async () => {
       switch (plan.kind) {
         case "hostPath":
@@ -222,7 +384,12 @@ export function withStorageVolumes(
             readOnly: resolved.readOnly,
           };
         case "local": {
-          const local = await prepareLocal(plan.path);
+          const local = await prepareLocal(
+            pod,
+            pvName,
+            plan,
+            resolved.readOnly,
+          );
           const fsGroup = pod.spec.securityContext?.fsGroup;
           // upstream's local volume gives its directory to the pod's fsGroup on the first
           // writable mount only, when no other pod has it mounted. Only the directory itself:
@@ -233,14 +400,14 @@ export function withStorageVolumes(
             fsGroup !== undefined && !resolved.readOnly &&
             !mountedByOthers(pod, plan.path)
           ) {
-            await setVolumeOwnership(plan.path, fsGroup, {
+            await setVolumeOwnership(local.hostPath, fsGroup, {
               readOnly: false,
               recursive: false,
             }).catch((error) => {
-              throw hostPathDenied(error, plan.path);
+              throw hostPathDenied(error, local.hostPath);
             });
           }
-          return { ...local, readOnly: resolved.readOnly };
+          return local;
         }
         case "csi":
           return await csiSetUp(pod, {
@@ -292,6 +459,8 @@ export function withStorageVolumes(
             continue;
           }
         }
+        // a raw block volume is no mount: its device goes to the container as a device
+        if (ready.device !== undefined) continue;
         volumes.push({
           name: volume.name,
           hostPath: { path: ready.hostPath, type: ready.type },
@@ -329,6 +498,21 @@ export function withStorageVolumes(
         readOnly.has(m.containerPath) ? { ...m, readonly: true } : m
       );
     },
+    containerDevices(pod: Pod, container: Container): CriDevice[] {
+      const done = prepared.get(pod.metadata.uid ?? "");
+      const raw = (container as { volumeDevices?: VolumeDevice[] })
+        .volumeDevices ?? [];
+      return raw.flatMap((d) => {
+        const ready = done?.get(d.name);
+        if (ready?.device === undefined) return [];
+        // upstream `makeBlockVolumes`: read and write with mknod, read only for a read-only claim
+        return [{
+          containerPath: d.devicePath,
+          hostPath: ready.device,
+          permissions: ready.readOnly ? "r" : "mrw",
+        }];
+      });
+    },
     async tearDownPod(pod: Pod): Promise<void> {
       const uid = pod.metadata.uid ?? "";
       prepared.delete(uid);
@@ -338,6 +522,14 @@ export function withStorageVolumes(
       if (deps.csi && !(await deps.csi.tearDownPod(pod))) {
         deps.logger.warn(
           "A CSI volume of the pod may still be mounted: its volume directories stay",
+          { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+        );
+        return;
+      }
+      // a removal through a mounted device would delete the volume's data
+      if (!(await releaseLocalBlocks(uid))) {
+        deps.logger.warn(
+          "A local volume's block device may still be mounted in the pod's directory: its volume directories stay",
           { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
         );
         return;

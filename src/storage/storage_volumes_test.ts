@@ -5,9 +5,15 @@ import { createVolumeManager } from "../volume/mod.ts";
 import {
   type CsiVolumeHost,
   type CsiVolumeRequest,
+  type StorageVolumesDeps,
   withStorageVolumes,
 } from "./storage_volumes.ts";
-import { FakeClaimReader, makeClaim, makeVolume } from "./testing.ts";
+import {
+  FakeClaimReader,
+  FakeLocalBlockDevices,
+  makeClaim,
+  makeVolume,
+} from "./testing.ts";
 
 function makePod(volumes: unknown[], mounts: unknown[]): Pod {
   return {
@@ -325,4 +331,192 @@ Deno.test({
       assert.equal(await gid(`${root}/disk/sub`), before);
     });
   },
+});
+
+function blockManager(
+  root: string,
+  reader: FakeClaimReader,
+  localBlock: StorageVolumesDeps["localBlock"],
+) {
+  return withStorageVolumes(
+    createVolumeManager({ logger: new CaptureLogger() }, { rootDir: root }),
+    {
+      claims: reader,
+      logger: new CaptureLogger(),
+      rootDir: root,
+      ...(localBlock ? { localBlock } : {}),
+    },
+  );
+}
+
+Deno.test("a local PV on a block device is mounted on the pod's directory, and unmounted before the directories go", async () => {
+  await withRoot(async (root, reader) => {
+    const devices = new FakeLocalBlockDevices(root);
+    devices.blockDevices.add("/dev/loop7");
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    reader.addVolume(makeVolume("pv1", {
+      local: { path: "/dev/loop7", fsType: "xfs" },
+    }, "claim-c1"));
+    const volumes = blockManager(root, reader, { devices });
+    assert.deepEqual(await volumes.setUpPod(CLAIM_POD), { ok: true });
+    const dir = `${root}/pods/pod-uid/volumes/kubernetes.io~local-volume/pv1`;
+    assert.deepEqual(devices.calls, [
+      "isBlockDevice /dev/loop7",
+      "mount pod-uid/pv1 /dev/loop7 xfs rw",
+    ]);
+    const mounts = await volumes.containerMounts(
+      CLAIM_POD,
+      CLAIM_POD.spec.containers[0]!,
+      context,
+    );
+    assert.deepEqual(mounts.map((m) => [m.containerPath, m.hostPath]), [
+      ["/data", dir],
+    ]);
+    // a file system mount is no device
+    assert.deepEqual(
+      volumes.containerDevices?.(CLAIM_POD, CLAIM_POD.spec.containers[0]!),
+      [],
+    );
+
+    // a failed unmount keeps every volume directory: a removal would reach the device's files
+    devices.failUnmount = true;
+    await Deno.writeTextFile(`${dir}/on-the-device`, "data");
+    await volumes.tearDownPod(CLAIM_POD);
+    assert.equal(await Deno.readTextFile(`${dir}/on-the-device`), "data");
+
+    // a kubelet started again (nothing in memory) still unmounts what the pod's directory holds
+    devices.failUnmount = false;
+    devices.calls = [];
+    await Deno.remove(`${dir}/on-the-device`);
+    await blockManager(root, reader, { devices }).tearDownPod(CLAIM_POD);
+    assert.deepEqual(devices.calls, ["unmount pod-uid/pv1"]);
+    assert.equal(devices.mounted.size, 0);
+    await assert.rejects(Deno.stat(`${root}/pods/pod-uid/volumes`));
+  });
+});
+
+Deno.test("a local PV on a block device without a mounter, or not a device, fails its mount and says why", async () => {
+  await withRoot(async (root, reader) => {
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    reader.addVolume(
+      makeVolume("pv1", { local: { path: "/dev/loop7" } }, "claim-c1"),
+    );
+    const none = await blockManager(root, reader, {
+      reason: "no cgroup agent answers",
+    }).setUpPod(CLAIM_POD);
+    assert.equal(none.ok, false);
+    assert.match(
+      none.ok ? "" : none.message,
+      /^MountVolume.SetUp failed for volume "pv1" : local volume \/dev\/loop7 is a block device: .* needs the cgroup agent or a kubelet with every permission \(no cgroup agent answers;/,
+    );
+    const devices = new FakeLocalBlockDevices(root);
+    const missing = await blockManager(root, reader, { devices }).setUpPod(
+      CLAIM_POD,
+    );
+    assert.equal(
+      missing.ok ? "" : missing.message,
+      'MountVolume.SetUp failed for volume "pv1" : path "/dev/loop7" does not exist',
+    );
+    // something below /dev that is no block device: stat decides
+    devices.otherDevices.add("/dev/loop7");
+    const other = await withStorageVolumes(
+      createVolumeManager({ logger: new CaptureLogger() }, { rootDir: root }),
+      {
+        claims: reader,
+        logger: new CaptureLogger(),
+        rootDir: root,
+        localBlock: { devices },
+        stat: (path) =>
+          path === "/dev/loop7"
+            ? Promise.resolve({ isDirectory: false } as Deno.FileInfo)
+            : Deno.stat(path),
+      },
+    ).setUpPod(CLAIM_POD);
+    assert.equal(
+      other.ok ? "" : other.message,
+      'MountVolume.SetUp failed for volume "pv1" : only directory and block device are supported',
+    );
+    assert.equal(devices.mounted.size, 0);
+  });
+});
+
+Deno.test("a Block PV in volumeDevices is the container's device: mrw, r for a read-only claim; no mount", async () => {
+  await withRoot(async (root, reader) => {
+    const devices = new FakeLocalBlockDevices(root);
+    devices.blockDevices.add("/dev/loop8");
+    const pod = {
+      metadata: { name: "p", namespace: "ns", uid: "pod-uid" },
+      spec: {
+        volumes: [{ name: "data", persistentVolumeClaim: { claimName: "c1" } }],
+        containers: [{
+          name: "c",
+          volumeDevices: [{ name: "data", devicePath: "/mnt/volume1" }],
+        }],
+      },
+    } as unknown as Pod;
+    reader.addClaim(makeClaim("ns", "c1", "pv1"));
+    reader.addVolume(makeVolume("pv1", {
+      volumeMode: "Block",
+      local: { path: "/dev/loop8" },
+    }, "claim-c1"));
+    const volumes = blockManager(root, reader, { devices });
+    assert.deepEqual(await volumes.setUpPod(pod), { ok: true });
+    assert.deepEqual(devices.calls, ["isBlockDevice /dev/loop8"]);
+    assert.deepEqual(volumes.containerDevices?.(pod, pod.spec.containers[0]!), [
+      {
+        containerPath: "/mnt/volume1",
+        hostPath: "/dev/loop8",
+        permissions: "mrw",
+      },
+    ]);
+    assert.deepEqual(
+      await volumes.containerMounts(pod, pod.spec.containers[0]!, context),
+      [],
+    );
+
+    const readOnly = {
+      ...pod,
+      metadata: { ...pod.metadata, uid: "ro-uid" },
+      spec: {
+        ...pod.spec,
+        volumes: [{
+          name: "data",
+          persistentVolumeClaim: { claimName: "c1", readOnly: true },
+        }],
+      },
+    } as unknown as Pod;
+    assert.deepEqual(await volumes.setUpPod(readOnly), { ok: true });
+    assert.deepEqual(
+      volumes.containerDevices?.(readOnly, readOnly.spec.containers[0]!),
+      [{
+        containerPath: "/mnt/volume1",
+        hostPath: "/dev/loop8",
+        permissions: "r",
+      }],
+    );
+
+    // a Filesystem PV cannot be a device; a Block PV that is no device is refused
+    reader.addVolume(
+      makeVolume("pv1", { local: { path: "/dev/loop8" } }, "claim-c1"),
+    );
+    const mismatch = await blockManager(root, reader, { devices }).setUpPod(
+      pod,
+    );
+    assert.match(
+      mismatch.ok ? "" : mismatch.message,
+      /volume data has volumeMode Filesystem, but is specified in volumeDevices$/,
+    );
+    devices.otherDevices.add("/dev/null");
+    reader.addVolume(makeVolume("pv1", {
+      volumeMode: "Block",
+      local: { path: "/dev/null" },
+    }, "claim-c1"));
+    const notBlock = await blockManager(root, reader, { devices }).setUpPod(
+      pod,
+    );
+    assert.equal(
+      notBlock.ok ? "" : notBlock.message,
+      'MountVolume.SetUp failed for volume "pv1" : local volume /dev/null is not a block device',
+    );
+  });
 });

@@ -8,6 +8,7 @@ import {
   type PersistentVolumeClaim,
 } from "../api/mod.ts";
 import type { ClaimReader } from "./claims.ts";
+import type { LocalBlockDevices, LocalBlockTarget } from "./storage_volumes.ts";
 
 /** Claims and volumes held in maps; `calls` logs each read. */
 export class FakeClaimReader implements ClaimReader {
@@ -100,4 +101,61 @@ export function makeVolume(
       ...source,
     },
   };
+}
+
+/**
+ * A block device mounter standing in for the cgroup agent: `blockDevices` are the paths that
+ * are block devices, `otherDevices` paths that are something else; a mount makes the pod's directory (as the agent does) and is logged;
+ * `failUnmount` makes unmounts fail.
+ */
+export class FakeLocalBlockDevices implements LocalBlockDevices {
+  blockDevices = new Set<string>();
+  /** Paths below /dev that exist and are no block devices. */
+  otherDevices = new Set<string>();
+  calls: string[] = [];
+  failUnmount = false;
+  /** `<uid>/<pv>` → device, what is mounted now. */
+  mounted = new Map<string, string>();
+
+  constructor(readonly rootDir: string) {}
+
+  dir(target: LocalBlockTarget): string {
+    return `${this.rootDir}/pods/${target.uid}/volumes/kubernetes.io~local-volume/${target.pv}`;
+  }
+
+  async mountLocalBlock(
+    target: LocalBlockTarget,
+    mount: { device: string; fsType: string; readOnly: boolean },
+  ): Promise<void> {
+    this.calls.push(
+      `mount ${target.uid}/${target.pv} ${mount.device} ${
+        mount.fsType || "-"
+      } ${mount.readOnly ? "ro" : "rw"}`,
+    );
+    await Deno.mkdir(this.dir(target), { recursive: true });
+    this.mounted.set(`${target.uid}/${target.pv}`, mount.device);
+  }
+
+  async unmountLocalBlock(target: LocalBlockTarget): Promise<boolean> {
+    // the pod's directory must still be there: removing it first would delete the data
+    const present = await Deno.stat(this.dir(target)).then(
+      () => true,
+      () => false,
+    );
+    this.calls.push(
+      `unmount ${target.uid}/${target.pv}${present ? "" : " (directory gone)"}`,
+    );
+    if (this.failUnmount) throw new Error("umount: target is busy");
+    return this.mounted.delete(`${target.uid}/${target.pv}`);
+  }
+
+  isBlockDevice(device: string): Promise<boolean> {
+    this.calls.push(`isBlockDevice ${device}`);
+    if (!device.startsWith("/dev/")) {
+      return Promise.reject(new Error(`${device} is not below /dev`));
+    }
+    if (this.blockDevices.has(device)) return Promise.resolve(true);
+    if (this.otherDevices.has(device)) return Promise.resolve(false);
+    return Promise.reject(new Deno.errors.NotFound(`no ${device}`));
+  }
 }

@@ -14,6 +14,7 @@
 export { createVolumeManager } from "./volume_manager.ts";
 export type {
   ContainerMountContext,
+  CriDevice,
   CriMount,
   EmptyDirUsage,
   VolumeManager,

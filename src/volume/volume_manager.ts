@@ -65,6 +65,14 @@ export interface CriMount {
   propagation: number;
 }
 
+/** Plain-object shape of a CRI `Device`: a device node the runtime gives a container. */
+export interface CriDevice {
+  containerPath: string;
+  hostPath: string;
+  /** cgroup device permissions: `r`, `w`, `m` (mknod). */
+  permissions: string;
+}
+
 /** The outcome of setting up a pod's volumes. */
 export type VolumeSetUp =
   | { ok: true }
@@ -95,6 +103,11 @@ export interface VolumeManager {
     container: Container,
     context: ContainerMountContext,
   ): Promise<CriMount[]>;
+  /**
+   * The devices of the container's raw block volumes (`volumeDevices`), after
+   * {@linkcode setUpPod}; absent or empty when the manager has none.
+   */
+  containerDevices?(pod: Pod, container: Container): CriDevice[];
   /** Removes the pod's volume directories (the pod is terminated); never rejects. */
   tearDownPod(pod: Pod): Promise<void>;
   /**

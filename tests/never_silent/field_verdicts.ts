@@ -454,7 +454,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
   [
     "PodSpec.resourceClaims",
     "refused",
-    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names resourceClaims and volumeDevices",
+    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names resourceClaims",
   ],
   ["PodSpec.resources", "honoured", "src/pod/cgroups/pod_resources.ts"],
   [
@@ -491,11 +491,7 @@ export const POD_VERDICTS: readonly FieldVerdict[] = [
     "honoured",
     "src/pod/containers/container_config.ts",
   ],
-  [
-    "Container.volumeDevices",
-    "refused",
-    "src/pod/admission/unsupported_pod_fields_test.ts: unsupportedPodField() names resourceClaims and volumeDevices",
-  ],
+  ["Container.volumeDevices", "honoured", "src/storage/storage_volumes.ts"],
   ["Container.livenessProbe", "honoured", "src/pod/probes/probe_worker.ts"],
   ["Container.readinessProbe", "honoured", "src/pod/probes/probe_worker.ts"],
   ["Container.startupProbe", "honoured", "src/pod/probes/probe_worker.ts"],

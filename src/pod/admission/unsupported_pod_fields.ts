@@ -15,9 +15,6 @@ export const UNSUPPORTED_POD_FIELD_REASON = "UnsupportedPodField";
 /** The parts of the spec read here, beyond the shared model. */
 interface UnsupportedSpec {
   resourceClaims?: unknown[];
-  containers?: { volumeDevices?: unknown[] }[];
-  initContainers?: { volumeDevices?: unknown[] }[];
-  ephemeralContainers?: { volumeDevices?: unknown[] }[];
 }
 
 /** The first field of `pod` this kubelet would otherwise ignore, with why; none → undefined. */
@@ -25,19 +22,6 @@ export function unsupportedPodField(pod: Pod): string | undefined {
   const spec = pod.spec as UnsupportedSpec;
   if ((spec.resourceClaims ?? []).length > 0) {
     return "spec.resourceClaims: dynamic resource allocation (DRA) drivers are not supported";
-  }
-  const lists = [
-    ["containers", spec.containers],
-    ["initContainers", spec.initContainers],
-    ["ephemeralContainers", spec.ephemeralContainers],
-  ] as const;
-  for (const [field, containers] of lists) {
-    const index = (containers ?? []).findIndex((c) =>
-      (c.volumeDevices ?? []).length > 0
-    );
-    if (index >= 0) {
-      return `spec.${field}[${index}].volumeDevices: raw block volumes are not supported`;
-    }
   }
   return undefined;
 }

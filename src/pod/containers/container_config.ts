@@ -50,6 +50,7 @@ import {
   podCgroupParent,
 } from "../cgroups/pod_cgroups.ts";
 import type { NodeResources } from "../cgroups/pod_resources.ts";
+import type { CriDevice } from "../../volume/mod.ts";
 import type { UserNamespaceInit } from "../../userns/mod.ts";
 
 /** Plain-object init shape of CRI `PodSandboxConfig`. */
@@ -226,6 +227,8 @@ export interface ContainerConfigOptions extends EnvContext {
   seccompProfileRoot?: string;
   /** What the container's device plugins answered (envs, mounts, devices, annotations). */
   devices?: ContainerDeviceOptions;
+  /** The container's raw block volumes (`volumeDevices`), from the volume manager. */
+  volumeDevices?: CriDevice[];
 }
 
 /**
@@ -237,7 +240,7 @@ export interface ContainerConfigOptions extends EnvContext {
 export interface ContainerDeviceOptions {
   envs: { key: string; value: string }[];
   mounts: { containerPath: string; hostPath: string; readonly: boolean }[];
-  devices: { containerPath: string; hostPath: string; permissions: string }[];
+  devices: CriDevice[];
   annotations: Record<string, string>;
   /** Fully qualified CDI device names the runtime resolves. */
   cdiDevices?: { name: string }[];
@@ -340,8 +343,14 @@ export function generateContainerConfig(
       ...options.devices?.annotations,
       ...containerAnnotations(pod, container, options),
     },
-    ...(options.devices?.devices.length
-      ? { devices: options.devices.devices }
+    // upstream appends the block volumes to the device plugins' devices
+    ...(options.devices?.devices.length || options.volumeDevices?.length
+      ? {
+        devices: [
+          ...(options.devices?.devices ?? []),
+          ...(options.volumeDevices ?? []),
+        ],
+      }
       : {}),
     ...(options.devices?.cdiDevices?.length
       ? { CDIDevices: options.devices.cdiDevices }

@@ -391,6 +391,31 @@ Deno.test("generateContainerConfig() puts the device plugins' envs, mounts, devi
   assert.equal(c.annotations?.["io.kubernetes.container.restartCount"], "0");
 });
 
+Deno.test("generateContainerConfig() appends raw block volumes after the device plugins' devices", () => {
+  const p = pod();
+  const block = {
+    containerPath: "/mnt/volume1",
+    hostPath: "/dev/loop3",
+    permissions: "mrw",
+  };
+  const plugin = { containerPath: "/dev/fake0", hostPath: "/dev/null", permissions: "rw" };
+  const alone = generateContainerConfig(p, p.spec.containers[0]!, {
+    restartCount: 0,
+    imageRef: "nginx",
+    nodeName: "n",
+    volumeDevices: [block],
+  });
+  assert.deepEqual(alone.devices, [block]);
+  const both = generateContainerConfig(p, p.spec.containers[0]!, {
+    restartCount: 0,
+    imageRef: "nginx",
+    nodeName: "n",
+    volumeDevices: [block],
+    devices: { envs: [], mounts: [], devices: [plugin], annotations: {} },
+  });
+  assert.deepEqual(both.devices, [plugin, block]);
+});
+
 Deno.test("a pod's own user namespace: in the sandbox and container configs, and on every mount", () => {
   const m = { hostId: 196608, containerId: 0, length: 65536 };
   const userNamespace = { mode: 0, uids: [m], gids: [m] };

@@ -160,6 +160,9 @@ export function withObjectVolumes(
         readOnlyPaths.has(m.containerPath) ? { ...m, readonly: true } : m
       );
     },
+    containerDevices(pod: Pod, container: Container) {
+      return inner.containerDevices?.(pod, container) ?? [];
+    },
     async tearDownPod(pod: Pod): Promise<void> {
       rewritten.delete(pod.metadata.uid ?? "");
       await inner.tearDownPod(pod);

@@ -29,6 +29,7 @@ import {
   cgroupAgentSocket,
   denoCgroupTreeFs,
   detectSwapController,
+  localBlockExecutor,
   openCgroupAgentClient,
   type RootShareAccess,
   rootShareExecutor,
@@ -36,6 +37,7 @@ import {
   volumeTmpfsExecutor,
 } from "../../cgroup_agent/mod.ts";
 import type { SubPathAccess, TmpfsAccess } from "../../volume/mod.ts";
+import type { LocalBlockAccess } from "../../storage/mod.ts";
 import {
   openPodCgroupManager,
   type PodCgroupManager,
@@ -88,6 +90,8 @@ export interface PodEnvironmentOptions {
   volumeTmpfs?: TmpfsAccess;
   /** Who pins subPaths with bind mounts (as `volumeTmpfs`), or why nobody can. */
   subPathBinds?: SubPathAccess;
+  /** Who mounts and maps local PVs' block devices (as `volumeTmpfs`), or why nobody can. */
+  localBlock?: LocalBlockAccess;
   /** Who makes the root dir a shared mount at start (as `volumeTmpfs`), or why nobody can. */
   rootShare?: RootShareAccess;
   /**
@@ -449,6 +453,13 @@ export async function readPodEnvironmentOptions(
     : agent
     ? { binds: agent }
     : { reason: noAgent ?? "no cgroup agent" };
+  const localBlock: LocalBlockAccess | undefined = !manage || !options.rootDir
+    ? undefined
+    : hostAccess
+    ? { devices: localBlockExecutor(options.rootDir) }
+    : agent
+    ? { devices: agent }
+    : { reason: noAgent ?? "no cgroup agent" };
   const rootShare: RootShareAccess | undefined = !manage || !options.rootDir
     ? undefined
     : hostAccess
@@ -495,6 +506,7 @@ export async function readPodEnvironmentOptions(
     cgroups,
     ...(volumeTmpfs ? { volumeTmpfs } : {}),
     ...(subPathBinds ? { subPathBinds } : {}),
+    ...(localBlock ? { localBlock } : {}),
     ...(rootShare ? { rootShare } : {}),
     // capacity stands in for allocatable: reservations are not subtracted here
     allocatable: {

@@ -368,6 +368,10 @@ class KubePodSyncer implements RuntimePodSyncer {
         claims: deps.claims,
         logger: deps.logger,
         ...(deps.csi ? { csi: deps.csi } : {}),
+        ...(options.rootDir ? { rootDir: options.rootDir } : {}),
+        ...(options.environment?.localBlock
+          ? { localBlock: options.environment.localBlock }
+          : {}),
       })
       : volumes;
     this.#volumes = storage && objects && deps.tokens && options.rootDir

@@ -324,9 +324,11 @@ export async function startContainer(
       container,
       signal,
     );
+    const volumeDevices = deps.volumes?.containerDevices?.(pod, container);
     config = generateContainerConfig(pod, container, {
       ...extra,
       ...(devices ? { devices } : {}),
+      ...(volumeDevices?.length ? { volumeDevices } : {}),
       ...(volumeMounts ? { volumeMounts } : {}),
       ...(objects ? { objects } : {}),
       ...(services ? { services } : {}),
