@@ -182,7 +182,7 @@ export function withStorageVolumes(
       return access.devices;
     }
     throw new Error(
-      `local volume ${path} is a block device: formatting, mounting or mapping it needs the cgroup agent or a kubelet with every permission (${
+      `local volume ${path}: a block device is looked at, formatted, mounted and mapped by the cgroup agent or by a kubelet with every permission (${
         access && "reason" in access ? access.reason : "neither is there"
       }; docs/volumes.md)`,
     );

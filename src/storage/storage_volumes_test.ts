@@ -407,7 +407,7 @@ Deno.test("a local PV on a block device without a mounter, or not a device, fail
     assert.equal(none.ok, false);
     assert.match(
       none.ok ? "" : none.message,
-      /^MountVolume.SetUp failed for volume "pv1" : local volume \/dev\/loop7 is a block device: .* needs the cgroup agent or a kubelet with every permission \(no cgroup agent answers;/,
+      /^MountVolume.SetUp failed for volume "pv1" : local volume \/dev\/loop7: a block device is looked at, formatted, mounted and mapped by the cgroup agent or by a kubelet with every permission \(no cgroup agent answers;/,
     );
     const devices = new FakeLocalBlockDevices(root);
     const missing = await blockManager(root, reader, { devices }).setUpPod(
