@@ -24,3 +24,16 @@ export async function runMountCommand(
     );
   }
 }
+
+let mountQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `fn` after every mount-table change queued before it, process-wide: each executor checks
+ * the mount table after its own mount and takes off what it does not recognise, so no other
+ * mount may land in between.
+ */
+export function inMountOrder<T>(fn: () => Promise<T>): Promise<T> {
+  const next = mountQueue.then(fn);
+  mountQueue = next.catch(() => {});
+  return next;
+}

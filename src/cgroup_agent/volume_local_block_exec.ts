@@ -28,7 +28,7 @@ import {
   parseDiskFormat,
 } from "./volume_local_block.ts";
 import { type MountInfoEntry, parseMountInfo } from "./volume_tmpfs.ts";
-import { runMountCommand } from "./mount_command.ts";
+import { inMountOrder, runMountCommand } from "./mount_command.ts";
 import { walkDirs } from "./walk_dirs.ts";
 
 /** Mounts local block devices on pod volume directories below one root dir. */
@@ -153,13 +153,6 @@ async function prepareDevice(
 /** The executor for `rootDir` (resolved once, as the tmpfs executor does). */
 export function localBlockExecutor(rootDir: string): LocalBlockExecutor {
   let root: Promise<string> | undefined;
-  // one mount-table change at a time, so the check after a mount sees only its own
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = queue.then(fn);
-    queue = next.catch(() => {});
-    return next;
-  };
   const realRoot = () => root ??= Deno.realPath(rootDir);
   const checkedTarget = (target: LocalBlockTarget) => {
     const why = checkLocalBlockTarget(target);
@@ -169,7 +162,7 @@ export function localBlockExecutor(rootDir: string): LocalBlockExecutor {
     isBlockDevice: async (device) =>
       (await Deno.stat(await realDevice(device))).isBlockDevice === true,
     mountLocalBlock: (target, mount) =>
-      serial(async () => {
+      inMountOrder(async () => {
         checkedTarget(target);
         const why = checkLocalBlockMount(mount);
         if (why) refuse(why);
@@ -231,7 +224,7 @@ export function localBlockExecutor(rootDir: string): LocalBlockExecutor {
         refuse(`"${path}" changed while it was mounted`);
       }),
     unmountLocalBlock: (target) =>
-      serial(async () => {
+      inMountOrder(async () => {
         checkedTarget(target);
         const path = await walkDirs(
           await realRoot(),

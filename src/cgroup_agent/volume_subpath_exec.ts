@@ -21,7 +21,7 @@ import {
   subPathTargetParts,
 } from "./volume_subpath.ts";
 import { parseMountInfo } from "./volume_tmpfs.ts";
-import { runMountCommand } from "./mount_command.ts";
+import { inMountOrder, runMountCommand } from "./mount_command.ts";
 import { lstatOrUndefined, walkDirs as walkDirsAs } from "./walk_dirs.ts";
 
 /** Binds and unbinds subPaths below one root dir. */
@@ -88,15 +88,9 @@ async function readFields(
 export function subPathBindExecutor(rootDir: string): SubPathBindExecutor {
   let root: Promise<string> | undefined;
   const realRoot = () => root ??= Deno.realPath(rootDir);
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = queue.then(fn);
-    queue = next.catch(() => {});
-    return next;
-  };
   return {
     bindSubPath: (target, source) =>
-      serial(async () => {
+      inMountOrder(async () => {
         const why = checkSubPathTarget(target) ?? checkSubPathSource(source);
         if (why) refuse(why);
         const parts = subPathTargetParts(target);
@@ -159,7 +153,7 @@ export function subPathBindExecutor(rootDir: string): SubPathBindExecutor {
         return path;
       }),
     cleanSubPaths: (uid) =>
-      serial(async () => {
+      inMountOrder(async () => {
         const why = checkSubPathTarget({
           uid,
           volume: "v",

@@ -19,7 +19,7 @@ import {
   type TmpfsTarget,
   tmpfsTargetParts,
 } from "./volume_tmpfs.ts";
-import { runMountCommand } from "./mount_command.ts";
+import { inMountOrder, runMountCommand } from "./mount_command.ts";
 
 /** Mounts on pod volume directories below one root dir. */
 export interface VolumeTmpfsExecutor {
@@ -86,17 +86,10 @@ async function inUserNamespace(): Promise<boolean> {
 export function volumeTmpfsExecutor(rootDir: string): VolumeTmpfsExecutor {
   let root: Promise<string> | undefined;
   let noswap: Promise<boolean> | undefined;
-  // one mount-table change at a time, so the check after a mount sees only its own
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = queue.then(fn);
-    queue = next.catch(() => {});
-    return next;
-  };
   const realRoot = () => root ??= Deno.realPath(rootDir);
   return {
     mountVolumeTmpfs: (target, sizeBytes) =>
-      serial(async () => {
+      inMountOrder(async () => {
         checked(target, sizeBytes);
         const path = await walk(await realRoot(), target);
         if (!path) {
@@ -140,7 +133,7 @@ export function volumeTmpfsExecutor(rootDir: string): VolumeTmpfsExecutor {
         );
       }),
     unmountVolumeTmpfs: (target) =>
-      serial(async () => {
+      inMountOrder(async () => {
         checked(target);
         const path = await walk(await realRoot(), target);
         if (!path || !isTmpfsMountPoint(await mountTable(), path)) return false;
