@@ -228,7 +228,12 @@ export function withStorageVolumes(
       throw new Error("only directory and block device are supported");
     }
     if (kind === "directory") {
-      return { hostPath: plan.path, type: "", readOnly, source: plan.path };
+      // a link to the directory (upstream's "dir-link" volumes) is followed once, here: the
+      // fsGroup below and the runtime's bind both get the directory itself
+      const real = await Deno.realPath(plan.path).catch((error) => {
+        throw hostPathDenied(error, plan.path);
+      });
+      return { hostPath: real, type: "", readOnly, source: plan.path };
     }
     const uid = pod.metadata.uid ?? "";
     await blockDevices(plan.path).mountLocalBlock({ uid, pv: pvName }, {

@@ -184,6 +184,22 @@ Deno.test("a local PV is its directory; a file or a Block PV is refused", async 
       `${root}/disk`,
     );
 
+    // a link to a directory is followed: the runtime binds the directory itself
+    await Deno.symlink(`${root}/disk`, `${root}/disk-link`);
+    reader.addVolume(
+      makeVolume("pv1", { local: { path: `${root}/disk-link` } }, "claim-c1"),
+    );
+    const linked = manager(root, reader);
+    assert.deepEqual(await linked.setUpPod(CLAIM_POD), { ok: true });
+    assert.equal(
+      (await linked.containerMounts(
+        CLAIM_POD,
+        CLAIM_POD.spec.containers[0]!,
+        context,
+      ))[0]?.hostPath,
+      `${root}/disk`,
+    );
+
     await Deno.writeTextFile(`${root}/file`, "x");
     reader.addVolume(
       makeVolume("pv1", { local: { path: `${root}/file` } }, "claim-c1"),
@@ -329,6 +345,18 @@ Deno.test({
       });
       assert.equal(await gid(`${root}/disk`), 6543);
       assert.equal(await gid(`${root}/disk/sub`), before);
+
+      // a link to the directory (upstream's dir-link volumes): the directory gets the group
+      await Deno.mkdir(`${root}/target`);
+      await Deno.symlink(`${root}/target`, `${root}/link`);
+      reader.addVolume(
+        makeVolume("pv1", { local: { path: `${root}/link` } }, "claim-c1"),
+      );
+      assert.deepEqual(
+        await manager(root, reader).setUpPod(withGroup("u4", 7654)),
+        { ok: true },
+      );
+      assert.equal(await gid(`${root}/target`), 7654);
     });
   },
 });
