@@ -398,7 +398,11 @@ Deno.test("generateContainerConfig() appends raw block volumes after the device 
     hostPath: "/dev/loop3",
     permissions: "mrw",
   };
-  const plugin = { containerPath: "/dev/fake0", hostPath: "/dev/null", permissions: "rw" };
+  const plugin = {
+    containerPath: "/dev/fake0",
+    hostPath: "/dev/null",
+    permissions: "rw",
+  };
   const alone = generateContainerConfig(p, p.spec.containers[0]!, {
     restartCount: 0,
     imageRef: "nginx",
