@@ -106,10 +106,11 @@ async function ip(...args: string[]): Promise<void> {
 const TMPFS_MAGIC = 0x01021994;
 
 /**
- * kubelet.ts mounts nothing (no `--allow-run`): it keeps `medium: Memory` emptyDirs in
- * /run/kubelet.ts/memory and needs a tmpfs there (docs/volumes.md). /run is one on systemd
- * hosts but not on every VM, so the harness provides one, as such a host would. It stays
- * mounted: another run or kubelet.ts on the machine may be using it.
+ * A kubelet.ts that can mount nothing (no cgroup agent, no `--allow-run`) keeps `medium:
+ * Memory` emptyDirs in /run/kubelet.ts/memory and needs a tmpfs there (docs/volumes.md); the
+ * harness's, with every permission, mounts a tmpfs per volume itself, and the directory is
+ * provided anyway, as a systemd host's /run would be. It stays mounted: another run or
+ * kubelet.ts on the machine may be using it.
  */
 export async function ensureMemoryTmpfs(
   dir = DEFAULT_MEMORY_VOLUME_DIR,
