@@ -94,6 +94,9 @@ await using sides = await startPair(
   { ours: NODE, upstream: NODE },
   bin,
   NETWORKS,
+  undefined,
+  // above the default 110 both kubelets would refuse the rest (OutOfpods)
+  STEADY > 110 ? [`maxPods: ${STEADY}`] : undefined,
 );
 const { ours, upstream } = sides;
 const pids = {
