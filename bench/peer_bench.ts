@@ -95,7 +95,7 @@ await using sides = await startPair(
   bin,
   NETWORKS,
   undefined,
-  // above the default 110 both kubelets would refuse the rest (OutOfpods)
+  // the count, not the default 110, is each kubelet's admission limit
   STEADY > 110 ? [`maxPods: ${STEADY}`] : undefined,
 );
 const { ours, upstream } = sides;
