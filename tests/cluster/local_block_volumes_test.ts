@@ -15,6 +15,7 @@ import {
 } from "./_api_kubelet.ts";
 import { getJson, kubectl, waitFor } from "./_cluster.ts";
 import { privateCri, privateCriMissing } from "../pod/_containerd_e2e.ts";
+import { claimObject, onNode, volumeObject } from "./_persistent_volumes.ts";
 import {
   localBlockExecutor,
   parseMountInfo,
@@ -53,53 +54,11 @@ function localVolume(
   path: string,
   volumeMode: string,
 ): Record<string, unknown> {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name },
-    spec: {
-      storageClassName: "",
-      capacity: { storage: "16Mi" },
-      accessModes: ["ReadWriteOnce"],
-      volumeMode,
-      claimRef: { namespace: ns, name: claimName },
-      local: {
-        path,
-        ...(volumeMode === "Filesystem" ? { fsType: "ext4" } : {}),
-      },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [{
-            matchExpressions: [{
-              key: "kubernetes.io/hostname",
-              operator: "In",
-              values: [ns],
-            }],
-          }],
-        },
-      },
-    },
-  };
-}
-
-function claim(
-  ns: string,
-  name: string,
-  pv: string,
-  volumeMode: string,
-): Record<string, unknown> {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolumeClaim",
-    metadata: { name, namespace: ns },
-    spec: {
-      storageClassName: "",
-      volumeName: pv,
-      volumeMode,
-      accessModes: ["ReadWriteOnce"],
-      resources: { requests: { storage: "16Mi" } },
-    },
-  };
+  return volumeObject(name, ns, claimName, {
+    volumeMode,
+    local: { path, ...(volumeMode === "Filesystem" ? { fsType: "ext4" } : {}) },
+    nodeAffinity: onNode(ns),
+  });
 }
 
 Deno.test({
@@ -132,8 +91,8 @@ Deno.test({
         localVolume(pvs[0]!, ns, "fs", fsDevice, "Filesystem"),
       );
       await createObject(localVolume(pvs[1]!, ns, "raw", rawDevice, "Block"));
-      await createObject(claim(ns, "fs", pvs[0]!, "Filesystem"));
-      await createObject(claim(ns, "raw", pvs[1]!, "Block"));
+      await createObject(claimObject(ns, "fs", pvs[0]!, "Filesystem"));
+      await createObject(claimObject(ns, "raw", pvs[1]!, "Block"));
       const pod = pinnedPod("disks", ns, [
         "sh",
         "-c",

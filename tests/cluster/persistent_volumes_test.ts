@@ -16,6 +16,7 @@ import {
 } from "./_api_kubelet.ts";
 import { getJson, kubectl, waitFor } from "./_cluster.ts";
 import { privateCri, privateCriMissing } from "../pod/_containerd_e2e.ts";
+import { claimObject, onNode, volumeObject } from "./_persistent_volumes.ts";
 
 const missing = apiKubeletMissing ??
   (privateCriMissing ? "no private containerd (root, cri_env)" : undefined);
@@ -30,40 +31,6 @@ interface PodJson {
       name: string;
       state?: { waiting?: { reason?: string; message?: string } };
     }[];
-  };
-}
-
-function claim(ns: string, name: string, pv: string): Record<string, unknown> {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolumeClaim",
-    metadata: { name, namespace: ns },
-    spec: {
-      storageClassName: "",
-      volumeName: pv,
-      accessModes: ["ReadWriteOnce"],
-      resources: { requests: { storage: "1Mi" } },
-    },
-  };
-}
-
-function volume(
-  name: string,
-  ns: string,
-  claimName: string,
-  source: Record<string, unknown>,
-): Record<string, unknown> {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name },
-    spec: {
-      storageClassName: "",
-      capacity: { storage: "1Mi" },
-      accessModes: ["ReadWriteOnce"],
-      claimRef: { namespace: ns, name: claimName },
-      ...source,
-    },
   };
 }
 
@@ -117,25 +84,15 @@ Deno.test({
         `Unable to attach or mount volumes: unmounted volumes=[data local ro], unattached volumes=[], failed to process volumes=[data local ro]: error processing PVC ${ns}/data: failed to fetch PVC from API server: persistentvolumeclaims "data" not found; error processing PVC ${ns}/data: failed to fetch PVC from API server: persistentvolumeclaims "data" not found; error processing PVC ${ns}/local: failed to fetch PVC from API server: persistentvolumeclaims "local" not found`,
       );
 
-      await createObject(volume(pvs[0]!, ns, "data", {
+      await createObject(volumeObject(pvs[0]!, ns, "data", {
         hostPath: { path: hostDir, type: "DirectoryOrCreate" },
       }));
-      await createObject(volume(pvs[1]!, ns, "local", {
+      await createObject(volumeObject(pvs[1]!, ns, "local", {
         local: { path: localDir },
-        nodeAffinity: {
-          required: {
-            nodeSelectorTerms: [{
-              matchExpressions: [{
-                key: "kubernetes.io/hostname",
-                operator: "In",
-                values: [ns],
-              }],
-            }],
-          },
-        },
+        nodeAffinity: onNode(ns),
       }));
-      await createObject(claim(ns, "data", pvs[0]!));
-      await createObject(claim(ns, "local", pvs[1]!));
+      await createObject(claimObject(ns, "data", pvs[0]!));
+      await createObject(claimObject(ns, "local", pvs[1]!));
       await waitFor("pod Running", async () => {
         const p = await getJson<PodJson>("pod", "-n", ns, "writer");
         return p?.status?.phase === "Running" ? p : undefined;
@@ -159,7 +116,7 @@ Deno.test({
       // a generic ephemeral volume: the control plane's ephemeral controller makes the claim
       // `<pod>-<volume>` owned by the pod, its PV controller binds it to this PV
       const ephDir = `${k.dir}/eph-pv`;
-      await createObject(volume(pvs[2]!, ns, "eph-scratch", {
+      await createObject(volumeObject(pvs[2]!, ns, "eph-scratch", {
         hostPath: { path: ephDir, type: "DirectoryOrCreate" },
       }));
       const eph = pinnedPod("eph", ns, [
