@@ -12,17 +12,17 @@ import type { AgentRequest } from "./validate.ts";
 import { errorMessage } from "../util/error_message.ts";
 import type { TmpfsTarget } from "./volume_tmpfs.ts";
 import type { SubPathBindSource, SubPathBindTarget } from "./volume_subpath.ts";
-import type {
-  LocalBlockMount,
-  LocalBlockTarget,
-} from "./volume_local_block.ts";
+import type { LocalBlockExecutor } from "./volume_local_block_exec.ts";
 import type { RootSharePlan } from "./root_shared.ts";
 import type { SliceResources, Slices } from "../systemd/mod.ts";
 
 export { CGROUP_AGENT_SOCKET, cgroupAgentSocket } from "./validate.ts";
 
-/** What the kubelet asks of the agent. */
-export interface CgroupAgentClient {
+/**
+ * What the kubelet asks of the agent; the local block device calls are the executor's own
+ * (docs/volumes.md, "A `local` PV on a block device").
+ */
+export interface CgroupAgentClient extends LocalBlockExecutor {
   fs: CgroupTreeFs;
   /** SIGKILL to `pid`, which must be in `cgroup` (a cgroupfs name below kubepods). */
   kill(pid: number, cgroup: string): Promise<void>;
@@ -37,18 +37,6 @@ export interface CgroupAgentClient {
   mountVolumeTmpfs(target: TmpfsTarget, sizeBytes: number): Promise<void>;
   /** Unmounts it; false when no tmpfs was mounted there. */
   unmountVolumeTmpfs(target: TmpfsTarget): Promise<boolean>;
-  /**
-   * Formats when empty and mounts a local PV's block device on the pod's volume directory
-   * (docs/volumes.md, "Persistent volumes").
-   */
-  mountLocalBlock(
-    target: LocalBlockTarget,
-    mount: LocalBlockMount,
-  ): Promise<void>;
-  /** Unmounts it; false when nothing was mounted there. */
-  unmountLocalBlock(target: LocalBlockTarget): Promise<boolean>;
-  /** Whether a path below /dev is a block device (NotFound when nothing is there). */
-  isBlockDevice(device: string): Promise<boolean>;
   /** Pins a container's subPath with a bind mount (docs/volumes.md, "subPath"). */
   bindSubPath(
     target: SubPathBindTarget,
