@@ -15,6 +15,7 @@ import type { Authorizer } from "./auth/authorize.ts";
 import { canonicalPath, requestAttributes } from "./auth/request_attributes.ts";
 import type { ServerHost } from "./handler.ts";
 import { HttpError, textResponse } from "./http_error.ts";
+import type { HttpRequest } from "./http_request.ts";
 import {
   healthzRoutes,
   logCheck,
@@ -83,7 +84,7 @@ export interface ApiServerHost extends ServerHost, PodsHost {
   nodeLogs?: NodeLogsHost;
 }
 
-/** What the transport knows about a request beyond the `Request`. */
+/** What the transport knows about a request beyond the {@linkcode HttpRequest}. */
 export interface RequestInfo {
   /** The request target exactly as received (`/path?query`), before URL normalisation. */
   target: string;
@@ -93,7 +94,7 @@ export interface RequestInfo {
 
 /** A kubelet API handler; never rejects. */
 export type ApiHandler = (
-  request: Request,
+  request: HttpRequest,
   info: RequestInfo,
 ) => Promise<Response>;
 
@@ -300,7 +301,7 @@ export function createApiHandler(
 
 /** Authenticates and authorizes, or throws the 401/403/500 that ends the request. */
 async function admit(
-  request: Request,
+  request: HttpRequest,
   info: RequestInfo,
   path: string,
   host: ApiServerHost,

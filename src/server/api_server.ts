@@ -10,6 +10,7 @@
  */
 
 import type { Logger } from "../log/mod.ts";
+import type { HttpRequest } from "./http_request.ts";
 import type { ReviewClient } from "./auth/review_client.ts";
 import {
   createReloadingReviewClient,
@@ -342,7 +343,7 @@ function serveReadOnly(
 /** Adapts the API handler to `serve`: the URL's path is all the read-only port can see. */
 function readOnlyHandler(
   handler: ApiHandler,
-): (request: Request) => Promise<Response> {
+): (request: HttpRequest) => Promise<Response> {
   return (request) => {
     const url = new URL(request.url);
     return handler(request, {

@@ -8,7 +8,13 @@ const long = new Uint8Array(100_000).fill(97);
 
 Deno.test("fixedResponse() reads as an ordinary response, short or long", async () => {
   for (const body of [short, long]) {
-    const response = fixedResponse(200, body, { "content-type": "text/plain" });
+    const response = fixedResponse(201, body, {
+      "content-type": "text/plain",
+      "x-content-type-options": "nosniff",
+    });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("content-type"), "text/plain");
+    assert.equal(response.headers.get("x-content-type-options"), "nosniff");
     assert.equal(fixedBody(response), body);
     assert.deepEqual(await response.bytes(), body);
   }

@@ -13,6 +13,7 @@
 import type { Clock } from "../clock/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { HttpError, textResponse } from "./http_error.ts";
+import type { HttpRequest } from "./http_request.ts";
 import {
   healthzRoutes,
   logCheck,
@@ -35,10 +36,10 @@ export interface ServerHost {
 
 const ALLOWED_METHODS = ["GET", "HEAD"];
 
-/** Builds the healthz handler: a plain `(Request) => Promise<Response>` that never rejects. */
+/** Builds the healthz handler: a plain `(HttpRequest) => Promise<Response>` that never rejects. */
 export function createHandler(
   host: ServerHost,
-): (request: Request) => Promise<Response> {
+): (request: HttpRequest) => Promise<Response> {
   const { logger } = host;
   const routes: ReadonlyMap<string, Route> = healthzRoutes(
     [pingCheck, logCheck, syncLoopCheck(host)],

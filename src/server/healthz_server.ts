@@ -9,6 +9,7 @@
  */
 
 import { createHandler, type ServerHost } from "./handler.ts";
+import type { HttpRequest } from "./http_request.ts";
 import { joinHostPort, ListenError, serve } from "./serve.ts";
 
 /** Options of {@linkcode runHealthzServer}. */
@@ -57,7 +58,7 @@ export async function runHealthzServer(
 /** One bind attempt: true once served and closed, false when the bind failed. */
 async function serveOnce(
   host: ServerHost,
-  handler: (request: Request) => Promise<Response>,
+  handler: (request: HttpRequest) => Promise<Response>,
   options: HealthzServerOptions,
 ): Promise<boolean> {
   const { logger } = host;

@@ -13,7 +13,7 @@
  * @module
  */
 
-/** `createHandler(host)`: the healthz handler as a plain `(Request) => Promise<Response>`. */
+/** `createHandler(host)`: the healthz handler as a plain `(HttpRequest) => Promise<Response>`. */
 export { createHandler } from "./handler.ts";
 export type { ServerHost } from "./handler.ts";
 /** An error carrying its HTTP status, and the plain-text response it maps to. */

@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Logger } from "../log/mod.ts";
 import { textResponse } from "./http_error.ts";
+import type { HttpRequest } from "./http_request.ts";
 import { listenUntilAborted, toRequest, writeResponse } from "./node_bridge.ts";
 import { errorMessage } from "../util/error_message.ts";
 
@@ -130,7 +131,7 @@ export function checkListenGrant(
  * @throws {ListenError} when the address cannot be bound; nothing is left open then.
  */
 export async function serve(
-  handler: (request: Request) => Promise<Response>,
+  handler: (request: HttpRequest) => Promise<Response>,
   options: ServeOptions,
 ): Promise<void> {
   if (options.signal.aborted) return;

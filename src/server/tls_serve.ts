@@ -230,14 +230,14 @@ export async function serveTls(
         res.destroy();
       });
   });
+  const origin = `https://${joinHostPort(options.hostname, options.port)}`;
   const handle = (req: IncomingMessage) => {
     const socket = req.socket as TLSSocket;
     const info = {
       target: req.url ?? "/",
       peerCertificates: options.clientCaPem ? peerChain(socket) : [],
     };
-    const host = joinHostPort(options.hostname, options.port);
-    return handler(toRequest(req, `https://${host}`), info);
+    return handler(toRequest(req, origin), info);
   };
   const failed = (error: unknown) =>
     logger.error("HTTP handler failed", {

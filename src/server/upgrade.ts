@@ -18,6 +18,7 @@ import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import type { Logger } from "../log/mod.ts";
 import { textResponse } from "./http_error.ts";
+import type { RequestHeaders } from "./http_request.ts";
 import { errorMessage } from "../util/error_message.ts";
 
 const TARGETS = new WeakMap<Response, URL>();
@@ -39,7 +40,7 @@ export function upgradeTarget(response: Response): URL | undefined {
  * `httpstream.IsUpgradeRequest`) and an `Upgrade` header (what makes node:http hand the
  * socket over).
  */
-export function isUpgradeRequest(headers: Headers): boolean {
+export function isUpgradeRequest(headers: RequestHeaders): boolean {
   return !!headers.get("upgrade") &&
     (headers.get("connection") ?? "").split(",").some((token) =>
       token.trim().toLowerCase() === "upgrade"

@@ -10,6 +10,7 @@
 import type { Clock } from "../../clock/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { textResponse } from "../http_error.ts";
+import type { HttpRequest } from "../http_request.ts";
 
 /** One named health check; it throws (or rejects) with the reason when unhealthy. */
 export interface HealthCheck {
@@ -32,7 +33,7 @@ export interface SyncLoopCheckDeps {
 }
 
 /** A route: the request and its parsed URL to a response (never rejects). */
-export type Route = (request: Request, url: URL) => Promise<Response>;
+export type Route = (request: HttpRequest, url: URL) => Promise<Response>;
 
 /** The shortest time without a loop iteration that counts as stuck (5 min). */
 export const SYNC_LOOP_MIN_STALE_MS = 5 * 60_000;

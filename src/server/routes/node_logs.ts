@@ -13,6 +13,7 @@
 
 import { clean } from "../../util/posix_path.ts";
 import { HttpError, textResponse } from "../http_error.ts";
+import type { HttpRequest } from "../http_request.ts";
 import {
   openResolved,
   resolveBelow,
@@ -96,7 +97,7 @@ function redirect(location: string, url: URL): Response {
 }
 
 /** 304 when `If-Modified-Since` is at or after the modification time (whole seconds). */
-function notModified(request: Request, mtime: Date | null): boolean {
+function notModified(request: HttpRequest, mtime: Date | null): boolean {
   const since = request.headers.get("if-modified-since");
   if (!since || !mtime || mtime.getTime() <= 0) return false;
   const at = Date.parse(since);
@@ -111,7 +112,7 @@ function lastModified(mtime: Date | null): Record<string, string> {
 }
 
 async function serveFile(
-  request: Request,
+  request: HttpRequest,
   entry: ResolvedEntry,
 ): Promise<Response> {
   if (notModified(request, entry.info.mtime)) {
@@ -132,7 +133,7 @@ async function serveFile(
 }
 
 async function serveDirectory(
-  request: Request,
+  request: HttpRequest,
   root: string,
   path: string,
   entry: ResolvedEntry,

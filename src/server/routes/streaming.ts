@@ -16,6 +16,7 @@
  */
 
 import { HttpError } from "../http_error.ts";
+import type { HttpRequest, RequestHeaders } from "../http_request.ts";
 import { isUpgradeRequest, upgradeResponse } from "../upgrade.ts";
 import type { Route } from "./healthz.ts";
 
@@ -145,11 +146,11 @@ export function parseForwardPorts(
   return ports;
 }
 
-function isWebSocket(headers: Headers): boolean {
+function isWebSocket(headers: RequestHeaders): boolean {
   return (headers.get("upgrade") ?? "").toLowerCase() === "websocket";
 }
 
-function requireUpgrade(request: Request): void {
+function requireUpgrade(request: HttpRequest): void {
   if (!isUpgradeRequest(request.headers)) {
     throw new HttpError(
       400,
