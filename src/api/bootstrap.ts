@@ -31,6 +31,7 @@ import {
   renderCertKubeconfig,
 } from "./kubeconfig.ts";
 import type { CertificateSigningRequest, CsrApi } from "./types.ts";
+import { errorMessage } from "../util/error_message.ts";
 
 /**
  * What one kind of node certificate is: the signer and usages of its request and the file
@@ -142,35 +143,115 @@ function conditionOf(csr: CertificateSigningRequest, type: string): boolean {
   ) ?? false;
 }
 
+/**
+ * The issued certificate of `csr` (PEM), or undefined while it waits.
+ * @throws {Error} when the request is gone, denied or failed.
+ */
+function issuedCertificate(
+  csr: CertificateSigningRequest | undefined,
+  name: string,
+): string | undefined {
+  if (!csr) {
+    throw new Error(`Certificate signing request "${name}" was deleted`);
+  }
+  if (conditionOf(csr, "Denied") || conditionOf(csr, "Failed")) {
+    throw new Error(
+      `Certificate signing request "${name}" was denied or failed`,
+    );
+  }
+  if (conditionOf(csr, "Approved") && csr.status?.certificate) {
+    return new TextDecoder().decode(
+      Uint8Array.from(atob(csr.status.certificate), (c) => c.charCodeAt(0)),
+    );
+  }
+  return undefined;
+}
+
+/** The longest single watch of a request before it is read again. */
+const WATCH_SECONDS = 300;
+
+/**
+ * Waits for the request to be issued as client-go's `WaitForCertificate` does: read it, then
+ * watch it from that version, so an issuance is seen at once. Where the watch fails or ends
+ * early, the request is read again after at most `pollIntervalMs`.
+ */
 async function waitForCertificate(
   api: CsrApi,
   name: string,
-  deps: { clock: Clock },
+  deps: { clock: Clock; logger: Logger },
   options: RequestCertificateOptions,
 ): Promise<string> {
-  const deadline = deps.clock.now() + (options.timeoutMs ?? 3_600_000);
+  const { clock } = deps;
+  const deadline = clock.now() + (options.timeoutMs ?? 3_600_000);
   const call = options.signal ? { signal: options.signal } : {};
+  const pollMs = options.pollIntervalMs ?? 1000;
   for (;;) {
     const csr = await api.getCsr(name, call);
-    if (!csr) {
-      throw new Error(`Certificate signing request "${name}" was deleted`);
-    }
-    if (conditionOf(csr, "Denied") || conditionOf(csr, "Failed")) {
-      throw new Error(
-        `Certificate signing request "${name}" was denied or failed`,
-      );
-    }
-    if (conditionOf(csr, "Approved") && csr.status?.certificate) {
-      return new TextDecoder().decode(
-        Uint8Array.from(atob(csr.status.certificate), (c) => c.charCodeAt(0)),
-      );
-    }
-    if (deps.clock.now() >= deadline) {
+    const issued = issuedCertificate(csr, name);
+    if (issued !== undefined) return issued;
+    const left = deadline - clock.now();
+    if (left <= 0) {
       throw new Error(
         `Timed out waiting for certificate signing request "${name}" to be issued`,
       );
     }
-    await deps.clock.sleep(options.pollIntervalMs ?? 1000, options.signal);
+    const began = clock.now();
+    if (api.watchCsr) {
+      const watched = await watchForCertificate(
+        api.watchCsr.bind(api),
+        name,
+        csr?.metadata.resourceVersion ?? "",
+        Math.min(WATCH_SECONDS, Math.ceil(left / 1000)),
+        deps.logger,
+        call,
+      );
+      if (watched !== undefined) return watched;
+    }
+    // a watch refused or closed at once must not turn this into a busy loop
+    const waited = clock.now() - began;
+    if (waited < pollMs) await clock.sleep(pollMs - waited, options.signal);
+  }
+}
+
+/**
+ * The certificate once a watch of the request shows it issued; undefined when the watch ends
+ * or fails first (the caller reads the request again).
+ * @throws {Error} when the request is deleted, denied or failed, or the signal aborts.
+ */
+async function watchForCertificate(
+  watch: NonNullable<CsrApi["watchCsr"]>,
+  name: string,
+  resourceVersion: string,
+  timeoutSeconds: number,
+  logger: Logger,
+  call: { signal?: AbortSignal },
+): Promise<string | undefined> {
+  const events = watch(name, resourceVersion, { ...call, timeoutSeconds })
+    [Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next;
+      try {
+        next = await events.next();
+      } catch (cause) {
+        if (call.signal?.aborted) throw cause;
+        logger.v(2).info("Watching the certificate signing request failed", {
+          csr: name,
+          err: errorMessage(cause),
+        });
+        return undefined;
+      }
+      if (next.done) return undefined;
+      const event = next.value;
+      if (event.type === "BOOKMARK") continue;
+      const issued = issuedCertificate(
+        event.type === "DELETED" ? undefined : event.object,
+        name,
+      );
+      if (issued !== undefined) return issued;
+    }
+  } finally {
+    await events.return?.().catch(() => {});
   }
 }
 

@@ -9,6 +9,7 @@ import {
 import { KUBELET_CLIENT_SIGNER } from "./csr.ts";
 import { loadKubeconfig } from "./kubeconfig.ts";
 import { FakeApiServer } from "./testing.ts";
+import type { CertificateSigningRequest, WatchEvent } from "./types.ts";
 
 const BOOTSTRAP = `apiVersion: v1
 kind: Config
@@ -148,4 +149,143 @@ Deno.test("bootstrapClientCertificate() fails when the request is denied", async
 Deno.test("certificateValidAt() is false for text that is not a certificate", () => {
   assert.equal(certificateValidAt("nope", Date.now()), false);
   assert.equal(certificateValidAt(FAKE_CERT, Date.now()), false);
+});
+
+/** The fake server's requests with a watch the test feeds by hand. */
+class WatchedCsrs {
+  readonly server = new FakeApiServer();
+  watches = 0;
+  #feed: Array<(event: WatchEvent<CertificateSigningRequest>) => void> = [];
+  refuse = false;
+
+  createCsr(csr: CertificateSigningRequest) {
+    return this.server.createCsr(csr);
+  }
+  getCsr(name: string) {
+    return this.server.getCsr(name);
+  }
+  async *watchCsr(
+    _name: string,
+    _resourceVersion: string,
+    _options: { timeoutSeconds: number },
+  ): AsyncIterable<WatchEvent<CertificateSigningRequest>> {
+    this.watches++;
+    if (this.refuse) {
+      // a macrotask first, so that a caller retrying at once is seen, not a frozen test
+      await new Promise((r) => setTimeout(r, 1));
+      throw new Error("forbidden");
+    }
+    for (;;) {
+      yield await new Promise<WatchEvent<CertificateSigningRequest>>((
+        resolve,
+      ) => this.#feed.push(resolve));
+    }
+  }
+  /** Hands `event` (a copy) to the watch once it waits for one. */
+  async send(event: WatchEvent<CertificateSigningRequest>): Promise<void> {
+    await until(() => this.#feed.length > 0);
+    for (const resolve of this.#feed.splice(0)) {
+      resolve(structuredClone(event));
+    }
+  }
+}
+
+/** Starts a bootstrap against `api`; `stop()` aborts it and removes its directory. */
+async function bootstrapWith(api: WatchedCsrs, clock: FakeClock) {
+  const dir = await Deno.makeTempDir({ prefix: "kts-bootstrap-" });
+  const abort = new AbortController();
+  await Deno.writeTextFile(`${dir}/bootstrap.conf`, BOOTSTRAP);
+  const done = bootstrapClientCertificate({
+    clock,
+    logger: new CaptureLogger(),
+    csrApiFor: () => api,
+  }, {
+    nodeName: "node-a",
+    kubeconfigPath: `${dir}/kubelet.conf`,
+    bootstrapKubeconfigPath: `${dir}/bootstrap.conf`,
+    certDir: `${dir}/pki`,
+    signal: abort.signal,
+  });
+  const stop = async () => {
+    abort.abort();
+    await done.catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  };
+  return { dir, done, stop };
+}
+
+Deno.test("bootstrapClientCertificate() takes the certificate from the watch at once, without waiting for a poll", async () => {
+  const api = new WatchedCsrs();
+  const clock = new FakeClock();
+  const { dir, done, stop } = await bootstrapWith(api, clock);
+  try {
+    await until(() => api.watches === 1);
+    const csr = structuredClone([...api.server.csrs.values()][0]!);
+    await api.send({ type: "MODIFIED", object: csr });
+    await api.send({ type: "BOOKMARK", object: csr });
+    csr.status = {
+      conditions: [{ type: "Approved", status: "True" }],
+      certificate: btoa(FAKE_CERT),
+    };
+    await api.send({ type: "MODIFIED", object: csr });
+    // the fake clock never moves: only the watch can end the wait
+    let finished = false;
+    void done.then(() => finished = true, () => finished = true);
+    await until(() => finished);
+    assert.equal(await done, true);
+    assert.match(
+      await Deno.readTextFile(`${dir}/pki/${CLIENT_PAIR_CURRENT}`),
+      /MIIB/,
+    );
+  } finally {
+    await stop();
+  }
+});
+
+Deno.test("bootstrapClientCertificate() fails at once when the watch shows the request denied or deleted", async () => {
+  for (const type of ["Denied", "DELETED"] as const) {
+    const api = new WatchedCsrs();
+    const { done, stop } = await bootstrapWith(api, new FakeClock());
+    try {
+      await until(() => api.watches === 1);
+      const csr = structuredClone([...api.server.csrs.values()][0]!);
+      const outcome = done.then(() => undefined, (e: Error) => e);
+      if (type === "DELETED") await api.send({ type: "DELETED", object: csr });
+      else {
+        csr.status = { conditions: [{ type: "Denied", status: "True" }] };
+        await api.send({ type: "MODIFIED", object: csr });
+      }
+      assert.match(
+        String(await outcome),
+        type === "DELETED" ? /was deleted/ : /denied/,
+      );
+    } finally {
+      await stop();
+    }
+  }
+});
+
+Deno.test("bootstrapClientCertificate() polls, without spinning, when the watch is refused", async () => {
+  const api = new WatchedCsrs();
+  api.refuse = true;
+  const clock = new FakeClock();
+  const { dir, done, stop } = await bootstrapWith(api, clock);
+  try {
+    await until(() => api.watches === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    // one read and one refused watch, then it waits for the poll interval
+    assert.equal(api.watches, 1);
+    assert.equal(
+      api.server.calls.filter((c) => c.method === "getCsr").length,
+      1,
+    );
+    [...api.server.csrs.values()][0]!.status = {
+      conditions: [{ type: "Approved", status: "True" }],
+      certificate: btoa(FAKE_CERT),
+    };
+    await clock.advance(1000);
+    assert.equal(await done, true);
+  } finally {
+    await stop();
+  }
 });

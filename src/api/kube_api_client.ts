@@ -15,7 +15,9 @@ import {
   type Node,
   type NodeApi,
   signalOf,
+  type WatchEvent,
 } from "./types.ts";
+import { watchCollection } from "./list_watch.ts";
 
 /** The content type of a strategic merge patch. */
 export const STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json";
@@ -139,5 +141,22 @@ export class KubeApiClient implements NodeApi, LeaseApi, CsrApi {
       path: `${CSR_PATH}/${seg(name)}`,
       ...signalOf(options),
     }));
+  }
+
+  watchCsr(
+    name: string,
+    resourceVersion: string,
+    options: ApiCallOptions & { timeoutSeconds: number },
+  ): AsyncIterable<WatchEvent<CertificateSigningRequest>> {
+    return watchCollection<CertificateSigningRequest>(
+      this.#rest,
+      {
+        path: CSR_PATH,
+        fieldSelector: `metadata.name=${name}`,
+        what: "certificate signing requests",
+      },
+      resourceVersion,
+      options,
+    );
   }
 }

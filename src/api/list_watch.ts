@@ -6,13 +6,9 @@
  */
 import { throwIfWatchError } from "./errors.ts";
 import type { RestClient } from "./rest_client.ts";
-import { type ApiCallOptions, signalOf } from "./types.ts";
+import { type ApiCallOptions, signalOf, type WatchEvent } from "./types.ts";
 
-/** One event of a list/watch; ERROR events are thrown as `ApiStatusError`s instead. */
-export interface WatchEvent<T> {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
-  object: T;
-}
+export type { WatchEvent };
 
 /** A LIST's items and the version to watch from. */
 export interface ListResult<T> {

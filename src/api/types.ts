@@ -182,4 +182,19 @@ export interface CsrApi {
     name: string,
     options?: ApiCallOptions,
   ): Promise<CertificateSigningRequest | undefined>;
+  /**
+   * The changes to one request after `resourceVersion` (a watch narrowed to its name) for at
+   * most `timeoutSeconds`; ERROR events are thrown. Omitted → the request is polled.
+   */
+  watchCsr?(
+    name: string,
+    resourceVersion: string,
+    options: ApiCallOptions & { timeoutSeconds: number },
+  ): AsyncIterable<WatchEvent<CertificateSigningRequest>>;
+}
+
+/** One event of a list/watch; ERROR events are thrown as `ApiStatusError`s instead. */
+export interface WatchEvent<T> {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
+  object: T;
 }
