@@ -9,7 +9,7 @@ import {
 import { KUBELET_CLIENT_SIGNER } from "./csr.ts";
 import { loadKubeconfig } from "./kubeconfig.ts";
 import { FakeApiServer } from "./testing.ts";
-import type { CertificateSigningRequest, WatchEvent } from "./types.ts";
+import type { CertificateSigningRequest, CsrApi, WatchEvent } from "./types.ts";
 
 const BOOTSTRAP = `apiVersion: v1
 kind: Config
@@ -119,21 +119,10 @@ Deno.test("bootstrapClientCertificate() keeps a kubeconfig that already has cred
 });
 
 Deno.test("bootstrapClientCertificate() fails when the request is denied", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "kts-bootstrap-" });
+  const api = new FakeApiServer();
+  const clock = new FakeClock();
+  const { done, stop } = await bootstrapWith(api, clock);
   try {
-    await Deno.writeTextFile(`${dir}/bootstrap.conf`, BOOTSTRAP);
-    const api = new FakeApiServer();
-    const clock = new FakeClock();
-    const done = bootstrapClientCertificate({
-      clock,
-      logger: new CaptureLogger(),
-      csrApiFor: () => api,
-    }, {
-      nodeName: "node-a",
-      kubeconfigPath: `${dir}/kubelet.conf`,
-      bootstrapKubeconfigPath: `${dir}/bootstrap.conf`,
-      certDir: `${dir}/pki`,
-    });
     await until(() => api.csrs.size === 1);
     [...api.csrs.values()][0]!.status = {
       conditions: [{ type: "Denied", status: "True" }],
@@ -142,7 +131,7 @@ Deno.test("bootstrapClientCertificate() fails when the request is denied", async
     await clock.advance(1000);
     assert.match(String(await outcome), /denied/);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await stop();
   }
 });
 
@@ -191,7 +180,7 @@ class WatchedCsrs {
 }
 
 /** Starts a bootstrap against `api`; `stop()` aborts it and removes its directory. */
-async function bootstrapWith(api: WatchedCsrs, clock: FakeClock) {
+async function bootstrapWith(api: CsrApi, clock: FakeClock) {
   const dir = await Deno.makeTempDir({ prefix: "kts-bootstrap-" });
   const abort = new AbortController();
   await Deno.writeTextFile(`${dir}/bootstrap.conf`, BOOTSTRAP);
