@@ -14,7 +14,7 @@ const CHUNKING_SIZE = 2048;
 
 /**
  * A path target that resolves below any origin the same as appended to it: not `//host` nor
- * `/\\host`, and no tab or newline, which URL parsing drops (`/<tab>/host` is `//host`).
+ * `/\host`, and no tab or newline, which URL parsing drops (`/<tab>/host` is `//host`).
  */
 const ORIGIN_FORM = /^\/(?![/\\])[^\t\n\r]*$/;
 
