@@ -258,7 +258,7 @@ Deno.test("bootstrapClientCertificate() polls, without spinning, when the watch 
   const api = new WatchedCsrs();
   api.refuse = true;
   const clock = new FakeClock();
-  const { dir, done, stop } = await bootstrapWith(api, clock);
+  const { done, stop } = await bootstrapWith(api, clock);
   try {
     await until(() => api.watches === 1);
     await new Promise((r) => setTimeout(r, 50));
