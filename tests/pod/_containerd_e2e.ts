@@ -67,9 +67,17 @@ export interface E2e extends AsyncDisposable {
   statuses(pod: string): PodStatus[];
   /** Pod names (`<pod>-<node>`) of every CreateContainer call, in order (all kubelets). */
   readonly created: string[];
+  /**
+   * Every RunPodSandbox (by pod name) and StopPodSandbox (by sandbox ID) the kubelets sent, in
+   * the order they were sent.
+   */
+  readonly sandboxCalls: SandboxCall[];
   /** The private pod logs dir. */
   logsDir: string;
 }
+
+/** A sandbox call as sent. */
+export type SandboxCall = { run: string } | { stop: string };
 
 /** Orphan clean-up and container GC, limited to this test's node. */
 export interface E2eCleanup {
@@ -146,19 +154,41 @@ export async function startE2e(
   const logger = new CaptureLogger();
   const history = new Map<string, PodStatus[]>();
   const created: string[] = [];
-  // the syncer's runtime records CreateContainer calls
+  const sandboxCalls: SandboxCall[] = [];
+  // the syncer's runtime records CreateContainer and the sandbox calls as they are sent
   const recording = new Proxy(runtime, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver);
-      if (key !== "createContainer" || typeof value !== "function") {
-        return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      type Signal = { signal?: AbortSignal };
+      if (key === "createContainer") {
+        return (
+          request: Parameters<CriRuntime["createContainer"]>[0],
+          o?: Signal,
+        ) => {
+          created.push(request.sandboxConfig?.metadata?.name ?? "");
+          return target.createContainer(request, o);
+        };
       }
-      return (request: Parameters<CriRuntime["createContainer"]>[0], o?: {
-        signal?: AbortSignal;
-      }) => {
-        created.push(request.sandboxConfig?.metadata?.name ?? "");
-        return target.createContainer(request, o);
-      };
+      if (key === "runPodSandbox") {
+        return (
+          request: Parameters<CriRuntime["runPodSandbox"]>[0],
+          o?: Signal,
+        ) => {
+          sandboxCalls.push({ run: request.config?.metadata?.name ?? "" });
+          return target.runPodSandbox(request, o);
+        };
+      }
+      if (key === "stopPodSandbox") {
+        return (
+          request: Parameters<CriRuntime["stopPodSandbox"]>[0],
+          o?: Signal,
+        ) => {
+          sandboxCalls.push({ stop: request.podSandboxId ?? "" });
+          return target.stopPodSandbox(request, o);
+        };
+      }
+      return value.bind(target);
     },
   });
   const mine = (name: string | undefined) => name?.endsWith(`-${node}`);
@@ -270,6 +300,7 @@ export async function startE2e(
     rootDir,
     logger,
     created,
+    sandboxCalls,
     logsDir: `${dir}/logs`,
     get kubelet() {
       return kubelet;
