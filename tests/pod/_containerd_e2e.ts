@@ -155,40 +155,29 @@ export async function startE2e(
   const history = new Map<string, PodStatus[]>();
   const created: string[] = [];
   const sandboxCalls: SandboxCall[] = [];
-  // the syncer's runtime records CreateContainer and the sandbox calls as they are sent
+  // the syncer's runtime notes these calls as they are sent
+  const notes: {
+    [K in "createContainer" | "runPodSandbox" | "stopPodSandbox"]: (
+      request: Parameters<CriRuntime[K]>[0],
+    ) => void;
+  } = {
+    createContainer: (r) => created.push(r.sandboxConfig?.metadata?.name ?? ""),
+    runPodSandbox: (r) =>
+      sandboxCalls.push({ run: r.config?.metadata?.name ?? "" }),
+    stopPodSandbox: (r) => sandboxCalls.push({ stop: r.podSandboxId ?? "" }),
+  };
   const recording = new Proxy(runtime, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver);
       if (typeof value !== "function") return value;
-      type Signal = { signal?: AbortSignal };
-      if (key === "createContainer") {
-        return (
-          request: Parameters<CriRuntime["createContainer"]>[0],
-          o?: Signal,
-        ) => {
-          created.push(request.sandboxConfig?.metadata?.name ?? "");
-          return target.createContainer(request, o);
-        };
-      }
-      if (key === "runPodSandbox") {
-        return (
-          request: Parameters<CriRuntime["runPodSandbox"]>[0],
-          o?: Signal,
-        ) => {
-          sandboxCalls.push({ run: request.config?.metadata?.name ?? "" });
-          return target.runPodSandbox(request, o);
-        };
-      }
-      if (key === "stopPodSandbox") {
-        return (
-          request: Parameters<CriRuntime["stopPodSandbox"]>[0],
-          o?: Signal,
-        ) => {
-          sandboxCalls.push({ stop: request.podSandboxId ?? "" });
-          return target.stopPodSandbox(request, o);
-        };
-      }
-      return value.bind(target);
+      const note = Object.hasOwn(notes, key)
+        ? notes[key as keyof typeof notes] as (request: unknown) => void
+        : undefined;
+      if (!note) return value.bind(target);
+      return (...args: unknown[]) => {
+        note(args[0]);
+        return value.apply(target, args);
+      };
     },
   });
   const mine = (name: string | undefined) => name?.endsWith(`-${node}`);
